@@ -1,0 +1,149 @@
+//! The streaming analyzer: decoded packets in, annotations and connection summaries out.
+//!
+//! ```
+//! use airtrace_analysis::{Analyzer, PacketIn};
+//! use airtrace_wire::Decoded;
+//! let mut analyzer = Analyzer::new();
+//! let decoded = Decoded::default(); // a frame that carried no TCP
+//! let ann = analyzer.process(&PacketIn { frame: 1, ts_ns: 0, wire_len: 60, decoded: &decoded, payload: &[] });
+//! assert_eq!(ann.conn, u32::MAX);
+//! assert!(analyzer.finish().is_empty());
+//! ```
+
+use rustc_hash::FxHashMap;
+
+use airtrace_wire::{tcp_flags, Decoded, Transport};
+
+use crate::annotation::{Annotation, Flags};
+use crate::conn::{Conn, Seg};
+use crate::dups::MacRetries;
+use crate::flow::{Endpoint, FlowKey};
+use crate::metrics::{ConnState, ConnSummary};
+
+/// A closed or reset connection is finished after this much silence.
+const CLOSED_LINGER_NS: i64 = 120_000_000_000;
+/// An open connection is finished after this much silence.
+const OPEN_IDLE_NS: i64 = 3_600_000_000_000;
+/// Finished connections are looked for every this many packets.
+const SWEEP_EVERY: u64 = 1 << 16;
+
+/// One decoded packet, as the analyzer takes it.
+pub struct PacketIn<'a> {
+    /// 1-based frame number in the file.
+    pub frame: u64,
+    pub ts_ns: i64,
+    /// Length of the frame on the wire.
+    pub wire_len: u32,
+    pub decoded: &'a Decoded,
+    /// The captured transport payload.
+    pub payload: &'a [u8],
+}
+
+/// Rebuilds TCP connections from packets in capture order.
+#[derive(Default)]
+pub struct Analyzer {
+    live: FxHashMap<FlowKey, Conn>,
+    finished: Vec<ConnSummary>,
+    next_id: u32,
+    mac: MacRetries,
+    first_ts: Option<i64>,
+    packets: u64,
+}
+
+impl Analyzer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Analyses the next packet of the capture.
+    pub fn process(&mut self, p: &PacketIn<'_>) -> Annotation {
+        let mut ann = Annotation::default();
+        let t0 = *self.first_ts.get_or_insert(p.ts_ns);
+        self.packets += 1;
+        if self.packets % SWEEP_EVERY == 0 {
+            self.sweep(p.ts_ns, t0);
+        }
+        let mac_retry = p.decoded.wlan.as_ref().is_some_and(|w| self.mac.is_retry(w));
+        if mac_retry {
+            ann.flags.insert(Flags::MAC_RETRY);
+        }
+        let (Some(ip), Transport::Tcp(tcp)) = (&p.decoded.ip, &p.decoded.transport) else {
+            return ann;
+        };
+        let src = Endpoint::new(ip.src, tcp.src_port);
+        let dst = Endpoint::new(ip.dst, tcp.dst_port);
+        let (key, _) = FlowKey::of(src, dst);
+        let syn_only = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN;
+
+        let conn = match self.live.get_mut(&key) {
+            Some(c) => {
+                let d = usize::from(c.a != src);
+                if syn_only && c.base_seq(d).is_some_and(|isn| isn != tcp.seq) {
+                    // A new SYN with a new initial sequence number: the ports are reused.
+                    let old = self.live.remove(&key).expect("present");
+                    self.finished.push(old.summary(t0));
+                    let mut c = Conn::new(self.next_id, src, dst, p.ts_ns);
+                    c.reused_ports = true;
+                    ann.flags.insert(Flags::REUSED_PORTS);
+                    self.next_id += 1;
+                    self.live.entry(key).or_insert(c)
+                } else {
+                    c
+                }
+            }
+            None => {
+                // The client is the SYN's sender; for a SYN/ACK, its receiver.
+                let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
+                let (a, b) = if synack { (dst, src) } else { (src, dst) };
+                let c = Conn::new(self.next_id, a, b, p.ts_ns);
+                self.next_id += 1;
+                self.live.entry(key).or_insert(c)
+            }
+        };
+        let d = usize::from(conn.a != src);
+        ann.conn = conn.id;
+        ann.dir = d as u8;
+
+        let dir = &mut conn.dirs[d];
+        if mac_retry {
+            dir.m.packets += 1;
+            dir.m.mac_retries += 1;
+            return ann;
+        }
+        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, p.ts_ns) {
+            dir.m.packets += 1;
+            dir.m.capture_duplicates += 1;
+            ann.flags.insert(Flags::CAPTURE_DUPLICATE);
+            return ann;
+        }
+        let reused = ann.flags;
+        let seg = Seg { frame: p.frame, ts_ns: p.ts_ns, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
+        conn.process(d, &seg, &mut ann);
+        ann.flags.insert(reused);
+        ann
+    }
+
+    /// Moves connections that have been silent long enough to the finished list.
+    fn sweep(&mut self, now: i64, t0: i64) {
+        let finished = &mut self.finished;
+        self.live.retain(|_, c| {
+            let idle = now - c.last_ts;
+            let done = match c.state {
+                ConnState::Open => idle > OPEN_IDLE_NS,
+                ConnState::Closed | ConnState::Reset => idle > CLOSED_LINGER_NS,
+            };
+            if done {
+                finished.push(c.summary(t0));
+            }
+            !done
+        });
+    }
+
+    /// The summaries of every connection, in order of their first packet.
+    pub fn finish(mut self) -> Vec<ConnSummary> {
+        let t0 = self.first_ts.unwrap_or(0);
+        self.finished.extend(self.live.values().map(|c| c.summary(t0)));
+        self.finished.sort_by_key(|c| c.id);
+        self.finished
+    }
+}

@@ -1,0 +1,464 @@
+//! One TCP connection: its two directions, the per-packet annotation and the metrics.
+//!
+//! Each packet goes through three steps, in [`Conn::process`]:
+//! 1. [`wireshark`](crate::wireshark): the `tcp.analysis.*` flags with Wireshark's
+//!    meaning, from the sequence state of both directions.
+//! 2. airtrace's own reading of retransmissions: timeout, fast retransmit or
+//!    SACK-driven, the backoff index and the idle gap before it.
+//! 3. RTT samples under Karn's rule (RFC 6298 section 3), bytes in flight, metrics.
+//!
+//! Duplicates of the capture and 802.11 MAC retries never reach these steps: they
+//! are recognised before (see [`crate::dups`]) and leave the state untouched.
+
+use std::collections::VecDeque;
+
+use airtrace_wire::{tcp_flags, Tcp};
+
+use crate::annotation::{Annotation, Flags, RetransKind, NONE_I64};
+use crate::dups::RecentPackets;
+use crate::flow::Endpoint;
+use crate::metrics::{ConnState, ConnSummary, DirMetrics};
+use crate::seq;
+use crate::wireshark::{self, ConvState, FlowState};
+
+/// At most this many unacknowledged segments are remembered per direction. A
+/// capture that misses the ACKs (one-sided capture) would otherwise grow without bound.
+const MAX_OUTSTANDING: usize = 8192;
+
+/// A segment sent and not yet acknowledged, kept for RTT samples and the
+/// first-transmission time of retransmissions.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    seq: u32,
+    end: u32,
+    ts: i64,
+    retransmitted: bool,
+}
+
+/// RFC 6298 section 2 smoothed RTT and variance, from the samples airtrace takes.
+#[derive(Clone, Copy, Debug, Default)]
+struct RttEstimator {
+    srtt_ns: i64,
+    rttvar_ns: i64,
+}
+
+impl RttEstimator {
+    fn sample(&mut self, r: i64) {
+        if self.srtt_ns == 0 {
+            // RFC 6298 (2.2)
+            self.srtt_ns = r.max(1);
+            self.rttvar_ns = r / 2;
+        } else {
+            // RFC 6298 (2.3), alpha = 1/8, beta = 1/4
+            self.rttvar_ns = (3 * self.rttvar_ns + (self.srtt_ns - r).abs()) / 4;
+            self.srtt_ns = (7 * self.srtt_ns + r) / 8;
+        }
+    }
+
+    /// How long both directions must have been silent before a retransmission
+    /// that otherwise looks ACK-driven is read as a timeout.
+    fn timeout_silence_ns(&self) -> Option<i64> {
+        (self.srtt_ns > 0).then(|| (self.srtt_ns * 3 / 2).max(self.srtt_ns + 4 * self.rttvar_ns))
+    }
+}
+
+/// One direction of a connection.
+#[derive(Debug, Default)]
+pub(crate) struct Dir {
+    pub(crate) ws: FlowState,
+    /// This direction sent a SYN.
+    syn_seen: bool,
+    outstanding: VecDeque<Segment>,
+    /// Time of the last packet sent in this direction.
+    last_ts: Option<i64>,
+    /// Highest sequence number sent (airtrace's own; Wireshark's `nextseq` skips probes).
+    high: Option<u32>,
+    /// Loss recovery in progress until the peer acknowledges this point.
+    recover: Option<u32>,
+    /// Sequence number of the last timeout retransmission, while no ACK advanced.
+    timeout_seq: Option<u32>,
+    backoff: u8,
+    /// Highest cumulative ACK the peer sent for this direction's data.
+    acked: Option<u32>,
+    /// Highest SACK right edge the peer reported since its ACK last advanced.
+    peer_sack_high: Option<u32>,
+    rtt: RttEstimator,
+    pub(crate) recent: RecentPackets,
+    pub(crate) m: DirMetrics,
+    fin: bool,
+}
+
+/// The per-packet input the connection needs.
+pub(crate) struct Seg<'a> {
+    pub frame: u64,
+    pub ts_ns: i64,
+    pub tcp: &'a Tcp,
+    pub wire_len: u32,
+    pub truncated: bool,
+}
+
+/// One TCP connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) id: u32,
+    pub(crate) a: Endpoint,
+    pub(crate) b: Endpoint,
+    pub(crate) dirs: [Dir; 2],
+    first_ts: i64,
+    pub(crate) last_ts: i64,
+    /// Wireshark's per-connection state (its iRTT is the out-of-order threshold).
+    conv: ConvState,
+    syn_ts: Option<i64>,
+    synack_ts: Option<i64>,
+    handshake_rtt_ns: Option<i64>,
+    pub(crate) state: ConnState,
+    pub(crate) reused_ports: bool,
+}
+
+impl Conn {
+    pub(crate) fn new(id: u32, a: Endpoint, b: Endpoint, ts: i64) -> Self {
+        Conn {
+            id,
+            a,
+            b,
+            dirs: Default::default(),
+            first_ts: ts,
+            last_ts: ts,
+            syn_ts: None,
+            synack_ts: None,
+            handshake_rtt_ns: None,
+            conv: ConvState::default(),
+            state: ConnState::Open,
+            reused_ports: false,
+        }
+    }
+
+    /// The base of direction `d`'s relative sequence numbers, if set. A SYN with
+    /// another initial sequence number starts a new connection.
+    pub(crate) fn base_seq(&self, d: usize) -> Option<u32> {
+        self.dirs[d].ws.base_seq
+    }
+
+    /// Analyses one segment sent in direction `d` (0: from `a`).
+    pub(crate) fn process(&mut self, d: usize, s: &Seg<'_>, ann: &mut Annotation) {
+        let tcp = s.tcp;
+        let ts = s.ts_ns;
+        let seglen = tcp.payload_len;
+        let f = tcp.flags;
+        self.last_ts = ts;
+
+        self.note_handshake(d, s);
+
+        let (fwd, rev) = split(&mut self.dirs, d);
+        let syn_ack = f & (tcp_flags::SYN | tcp_flags::ACK);
+        if syn_ack == tcp_flags::SYN && fwd.ws.base_seq == Some(tcp.seq) {
+            // The SYN again: Wireshark forgets the SYN's own sequence step first.
+            fwd.ws.nextseq = fwd.ws.maxseqtobeacked;
+        }
+        if syn_ack == tcp_flags::SYN | tcp_flags::ACK && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq) {
+            // A SYN/ACK with a new initial sequence number on a known connection.
+            fwd.ws.base_seq = Some(tcp.seq);
+            ann.flags.insert(Flags::REUSED_PORTS);
+        }
+        wireshark::set_bases(&mut fwd.ws, &mut rev.ws, tcp);
+
+        // Step 1: Wireshark's flags.
+        let ws = wireshark::analyze(&mut fwd.ws, &mut rev.ws, &self.conv, tcp, ts);
+        wireshark::after(&mut fwd.ws, &mut rev.ws, &mut self.conv, tcp, ts);
+        ann.flags.insert(ws.flags);
+        ann.dupack_num = ws.dupack_num;
+
+        // Step 2: what kind of retransmission.
+        let end = seq_end(tcp);
+        let idle_gap = fwd.last_ts.map(|t| ts - t);
+        if ws.flags.contains(Flags::RETRANSMISSION) {
+            ann.idle_gap_ns = idle_gap.unwrap_or(NONE_I64);
+            ann.since_first_tx_ns = fwd
+                .outstanding
+                .iter()
+                .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end))
+                .map_or(NONE_I64, |g| ts - g.ts);
+            let kind = classify_retransmission(fwd, rev, tcp, ts, &ws);
+            ann.retrans_kind = kind;
+            match kind {
+                RetransKind::Timeout => {
+                    fwd.backoff = if fwd.timeout_seq == Some(tcp.seq) { fwd.backoff.saturating_add(1) } else { 1 };
+                    fwd.timeout_seq = Some(tcp.seq);
+                    ann.backoff = fwd.backoff;
+                    // After a timeout, data sent before it gets no fast retransmit
+                    // (RFC 6582 section 3.2 step 1, "recover").
+                    fwd.recover = Some(fwd.high.unwrap_or(end));
+                    fwd.m.timeout_retransmissions += 1;
+                    fwd.m.max_backoff = fwd.m.max_backoff.max(fwd.backoff as u32);
+                }
+                RetransKind::FastRetransmit | RetransKind::Sack => {
+                    if fwd.recover.is_none() {
+                        fwd.recover = Some(fwd.high.unwrap_or(end));
+                    }
+                    if kind == RetransKind::Sack {
+                        fwd.m.sack_retransmissions += 1;
+                    } else {
+                        fwd.m.fast_retransmissions += 1;
+                    }
+                }
+                RetransKind::None => {}
+            }
+            for g in fwd.outstanding.iter_mut() {
+                if seq::lt(g.seq, end) && seq::lt(tcp.seq, g.end) {
+                    g.retransmitted = true;
+                }
+            }
+        }
+
+        // Step 3: sequence space, RTT, in-flight, metrics.
+        let new_data = seglen > 0 || f & (tcp_flags::SYN | tcp_flags::FIN) != 0;
+        if new_data && fwd.high.is_none_or(|h| seq::gt(end, h)) {
+            let start = match fwd.high {
+                Some(h) if seq::gt(tcp.seq, h) => {
+                    fwd.m.missed_bytes += tcp.seq.wrapping_sub(h) as u64;
+                    tcp.seq
+                }
+                Some(h) => h,
+                None => tcp.seq,
+            };
+            let syn_fin = u32::from(f & tcp_flags::SYN != 0) + u32::from(f & tcp_flags::FIN != 0);
+            fwd.m.unique_bytes += (end.wrapping_sub(start)).saturating_sub(syn_fin) as u64;
+            fwd.high = Some(end);
+            if !ws.flags.contains(Flags::ZERO_WINDOW_PROBE) {
+                if fwd.outstanding.len() == MAX_OUTSTANDING {
+                    fwd.outstanding.pop_front();
+                }
+                fwd.outstanding.push_back(Segment { seq: tcp.seq, end, ts, retransmitted: false });
+            }
+        }
+
+        if f & tcp_flags::ACK != 0 {
+            self.on_ack(d, tcp, ts, ann);
+        }
+        let (fwd, rev) = split(&mut self.dirs, d);
+        if seglen > 0 {
+            if let (Some(h), Some(front)) = (fwd.high, fwd.outstanding.front()) {
+                let in_flight = h.wrapping_sub(front.seq) as i32;
+                ann.bytes_in_flight = if in_flight >= 0 { in_flight as i64 } else { -1 };
+            }
+        }
+        ann.seq_rel = tcp.seq.wrapping_sub(fwd.ws.base_seq.unwrap_or(tcp.seq));
+        ann.ack_rel = match rev.ws.base_seq {
+            Some(b) if f & tcp_flags::ACK != 0 => tcp.ack.wrapping_sub(b),
+            _ => 0,
+        };
+        ann.seglen = seglen;
+        ann.window = fwd.ws.scaled_window(tcp);
+
+        let m = &mut fwd.m;
+        m.packets += 1;
+        m.wire_bytes += s.wire_len as u64;
+        m.truncated_packets += u64::from(s.truncated);
+        if seglen > 0 {
+            m.data_packets += 1;
+            m.data_bytes += seglen as u64;
+            m.add_segment_size(seglen);
+        } else if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0 && f & tcp_flags::ACK != 0 {
+            m.pure_acks += 1;
+        }
+        if ws.flags.contains(Flags::RETRANSMISSION) {
+            m.retransmitted_packets += 1;
+            m.retransmitted_bytes += seglen as u64;
+        }
+        if ws.flags.contains(Flags::SPURIOUS_RETRANSMISSION) {
+            m.spurious_retransmissions += 1;
+        }
+        if ws.flags.contains(Flags::OUT_OF_ORDER) {
+            m.out_of_order += 1;
+        }
+        if ws.flags.contains(Flags::LOST_SEGMENT) {
+            m.lost_segments += 1;
+        }
+        if ws.flags.contains(Flags::DUPLICATE_ACK) {
+            m.duplicate_acks += 1;
+            if ws.dupack_num == 3 {
+                m.triple_dupacks += 1;
+            }
+        }
+        if ws.flags.contains(Flags::ZERO_WINDOW) {
+            m.zero_window_advertisements += 1;
+        }
+        if ws.flags.contains(Flags::ZERO_WINDOW_PROBE) {
+            m.zero_window_probes += 1;
+        }
+        if ws.flags.contains(Flags::WINDOW_FULL) {
+            m.window_full += 1;
+        }
+        if ws.flags.contains(Flags::KEEP_ALIVE) {
+            m.keep_alives += 1;
+        }
+        if tcp.sack_count > 0 {
+            m.sack_packets += 1;
+            m.max_sack_blocks = m.max_sack_blocks.max(tcp.sack_count);
+            let first = tcp.sack[0];
+            // RFC 2883 section 4: a first block below the cumulative ACK, or inside
+            // the second block, reports a duplicate (D-SACK).
+            let dsack = seq::le(first.1, tcp.ack)
+                || (tcp.sack_count > 1 && seq::ge(first.0, tcp.sack[1].0) && seq::le(first.1, tcp.sack[1].1));
+            m.dsack_packets += u64::from(dsack);
+        }
+        if f & tcp_flags::SYN != 0 {
+            m.syn += 1;
+            m.mss = tcp.mss.or(m.mss);
+            m.window_scale = tcp.window_scale.or(m.window_scale);
+            m.sack_permitted |= tcp.sack_permitted;
+        } else {
+            m.add_window(ann.window);
+        }
+        m.timestamps |= tcp.timestamps.is_some();
+        if f & tcp_flags::FIN != 0 {
+            m.fin += 1;
+            fwd.fin = true;
+        }
+        if f & tcp_flags::RST != 0 {
+            m.rst += 1;
+            self.state = ConnState::Reset;
+        } else if fwd.fin && rev.fin && self.state == ConnState::Open {
+            self.state = ConnState::Closed;
+        }
+        if let Some(gap) = idle_gap {
+            m.longest_idle_s = m.longest_idle_s.max(gap as f64 * 1e-9);
+        }
+        fwd.last_ts = Some(ts);
+        let _ = s.frame;
+    }
+
+    /// Handshake bookkeeping: SYN time and the handshake RTT (SYN to the first
+    /// ACK after the SYN/ACK).
+    fn note_handshake(&mut self, d: usize, s: &Seg<'_>) {
+        let f = s.tcp.flags;
+        let syn = f & tcp_flags::SYN != 0;
+        let ack = f & tcp_flags::ACK != 0;
+        if syn {
+            self.dirs[d].syn_seen = true;
+            if ack {
+                self.synack_ts = Some(s.ts_ns);
+            } else {
+                self.syn_ts = Some(s.ts_ns);
+            }
+        } else if ack && self.handshake_rtt_ns.is_none() {
+            if let (Some(syn_ts), Some(_)) = (self.syn_ts, self.synack_ts) {
+                self.handshake_rtt_ns = Some(s.ts_ns - syn_ts);
+            }
+        }
+    }
+
+    /// An ACK sent in direction `d` acknowledges the peer's data.
+    fn on_ack(&mut self, d: usize, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
+        let peer = &mut self.dirs[1 - d];
+        let ack = tcp.ack;
+        if peer.acked.is_none_or(|a| seq::gt(ack, a)) {
+            peer.acked = Some(ack);
+            peer.timeout_seq = None;
+            peer.peer_sack_high = peer.peer_sack_high.filter(|h| seq::gt(*h, ack));
+            if peer.recover.is_some_and(|r| seq::ge(ack, r)) {
+                peer.recover = None;
+            }
+        }
+        // SACK blocks above the cumulative ACK report data past a hole (RFC 2018).
+        for &(_, right) in tcp.sack_blocks() {
+            if seq::gt(right, ack) {
+                peer.peer_sack_high = Some(peer.peer_sack_high.map_or(right, |h| seq::max(h, right)));
+            }
+        }
+        let mut sample = None;
+        while let Some(front) = peer.outstanding.front() {
+            if !seq::le(front.end, ack) {
+                break;
+            }
+            if front.end == ack && !front.retransmitted {
+                sample = Some(ts - front.ts);
+            }
+            peer.outstanding.pop_front();
+        }
+        // Karn's rule (RFC 6298 section 3): only segments never retransmitted give samples.
+        if let Some(r) = sample {
+            ann.ack_rtt_ns = r;
+            peer.rtt.sample(r);
+            peer.m.rtt.add(r);
+        }
+    }
+
+    /// The summary of this connection; `t0` is the time of the file's first frame.
+    pub(crate) fn summary(&self, t0: i64) -> ConnSummary {
+        let duration_s = (self.last_ts - self.first_ts) as f64 * 1e-9;
+        let mut a_to_b = self.dirs[0].m.clone();
+        let mut b_to_a = self.dirs[1].m.clone();
+        a_to_b.finish(duration_s);
+        b_to_a.finish(duration_s);
+        ConnSummary {
+            id: self.id,
+            a: self.a.to_string(),
+            b: self.b.to_string(),
+            start_s: (self.first_ts - t0) as f64 * 1e-9,
+            end_s: (self.last_ts - t0) as f64 * 1e-9,
+            duration_s,
+            handshake_rtt_s: self.handshake_rtt_ns.map(|r| r as f64 * 1e-9),
+            syn_seen: self.dirs.iter().any(|d| d.syn_seen),
+            state: self.state,
+            reused_ports: self.reused_ports,
+            a_to_b,
+            b_to_a,
+        }
+    }
+}
+
+/// The sequence number just after this segment (SYN and FIN count one each).
+fn seq_end(tcp: &Tcp) -> u32 {
+    let mut end = tcp.seq.wrapping_add(tcp.payload_len);
+    if tcp.flags & tcp_flags::SYN != 0 {
+        end = end.wrapping_add(1);
+    }
+    if tcp.flags & tcp_flags::FIN != 0 {
+        end = end.wrapping_add(1);
+    }
+    end
+}
+
+/// Timeout, fast retransmit or SACK recovery: what sent this retransmission.
+///
+/// Fast retransmit (RFC 5681 section 3.2) follows duplicate ACKs for this very
+/// sequence number; SACK recovery (RFC 6675) fills a hole below data the receiver
+/// has SACKed; a NewReno partial-ACK retransmission (RFC 6582) continues a recovery.
+/// Anything else, or anything that follows a silence of both directions longer
+/// than the RTO estimate, is a timeout (RFC 6298 section 5).
+fn classify_retransmission(fwd: &Dir, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict) -> RetransKind {
+    let last_seen = match (fwd.last_ts, rev.last_ts) {
+        (Some(a), Some(b)) => a.max(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => ts,
+    };
+    let silence = ts - last_seen;
+    let long_silence = fwd.rtt.timeout_silence_ns().is_some_and(|t| silence >= t);
+    let dupack_driven = ws.flags.contains(Flags::FAST_RETRANSMISSION)
+        || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq);
+    let in_recovery = fwd.recover.is_some_and(|r| seq::lt(tcp.seq, r)) && fwd.timeout_seq.is_none();
+    let sacked_above = fwd.peer_sack_high.is_some_and(|h| seq::gt(h, tcp.seq));
+    if tcp.flags & tcp_flags::SYN != 0 || long_silence {
+        return RetransKind::Timeout;
+    }
+    if dupack_driven && !in_recovery {
+        RetransKind::FastRetransmit
+    } else if sacked_above {
+        RetransKind::Sack
+    } else if in_recovery {
+        RetransKind::FastRetransmit
+    } else {
+        RetransKind::Timeout
+    }
+}
+
+/// Mutable references to direction `d` and its reverse.
+fn split(dirs: &mut [Dir; 2], d: usize) -> (&mut Dir, &mut Dir) {
+    let (x, y) = dirs.split_at_mut(1);
+    if d == 0 {
+        (&mut x[0], &mut y[0])
+    } else {
+        (&mut y[0], &mut x[0])
+    }
+}

@@ -1,0 +1,29 @@
+//! TCP connection reconstruction, per-packet annotations and per-connection metrics.
+//!
+//! Map of the code:
+//! - [`analyzer`]: the [`Analyzer`], one streaming pass over decoded packets; start here.
+//! - [`conn`]: one connection, its two directions and the per-packet steps.
+//! - [`wireshark`]: the `tcp.analysis.*` flags with Wireshark's meaning.
+//! - [`dups`]: capture duplicates and 802.11 MAC retries.
+//! - [`annotation`]: the per-packet output ([`Annotation`], [`Flags`]).
+//! - [`metrics`]: the per-connection output ([`ConnSummary`]).
+//! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic.
+//! - [`file`]: reading a capture file end to end ([`analyze_file`]).
+//!
+//! Memory is bounded by the live connections and their outstanding data: finished
+//! connections keep only their summary.
+
+pub mod analyzer;
+pub mod annotation;
+pub(crate) mod conn;
+pub(crate) mod dups;
+pub mod file;
+pub mod flow;
+pub mod metrics;
+pub mod seq;
+pub mod wireshark;
+
+pub use analyzer::{Analyzer, PacketIn};
+pub use annotation::{Annotation, Flags, RetransKind, NONE_I64};
+pub use file::{analyze_file, FileReport, PacketSink};
+pub use metrics::{ConnState, ConnSummary, DirMetrics, RttStats};

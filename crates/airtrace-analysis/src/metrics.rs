@@ -1,0 +1,162 @@
+//! Per-connection metrics: at least what `tcptrace -l` reports, per direction.
+
+use serde::Serialize;
+
+/// Running statistics of RTT samples (Welford's online mean and variance).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct RttStats {
+    pub samples: u64,
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
+    pub avg_s: Option<f64>,
+    pub stdev_s: Option<f64>,
+    #[serde(skip)]
+    m2: f64,
+}
+
+impl RttStats {
+    pub fn add(&mut self, rtt_ns: i64) {
+        let x = rtt_ns as f64 * 1e-9;
+        self.samples += 1;
+        self.min_s = Some(self.min_s.map_or(x, |m| m.min(x)));
+        self.max_s = Some(self.max_s.map_or(x, |m| m.max(x)));
+        let mean = self.avg_s.unwrap_or(0.0);
+        let delta = x - mean;
+        let mean = mean + delta / self.samples as f64;
+        self.m2 += delta * (x - mean);
+        self.avg_s = Some(mean);
+        self.stdev_s = Some(if self.samples > 1 { (self.m2 / (self.samples - 1) as f64).sqrt() } else { 0.0 });
+    }
+}
+
+/// What one direction of a connection sent, as seen at the capture point.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirMetrics {
+    /// Packets captured in this direction (including duplicates of the capture).
+    pub packets: u64,
+    /// Bytes on the wire of those packets.
+    pub wire_bytes: u64,
+    /// Packets carrying TCP payload.
+    pub data_packets: u64,
+    /// TCP payload bytes, retransmissions included.
+    pub data_bytes: u64,
+    /// Payload bytes never seen before (new sequence space that was captured).
+    pub unique_bytes: u64,
+    /// Sequence space skipped over without being captured (lost before the capture point).
+    pub missed_bytes: u64,
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    pub fast_retransmissions: u64,
+    pub sack_retransmissions: u64,
+    pub timeout_retransmissions: u64,
+    pub spurious_retransmissions: u64,
+    /// Highest backoff index of a timeout (1: one timeout, 2: a doubled one, ...).
+    pub max_backoff: u32,
+    pub out_of_order: u64,
+    pub lost_segments: u64,
+    pub duplicate_acks: u64,
+    /// Runs of at least three duplicate ACKs.
+    pub triple_dupacks: u64,
+    pub zero_window_advertisements: u64,
+    pub zero_window_probes: u64,
+    pub window_full: u64,
+    pub keep_alives: u64,
+    pub capture_duplicates: u64,
+    pub mac_retries: u64,
+    /// ACK-only segments (no data, no SYN/FIN/RST).
+    pub pure_acks: u64,
+    pub sack_packets: u64,
+    pub dsack_packets: u64,
+    pub max_sack_blocks: u8,
+    pub syn: u64,
+    pub fin: u64,
+    pub rst: u64,
+    /// Frames whose headers were cut short by the snap length.
+    pub truncated_packets: u64,
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+    pub min_segment: Option<u32>,
+    pub max_segment: Option<u32>,
+    pub avg_segment: Option<f64>,
+    /// Advertised receive window, scaled where the scale is known (bytes).
+    pub min_window: Option<u32>,
+    pub max_window: Option<u32>,
+    pub avg_window: Option<f64>,
+    /// RTT of this direction's data, from data/ACK pairs under Karn's rule.
+    pub rtt: RttStats,
+    /// Data bytes over the connection's duration (bit/s).
+    pub throughput_bps: f64,
+    /// Unique bytes over the connection's duration (bit/s).
+    pub goodput_bps: f64,
+    /// Longest time between two consecutive packets of this direction (s).
+    pub longest_idle_s: f64,
+    #[serde(skip)]
+    pub(crate) window_sum: f64,
+    #[serde(skip)]
+    pub(crate) window_count: u64,
+}
+
+impl DirMetrics {
+    pub(crate) fn add_segment_size(&mut self, len: u32) {
+        self.min_segment = Some(self.min_segment.map_or(len, |m| m.min(len)));
+        self.max_segment = Some(self.max_segment.map_or(len, |m| m.max(len)));
+    }
+
+    pub(crate) fn add_window(&mut self, window: u32) {
+        self.min_window = Some(self.min_window.map_or(window, |m| m.min(window)));
+        self.max_window = Some(self.max_window.map_or(window, |m| m.max(window)));
+        self.window_sum += window as f64;
+        self.window_count += 1;
+    }
+
+    pub(crate) fn finish(&mut self, duration_s: f64) {
+        if self.data_packets > 0 {
+            self.avg_segment = Some(self.data_bytes as f64 / self.data_packets as f64);
+        }
+        if self.window_count > 0 {
+            self.avg_window = Some(self.window_sum / self.window_count as f64);
+        }
+        if duration_s > 0.0 {
+            self.throughput_bps = self.data_bytes as f64 * 8.0 / duration_s;
+            self.goodput_bps = self.unique_bytes as f64 * 8.0 / duration_s;
+        }
+    }
+}
+
+/// How a connection ended, as far as the capture shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnState {
+    /// Neither a FIN from both sides nor a RST was seen.
+    #[default]
+    Open,
+    /// Both sides sent FIN.
+    Closed,
+    /// A RST was seen.
+    Reset,
+}
+
+/// One TCP connection's summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnSummary {
+    /// 0-based index in order of first packet, as tshark's tcp.stream.
+    pub id: u32,
+    /// The endpoint that sent the first SYN (or the first packet), and its peer.
+    pub a: String,
+    pub b: String,
+    /// First and last packet, seconds since the first frame of the file.
+    pub start_s: f64,
+    pub end_s: f64,
+    pub duration_s: f64,
+    /// SYN to SYN/ACK to ACK: one round trip as seen at the capture point (s).
+    pub handshake_rtt_s: Option<f64>,
+    pub syn_seen: bool,
+    pub state: ConnState,
+    /// This connection reused the ports of an earlier one.
+    pub reused_ports: bool,
+    /// Direction a→b then b→a.
+    pub a_to_b: DirMetrics,
+    pub b_to_a: DirMetrics,
+}

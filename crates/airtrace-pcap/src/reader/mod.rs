@@ -1,0 +1,375 @@
+//! [`CaptureReader`]: opens a capture file, detects its format and lends out its packet
+//! records one at a time.
+//!
+//! The container parsers live in [`pcap`] and [`pcapng`]; both pull bytes from an
+//! [`Input`] and return a [`Meta`] (everything about a record but its bytes), which
+//! `next_record` turns into a [`Record`] borrowing the input's buffer.
+
+mod pcap;
+mod pcapng;
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::Path;
+
+use crate::error::{ErrorKind, Place, ReadError};
+use crate::input::Input;
+use crate::time::TsResolution;
+
+/// Largest captured length accepted in a record: 256 MiB. Anything larger is taken for
+/// corruption (no capture tool writes such records), so that a damaged length cannot
+/// make the reader allocate gigabytes.
+pub const MAX_CAPLEN: u32 = 256 << 20;
+
+/// One packet record, borrowed from the reader's buffer until the next call.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// 1-based frame number, as tshark numbers frames: every pcap record and pcapng
+    /// packet block (Enhanced, Simple, obsolete Packet Block) is a frame. tshark 4.0 also
+    /// lists pcapng Custom and systemd Journal Export blocks as frames; they hold no
+    /// packet and are not returned, but their numbers are skipped, so that frame N here
+    /// is frame N in tshark.
+    pub frame: u64,
+    /// Capture time in nanoseconds since the Unix epoch, the interface's `if_tsoffset`
+    /// applied. Simple Packet Blocks carry no time: their records have 0.
+    pub ts_ns: i64,
+    /// Index of the record's interface in [`CaptureReader::interfaces`]: numbered across
+    /// the whole file in the order of the Interface Description Blocks (0 for classic
+    /// pcap). In a file of several sections this differs from tshark 4.0's
+    /// `frame.interface_id`, which restarts at 0 in each section.
+    pub interface: u32,
+    /// LINKTYPE_* value of the record's interface.
+    pub linktype: u32,
+    /// Length of the packet on the wire.
+    pub orig_len: u32,
+    /// Captured bytes (`data.len()` is the captured length).
+    pub data: &'a [u8],
+}
+
+/// Container format of a capture file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Classic libpcap format (draft-ietf-opsawg-pcap).
+    Pcap,
+    /// pcapng (draft-ietf-opsawg-pcapng).
+    PcapNg,
+}
+
+/// A capture interface: for pcapng, what an Interface Description Block says; classic
+/// pcap files have one, described by the file header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interface {
+    /// LINKTYPE_* value.
+    pub linktype: u32,
+    /// Largest number of bytes captured per packet; 0 means no limit (pcapng).
+    pub snaplen: u32,
+    /// Unit of the raw time stamps (`if_tsresol`).
+    pub resolution: TsResolution,
+    /// Seconds added to every time stamp (`if_tsoffset`).
+    pub offset_s: i64,
+}
+
+/// Everything about a record but its bytes, which are `data` in the input's buffer.
+pub(crate) struct Meta {
+    ts_ns: i64,
+    interface: u32,
+    linktype: u32,
+    orig_len: u32,
+    data: Range<usize>,
+}
+
+/// An error found by a parser, before the reader adds the file name and frame count.
+pub(crate) struct Failure {
+    place: Place,
+    kind: ErrorKind,
+}
+
+impl Failure {
+    fn corrupt(place: Place, message: String) -> Failure {
+        Failure {
+            place,
+            kind: ErrorKind::Corrupt(message),
+        }
+    }
+
+    fn truncated(place: Place, inside: &'static str, needed: usize, left: usize) -> Failure {
+        let kind = ErrorKind::Truncated {
+            inside,
+            needed: Some(needed as u64),
+            left: left as u64,
+        };
+        Failure { place, kind }
+    }
+
+    fn io(place: Place, error: io::Error) -> Failure {
+        Failure {
+            place,
+            kind: ErrorKind::Io(error),
+        }
+    }
+}
+
+/// What a parser does when no bytes are left where the next record would start: a clean
+/// end of file, unless a gzip stream was cut short.
+fn end_of_input(input: &Input) -> Result<Option<Meta>, Failure> {
+    if input.cut_short() {
+        let kind = ErrorKind::Truncated {
+            inside: "the gzip stream",
+            needed: None,
+            left: 0,
+        };
+        return Err(Failure {
+            place: Place::Byte(input.offset()),
+            kind,
+        });
+    }
+    Ok(None)
+}
+
+/// Reads a `u32` at `at` in `bytes`, in the given byte order.
+#[inline(always)]
+fn u32_at(bytes: &[u8], at: usize, big_endian: bool) -> u32 {
+    let b = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+    if big_endian {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
+    }
+}
+
+enum Parser {
+    Pcap(pcap::PcapState),
+    PcapNg(pcapng::NgState),
+}
+
+/// A streaming reader of capture files: pcap (either byte order, micro- or nanosecond
+/// time stamps), pcapng (any number of sections and interfaces), or either compressed
+/// with gzip. Memory is bounded by the largest record; no record is copied.
+///
+/// ```no_run
+/// use airtrace_pcap::CaptureReader;
+/// # fn main() -> Result<(), airtrace_pcap::ReadError> {
+/// let mut reader = CaptureReader::open("capture.pcapng.gz".as_ref())?;
+/// while let Some(record) = reader.next_record() {
+///     let record = record?;
+///     println!("{} {} {}", record.frame, record.ts_ns, record.data.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct CaptureReader {
+    file: String,
+    input: Input,
+    compressed: bool,
+    file_len: Option<u64>,
+    parser: Parser,
+    interfaces: Vec<Interface>,
+    /// Number of the last frame (returned or skipped).
+    last_frame: u64,
+    /// Number of records returned.
+    returned: u64,
+    done: bool,
+}
+
+impl CaptureReader {
+    /// Opens `path`, detecting gzip compression and the container format by magic number.
+    /// Fails at once if the file is empty, is not a capture, or its file header (pcap) or
+    /// first Section Header Block (pcapng) is cut off or corrupt.
+    pub fn open(path: &Path) -> Result<Self, ReadError> {
+        let name = path.display().to_string();
+        let opened = File::open(path).and_then(|file| {
+            let len = file.metadata()?.len();
+            Ok((file, len))
+        });
+        match opened {
+            Ok((file, len)) => Self::start(name, Box::new(file), Some(len)),
+            Err(e) => Err(ReadError {
+                file: name,
+                place: Place::File,
+                decompressed: false,
+                kind: ErrorKind::Io(e),
+                frames_read: 0,
+            }),
+        }
+    }
+
+    /// Reads a capture from `reader`, as [`CaptureReader::open`] does from a file; `name`
+    /// names it in errors. For tests, fuzzing, and captures that are not files.
+    pub fn from_reader(name: &str, reader: impl Read + Send + 'static) -> Result<Self, ReadError> {
+        Self::start(name.to_string(), Box::new(reader), None)
+    }
+
+    fn start(
+        file: String,
+        reader: Box<dyn Read + Send>,
+        file_len: Option<u64>,
+    ) -> Result<Self, ReadError> {
+        let fail = |file: String, compressed: bool, failure: Failure| ReadError {
+            file,
+            place: failure.place,
+            decompressed: compressed,
+            kind: classify(failure.kind, compressed),
+            frames_read: 0,
+        };
+        let (mut input, compressed) = match Input::new(reader) {
+            Ok(x) => x,
+            Err(e) => return Err(fail(file, false, Failure::io(Place::File, e))),
+        };
+        let mut interfaces = Vec::new();
+        let parser = match sniff(&mut input, &mut interfaces) {
+            Ok(parser) => parser,
+            Err(failure) => return Err(fail(file, compressed, failure)),
+        };
+        Ok(CaptureReader {
+            file,
+            input,
+            compressed,
+            file_len,
+            parser,
+            interfaces,
+            last_frame: 0,
+            returned: 0,
+            done: false,
+        })
+    }
+
+    /// The next packet record, `None` at the end of the file. After an error the reader
+    /// is finished: further calls return `None`. Every whole record before a cut-off
+    /// tail is returned before the [`ErrorKind::Truncated`] error.
+    #[inline]
+    pub fn next_record(&mut self) -> Option<Result<Record<'_>, ReadError>> {
+        if self.done {
+            return None;
+        }
+        let next = match &mut self.parser {
+            Parser::Pcap(p) => p.next(&mut self.input, self.last_frame + 1),
+            Parser::PcapNg(p) => {
+                p.next(&mut self.input, &mut self.interfaces, &mut self.last_frame)
+            }
+        };
+        match next {
+            Ok(Some(meta)) => {
+                self.last_frame += 1;
+                self.returned += 1;
+                let frame = self.last_frame;
+                Some(Ok(Record {
+                    frame,
+                    ts_ns: meta.ts_ns,
+                    interface: meta.interface,
+                    linktype: meta.linktype,
+                    orig_len: meta.orig_len,
+                    data: &self.input.buffer()[meta.data],
+                }))
+            }
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(failure) => {
+                self.done = true;
+                Some(Err(self.error(failure)))
+            }
+        }
+    }
+
+    fn error(&self, failure: Failure) -> ReadError {
+        ReadError {
+            file: self.file.clone(),
+            place: failure.place,
+            decompressed: self.compressed,
+            kind: classify(failure.kind, self.compressed),
+            frames_read: self.returned,
+        }
+    }
+
+    /// The container format.
+    pub fn format(&self) -> Format {
+        match self.parser {
+            Parser::Pcap(_) => Format::Pcap,
+            Parser::PcapNg(_) => Format::PcapNg,
+        }
+    }
+
+    /// Whether the file is gzip-compressed.
+    pub fn compressed(&self) -> bool {
+        self.compressed
+    }
+
+    /// Bytes of the file consumed so far, for a progress bar against
+    /// [`CaptureReader::file_len`]. For gzip, the compressed bytes the decoder has read.
+    pub fn position(&self) -> u64 {
+        self.input.position()
+    }
+
+    /// Length of the file, when opened from a path.
+    pub fn file_len(&self) -> Option<u64> {
+        self.file_len
+    }
+
+    /// The interfaces seen so far (pcapng: those whose description blocks have been read),
+    /// indexed by [`Record::interface`].
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// Number of records returned so far.
+    pub fn frames_read(&self) -> u64 {
+        self.returned
+    }
+}
+
+/// Reads the magic number and the file header (pcap) or first section header (pcapng).
+fn sniff(input: &mut Input, interfaces: &mut Vec<Interface>) -> Result<Parser, Failure> {
+    let have = input.fill(4).map_err(|e| Failure::io(Place::Byte(0), e))?;
+    if have == 0 {
+        return match end_of_input(input) {
+            Err(cut_short) => Err(cut_short),
+            Ok(_) => Err(Failure {
+                place: Place::File,
+                kind: ErrorKind::Empty,
+            }),
+        };
+    }
+    if have < 4 {
+        return Err(Failure::truncated(
+            Place::Byte(0),
+            "the magic number",
+            4,
+            have,
+        ));
+    }
+    let head = input.bytes();
+    let magic = [head[0], head[1], head[2], head[3]];
+    match u32::from_le_bytes(magic) {
+        pcap::MAGIC_MICRO
+        | pcap::MAGIC_NANO
+        | pcap::MAGIC_MICRO_SWAPPED
+        | pcap::MAGIC_NANO_SWAPPED => {
+            let (state, interface) = pcap::PcapState::open(input)?;
+            interfaces.push(interface);
+            Ok(Parser::Pcap(state))
+        }
+        pcapng::SHB_TYPE => Ok(Parser::PcapNg(pcapng::NgState::open(input)?)),
+        _ => Err(Failure {
+            place: Place::Byte(0),
+            kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)),
+        }),
+    }
+}
+
+/// Errors of the gzip decoder come through `io::Error`; data errors among them mean the
+/// compressed file is corrupt, not that reading failed.
+fn classify(kind: ErrorKind, compressed: bool) -> ErrorKind {
+    match kind {
+        ErrorKind::Io(e)
+            if compressed
+                && matches!(
+                    e.kind(),
+                    io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+                ) =>
+        {
+            ErrorKind::Corrupt(format!("gzip data: {e}"))
+        }
+        kind => kind,
+    }
+}

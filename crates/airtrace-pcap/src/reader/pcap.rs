@@ -1,0 +1,157 @@
+//! Classic pcap (draft-ietf-opsawg-pcap): a 24-byte file header, then records of a
+//! 16-byte header and the captured bytes.
+//!
+//! The file header is parsed by pcap-parser. The record headers are parsed here, in the
+//! hot loop: see [`PcapState::next`] for why.
+
+use pcap_parser::pcap::parse_pcap_header;
+
+use super::{end_of_input, u32_at, Failure, Interface, Meta, MAX_CAPLEN};
+use crate::error::Place;
+use crate::input::Input;
+use crate::time::TsResolution;
+
+/// Magic numbers as read little-endian (draft-ietf-opsawg-pcap §4: 0xA1B2C3D4 for
+/// microseconds, 0xA1B23C4D for nanoseconds; byte-swapped when the writer was big-endian
+/// relative to us).
+pub(super) const MAGIC_MICRO: u32 = 0xa1b2_c3d4;
+pub(super) const MAGIC_NANO: u32 = 0xa1b2_3c4d;
+pub(super) const MAGIC_MICRO_SWAPPED: u32 = 0xd4c3_b2a1;
+pub(super) const MAGIC_NANO_SWAPPED: u32 = 0x4d3c_b2a1;
+
+const FILE_HEADER_LEN: usize = 24;
+const RECORD_HEADER_LEN: usize = 16;
+
+/// What the file header says about every record.
+pub(crate) struct PcapState {
+    big_endian: bool,
+    /// Nanoseconds per unit of the fraction field: 1000 (µs) or 1 (ns).
+    frac_ns: i64,
+    linktype: u32,
+}
+
+impl PcapState {
+    /// Parses the file header; the magic number is known to be a pcap one.
+    pub(super) fn open(input: &mut Input) -> Result<(PcapState, Interface), Failure> {
+        let have = input
+            .fill(FILE_HEADER_LEN)
+            .map_err(|e| Failure::io(Place::Byte(0), e))?;
+        if have < FILE_HEADER_LEN {
+            return Err(Failure::truncated(
+                Place::Byte(0),
+                "the file header",
+                FILE_HEADER_LEN,
+                have,
+            ));
+        }
+        let header = match parse_pcap_header(&input.bytes()[..FILE_HEADER_LEN]) {
+            Ok((_, header)) => header,
+            Err(e) => {
+                return Err(Failure::corrupt(
+                    Place::Byte(0),
+                    format!("bad file header: {e}"),
+                ))
+            }
+        };
+        input.consume(FILE_HEADER_LEN);
+        let nano = header.is_nanosecond_precision();
+        // "LinkType and additional information": the link type is the lower 16 bits; the
+        // upper bits may carry the FCS length (draft-ietf-opsawg-pcap §4).
+        let linktype = (header.network.0 as u32) & 0xffff;
+        let interface = Interface {
+            linktype,
+            snaplen: header.snaplen,
+            resolution: if nano {
+                TsResolution::NANO
+            } else {
+                TsResolution::MICRO
+            },
+            offset_s: 0,
+        };
+        let state = PcapState {
+            big_endian: header.is_bigendian(),
+            frac_ns: if nano { 1 } else { 1000 },
+            linktype,
+        };
+        Ok((state, interface))
+    }
+
+    /// The next record.
+    ///
+    /// The 16-byte record header is read here rather than with pcap-parser's
+    /// `parse_pcap_frame`/`parse_pcap_frame_be`: with them, `examples/count.rs` read
+    /// 5 M records of 96 bytes at XX M records/s, against YY M records/s this way. They
+    /// also cannot tell a cut-off record from one that needs a refill without redoing the
+    /// length arithmetic done here.
+    #[inline]
+    pub(super) fn next(&mut self, input: &mut Input, frame: u64) -> Result<Option<Meta>, Failure> {
+        // Fast path: the whole record is in the buffer.
+        let bytes = input.bytes();
+        if bytes.len() >= RECORD_HEADER_LEN {
+            let big = self.big_endian;
+            let caplen = u32_at(bytes, 8, big);
+            let len = RECORD_HEADER_LEN + caplen as usize;
+            if caplen <= MAX_CAPLEN && bytes.len() >= len {
+                let ts_sec = u32_at(bytes, 0, big);
+                let ts_frac = u32_at(bytes, 4, big);
+                let orig_len = u32_at(bytes, 12, big);
+                let at = input.consume(len) + RECORD_HEADER_LEN;
+                return Ok(Some(Meta {
+                    ts_ns: i64::from(ts_sec) * 1_000_000_000 + i64::from(ts_frac) * self.frac_ns,
+                    interface: 0,
+                    linktype: self.linktype,
+                    orig_len,
+                    data: at..at + caplen as usize,
+                }));
+            }
+        }
+        self.next_slow(input, frame)
+    }
+
+    /// The next record, when it is not whole in the buffer (or is corrupt).
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&mut self, input: &mut Input, frame: u64) -> Result<Option<Meta>, Failure> {
+        let offset = input.offset();
+        let place = Place::Record { frame, offset };
+        let have = input
+            .fill(RECORD_HEADER_LEN)
+            .map_err(|e| Failure::io(place, e))?;
+        if have < RECORD_HEADER_LEN {
+            if have == 0 {
+                return end_of_input(input);
+            }
+            return Err(Failure::truncated(
+                place,
+                "the record header",
+                RECORD_HEADER_LEN,
+                have,
+            ));
+        }
+        let header = &input.bytes()[..RECORD_HEADER_LEN];
+        let big = self.big_endian;
+        let ts_sec = u32_at(header, 0, big);
+        let ts_frac = u32_at(header, 4, big);
+        let caplen = u32_at(header, 8, big);
+        let orig_len = u32_at(header, 12, big);
+        if caplen > MAX_CAPLEN {
+            return Err(Failure::corrupt(
+                place,
+                format!("captured length {caplen} exceeds the limit of {MAX_CAPLEN} bytes"),
+            ));
+        }
+        let len = RECORD_HEADER_LEN + caplen as usize;
+        let have = input.fill(len).map_err(|e| Failure::io(place, e))?;
+        if have < len {
+            return Err(Failure::truncated(place, "the record", len, have));
+        }
+        let at = input.consume(len) + RECORD_HEADER_LEN;
+        Ok(Some(Meta {
+            ts_ns: i64::from(ts_sec) * 1_000_000_000 + i64::from(ts_frac) * self.frac_ns,
+            interface: 0,
+            linktype: self.linktype,
+            orig_len,
+            data: at..at + caplen as usize,
+        }))
+    }
+}

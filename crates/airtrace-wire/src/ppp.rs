@@ -1,0 +1,47 @@
+//! PPP framing: LINKTYPE_PPP (9) and LINKTYPE_PPP_HDLC (50), and the PPP protocol
+//! field shared with PPPoE.
+
+use crate::decoder::{Cx, Next};
+use crate::ethernet::ether_type;
+use crate::packet::{Layer, Stop};
+use crate::read::{be16, byte, need, unsupported};
+
+/// PPP protocol numbers (IANA "PPP DLL Protocol Numbers").
+mod number {
+    pub const IPV4: u16 = 0x0021;
+    pub const IPV6: u16 = 0x0057;
+    pub const MPLS: u16 = 0x0281;
+}
+
+/// A PPP frame: optional HDLC address/control `FF 03` (RFC 1662 section 3.1), then
+/// the protocol field, one byte when compressed (RFC 1661 section 6.5: the low bit of
+/// the last protocol byte is 1). Frames starting `0F`/`8F` are Cisco HDLC, which
+/// libpcap also writes as LINKTYPE_PPP_HDLC: address, control, EtherType.
+pub(crate) fn decode(cx: &Cx<'_>) -> Result<Next, Stop> {
+    let f = cx.f;
+    let mut off = 0;
+    match byte(f, 0, Layer::Link)? {
+        0xFF if f.get(1) == Some(&0x03) => off = 2,
+        0x0F | 0x8F => {
+            let h = need::<4>(f, 0, Layer::Link)?;
+            return Ok(Next::Ether { ty: be16([h[2], h[3]]), off: 4, layer: Layer::Link });
+        }
+        _ => {}
+    }
+    let first = byte(f, off, Layer::Link)?;
+    if first & 1 == 1 {
+        return protocol(u16::from(first), off + 1);
+    }
+    let p = need::<2>(f, off, Layer::Link)?;
+    protocol(be16(*p), off + 2)
+}
+
+/// Follow a PPP protocol number to the header at `off`.
+pub(crate) fn protocol(p: u16, off: usize) -> Result<Next, Stop> {
+    match p {
+        number::IPV4 => Ok(Next::Ipv4(off)),
+        number::IPV6 => Ok(Next::Ipv6(off)),
+        number::MPLS => Ok(Next::Ether { ty: ether_type::MPLS, off, layer: Layer::Link }),
+        _ => Err(unsupported(Layer::Link)),
+    }
+}

@@ -1,0 +1,31 @@
+"""Shared fixtures: where the corpus and the test captures are."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "real"
+
+
+def corpus_files() -> list[Path]:
+    """Every capture of the real-capture corpus (shared/corpus/real beside the repository)."""
+    if not CORPUS.is_dir():
+        if os.environ.get("CI") == "true":
+            raise RuntimeError(f"the corpus is missing: {CORPUS}")
+        return []
+    return sorted(p for p in CORPUS.iterdir() if p.is_file() and p.name != "MANIFEST.md")
+
+
+@pytest.fixture(scope="session")
+def tshark() -> str:
+    path = shutil.which("tshark")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            raise RuntimeError("tshark is missing: `make test` installs it (scripts/apt-packages.txt)")
+        pytest.skip("tshark is not installed")
+    return path

@@ -1,0 +1,103 @@
+"""Compare airtrace's per-packet flags with tshark's, file by file.
+
+Run as a script for the table in docs/tshark-agreement.md:
+    .venv/bin/python tests/tshark_compare.py [FILE...]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import airtrace
+
+FLAGS = ("retransmission", "fast_retransmission", "duplicate_ack", "zero_window")
+
+# Classes where airtrace is right and tshark is wrong (docs/tshark-agreement.md says
+# why, and tests prove each on captures with known truth): such packets count as
+# agreement. Each maps an airtrace column to the tshark flags it explains.
+EXPLAINED = {
+    "capture_duplicate": "the same frame captured twice: tshark calls the copy a retransmission or a duplicate ACK",
+    "mac_retry": "an 802.11 MAC retry: tshark calls the copy a retransmission or a duplicate ACK",
+}
+
+
+def tshark_flags(tshark: str, path: Path) -> dict[int, set[str]]:
+    """Frame number → the FLAGS tshark sets, with 802.11 retransmission detection off."""
+    fields = [f"-e tcp.analysis.{f}" for f in FLAGS]
+    cmd = [tshark, "-n", "-o", "wlan.retransmitted:FALSE", "-r", str(path), "-T", "fields", "-e", "frame.number"]
+    for f in FLAGS:
+        cmd += ["-e", f"tcp.analysis.{f}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    flagged: dict[int, set[str]] = {}
+    for line in out.splitlines():
+        cells = line.split("\t")
+        names = {f for f, c in zip(FLAGS, cells[1:]) if c.strip()}
+        if names:
+            flagged[int(cells[0])] = names
+    return flagged
+
+
+@dataclass
+class Agreement:
+    path: Path
+    union: int = 0
+    agree: int = 0
+    explained: int = 0
+    disagreements: list[tuple[int, set[str], set[str]]] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        return 1.0 if self.union == 0 else self.agree / self.union
+
+
+def compare(tshark: str, path: Path) -> Agreement:
+    theirs = tshark_flags(tshark, path)
+    packets = airtrace.read(path).packets()
+    cols = packets[["frame", *FLAGS, *EXPLAINED]]
+    ours: dict[int, set[str]] = {}
+    explained: set[int] = set()
+    for f in FLAGS:
+        for frame in cols.loc[cols[f], "frame"]:
+            ours.setdefault(int(frame), set()).add(f)
+    for e in EXPLAINED:
+        explained.update(int(x) for x in cols.loc[cols[e], "frame"])
+    result = Agreement(path)
+    for frame in sorted(set(theirs) | set(ours)):
+        t, a = theirs.get(frame, set()), ours.get(frame, set())
+        result.union += 1
+        if t == a:
+            result.agree += 1
+        elif frame in explained and not a:
+            result.agree += 1
+            result.explained += 1
+        else:
+            result.disagreements.append((frame, a, t))
+    return result
+
+
+def main(argv: list[str]) -> int:
+    import shutil
+
+    from conftest import corpus_files
+
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        print("tshark is not installed", file=sys.stderr)
+        return 1
+    paths = [Path(a) for a in argv] or corpus_files()
+    print("| file | flagged by either | agree | of which explained | agreement |")
+    print("|---|---|---|---|---|")
+    for path in paths:
+        r = compare(tshark, path)
+        print(f"| `{path.name}` | {r.union} | {r.agree} | {r.explained} | {r.ratio:.1%} |")
+        for frame, a, t in r.disagreements[:10]:
+            print(f"|   frame {frame} | airtrace {sorted(a)} | tshark {sorted(t)} | | |", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    sys.exit(main(sys.argv[1:]))
