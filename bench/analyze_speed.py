@@ -210,14 +210,15 @@ def render(cases: dict[str, Case], args: argparse.Namespace, meta: dict[str, str
                "taken around that same process with a monotonic clock (`%e` agrees but only has 10 ms "
                "resolution).")
     out.append("")
-    out.append("| Tool | Input | Packets | Wall time (s) | Packets/s | Peak RSS (MiB) |")
-    out.append("|---|---|---:|---:|---:|---:|")
+    out.append("| Tool | Input | Packets | Wall time (s) | Min–max (s) | Packets/s | Peak RSS (MiB) |")
+    out.append("|---|---|---:|---:|---:|---:|---:|")
     for c in cases.values():
         if c.ok:
+            lo, hi = min(r[0] for r in c.runs), max(r[0] for r in c.runs)
             out.append(f"| {c.tool} | {c.input_label} | {fmt_int(c.packets)} | {c.wall:.3f} | "
-                       f"{fmt_int(c.pps)} | {c.rss_mib:.0f} |")
+                       f"{lo:.2f}–{hi:.2f} | {fmt_int(c.pps)} | {c.rss_mib:.0f} |")
         else:
-            out.append(f"| {c.tool} | {c.input_label} | {fmt_int(c.packets)} | {c.status} | | |")
+            out.append(f"| {c.tool} | {c.input_label} | {fmt_int(c.packets)} | {c.status} | | | |")
     out.append("")
 
     def ratio(num: str, den: str) -> str:
@@ -254,7 +255,7 @@ def render(cases: dict[str, Case], args: argparse.Namespace, meta: dict[str, str
     out.append("")
     out.append("Machine and versions:")
     out.append("")
-    for k in ("machine", "kernel", "python", "airtrace", "tcptrace", "tshark", "editcap"):
+    for k in ("machine", "load", "kernel", "python", "airtrace", "tcptrace", "tshark", "editcap"):
         out.append(f"- {k}: {meta[k]}")
     return "\n".join(out) + "\n"
 
@@ -267,7 +268,7 @@ memory grows with the input.
 ## Reproduce
 
 ```sh
-sudo bench/make_bulk_capture.sh bench/out/bulk-5M.pcap      # ~5,000,000 packets, ~500 MB, not committed
+sudo bench/make_bulk_capture.sh bench/out/bulk-5M.pcap      # 5,000,000 packets, ~530 MB, not committed
 python3 bench/analyze_speed.py bench/out/bulk-5M.pcap --write-docs
 ```
 
@@ -381,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
         cases["airtrace_mid"] = tool_case("airtrace_mid", "airtrace analyze", [at, "analyze", str(mid_path)],
                                           f"first {fmt_int(mem_n)} packets", mem_n, "airtrace")
 
+    load_before = os.getloadavg()
+    if load_before[0] > 0.5 * (os.cpu_count() or 1):
+        info(f"warning: load average is {load_before[0]:.2f} on {os.cpu_count()} CPUs; "
+             "other work on the machine will slow the runs down and spread them out")
     for path in [big, slice_path] + ([mid_path] if mid_path else []):
         info(f"warming the page cache: {path.name} ({warm_cache(path):.1f} s)")
     for c in cases.values():
@@ -389,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         info(f"{c.key}: {c.shown_cmd()}")
         run_case(c, args.runs, args.timeout)
+
+    load_after = os.getloadavg()
 
     def vers(cmd: list[str], pick: int = 0) -> str:
         return version_of(cmd, pick) if shutil.which(cmd[0]) or os.path.isfile(cmd[0]) else "not installed"
@@ -423,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         "slice_cmds": "\n".join(slice_cmds),
         "self_cmd": shlex.join(self_cmd),
         "big_desc": big_desc,
+        "load": f"1-minute load average {load_before[0]:.2f} before the runs, {load_after[0]:.2f} after "
+                f"({os.cpu_count()} CPUs; anything well above 1 means other work shared the machine)",
     }
     # show airtrace by the name people type, not the absolute venv path
     if airtrace:

@@ -24,6 +24,7 @@ RUN_SECONDS=15
 LOSS=0.001
 SNAPLEN=96
 BUFFER_KIB=262144
+CC=cubic
 
 usage() {
   cat <<EOF
@@ -38,6 +39,7 @@ Options:
   --loss P            random loss probability after the capture point (default $LOSS; 0 = none)
   --snaplen N         tcpdump snap length (default $SNAPLEN)
   --buffer KIB        tcpdump -B capture buffer in KiB (default $BUFFER_KIB)
+  --cc NAME           TCP congestion control in the namespaces (default $CC)
   -h, --help          this help
 
 Writes OUT.pcap and OUT.pcap.info.txt (how it was made, tcpdump drop counts, timing).
@@ -53,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --loss) LOSS=$2; shift 2 ;;
     --snaplen) SNAPLEN=$2; shift 2 ;;
     --buffer) BUFFER_KIB=$2; shift 2 ;;
+    --cc) CC=$2; shift 2 ;;
     -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) POS+=("$1"); shift ;;
   esac
@@ -107,6 +110,8 @@ for ns in "$NS_SND" "$NS_BS" "$NS_RCV"; do
   ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
   ip -n "$ns" link set lo up
 done
+grep -qw "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control \
+  || die "congestion control '$CC' not available (have: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))"
 ip link add snd0 netns "$NS_SND" type veth peer name bs-snd netns "$NS_BS"
 ip link add rcv0 netns "$NS_RCV" type veth peer name bs-rcv netns "$NS_BS"
 ip -n "$NS_SND" link set snd0 gso_max_segs 1
@@ -141,7 +146,7 @@ TD_PID=$!; PIDS+=("$TD_PID")
 for _ in $(seq 50); do grep -q "listening on" "$TMP/tcpdump.log" && break; sleep 0.1; done
 grep -q "listening on" "$TMP/tcpdump.log" || { cat "$TMP/tcpdump.log" >&2; die "tcpdump did not start"; }
 sleep 0.5
-log "capturing $PACKETS packets to $OUT (snaplen $SNAPLEN, buffer ${BUFFER_KIB} KiB, loss $LOSS)"
+log "capturing $PACKETS packets to $OUT (snaplen $SNAPLEN, buffer ${BUFFER_KIB} KiB, loss $LOSS, $CC)"
 
 read -r -a CYCLE <<<"$STREAMS_CYCLE"
 RUN=0; RUNS_LOG=()
@@ -149,7 +154,7 @@ while kill -0 "$TD_PID" 2>/dev/null; do
   P=${CYCLE[$((RUN % ${#CYCLE[@]}))]}
   RUN=$((RUN + 1))
   log "iperf3 run $RUN: -P $P -t $RUN_SECONDS"
-  ip netns exec "$NS_SND" iperf3 -c $RCV_IP -B $SND_IP -p 5201 -P "$P" -t "$RUN_SECONDS" \
+  ip netns exec "$NS_SND" iperf3 -c $RCV_IP -B $SND_IP -p 5201 -P "$P" -t "$RUN_SECONDS" -C "$CC" \
     --connect-timeout 3000 >"$TMP/iperf3-run$RUN.log" 2>&1 &
   CLI_PID=$!; PIDS+=("$CLI_PID")
   while kill -0 "$CLI_PID" 2>/dev/null && kill -0 "$TD_PID" 2>/dev/null; do
@@ -193,7 +198,7 @@ log "capinfos: $COUNT packets, $SIZE bytes ($(( SIZE / 1048576 )) MiB)"
 
 {
   echo "file: $(basename "$OUT")"
-  echo "made by: bench/make_bulk_capture.sh $(basename "$OUT") $PACKETS --streams \"$STREAMS_CYCLE\" --run-seconds $RUN_SECONDS --loss $LOSS --snaplen $SNAPLEN --buffer $BUFFER_KIB"
+  echo "made by: bench/make_bulk_capture.sh $(basename "$OUT") $PACKETS --streams \"$STREAMS_CYCLE\" --run-seconds $RUN_SECONDS --loss $LOSS --snaplen $SNAPLEN --buffer $BUFFER_KIB --cc $CC"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "kernel: $(uname -r); nproc: $(nproc); cpu: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
   echo "tools: $(tcpdump --version 2>&1 | head -1); $(iperf3 --version | head -1)"

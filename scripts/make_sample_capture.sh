@@ -49,6 +49,8 @@ Options:
   --delay-ms D          one-way propagation delay in ms, 0 = none (default: $DELAY_MS)
   --no-events           no fade / stall events during the bulk transfer
   --rr-count N          short request/response connections (default: $RR_COUNT)
+  --cc NAME             TCP congestion control in both namespaces (default: $CC;
+                        this kernel's default is $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown))
   --snaplen N           capture snap length (default: $SNAPLEN)
   -h, --help            this help
 
@@ -68,6 +70,7 @@ EVENTS=1
 RR_COUNT=6
 RR_SIZE=30000
 SNAPLEN=128
+CC=cubic
 RECEIVER=1
 OUT=""
 RECV_OUT=""
@@ -86,6 +89,7 @@ while [[ $# -gt 0 ]]; do
     --no-events) EVENTS=0; shift ;;
     --rr-count) RR_COUNT=$2; shift 2 ;;
     --snaplen) SNAPLEN=$2; shift 2 ;;
+    --cc) CC=$2; shift 2 ;;
     -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) if [[ -z $OUT ]]; then OUT=$1; shift; else echo "error: unexpected argument $1" >&2; exit 2; fi ;;
   esac
@@ -150,6 +154,11 @@ for ns in "$NS_SND" "$NS_BS" "$NS_RCV"; do
   ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
   ip -n "$ns" link set lo up
 done
+grep -qw "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control \
+  || die "congestion control '$CC' not available (have: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))"
+# set per socket by netns_helpers.py (a namespace's sysctl only takes the "allowed" ones)
+TCP_INFO="$CC congestion control, sack=$(ip netns exec "$NS_SND" sysctl -n net.ipv4.tcp_sack), \
+timestamps=$(ip netns exec "$NS_SND" sysctl -n net.ipv4.tcp_timestamps), ecn=$(ip netns exec "$NS_SND" sysctl -n net.ipv4.tcp_ecn)"
 ip link add snd0 netns "$NS_SND" address $SND_MAC type veth peer name bs-snd netns "$NS_BS" address $BSS_MAC
 ip link add rcv0 netns "$NS_RCV" address $RCV_MAC type veth peer name bs-rcv netns "$NS_BS" address $BSR_MAC
 # wire-sized segments: no TSO/GSO super-packets in the captures
@@ -212,22 +221,22 @@ if [[ $RECEIVER == 1 ]]; then
   start_tcpdump "$NS_RCV" rcv0 "$TMP/receiver.pcap"; RCV_TD_PID=$TD_PID
 fi
 START=$(date +%s.%N)
-log "capturing; link: rate $RATE, buffer $QUEUE pkts, loss $LOSS (data) / $ACK_LOSS (ACKs), one-way delay ${DELAY_MS} ms"
+log "capturing; link: rate $RATE, buffer $QUEUE pkts, loss $LOSS (data) / $ACK_LOSS (ACKs), one-way delay ${DELAY_MS} ms; TCP: $TCP_INFO"
 
 # ------------------------------------------------------------------ traffic
-ip netns exec "$NS_SND" "$PY" "$HELPERS" rr-server --bind $SND_IP --port 8080 --count "$RR_COUNT" \
+ip netns exec "$NS_SND" "$PY" "$HELPERS" rr-server --cc "$CC" --bind $SND_IP --port 8080 --count "$RR_COUNT" \
   --max-seconds 600 >"$TMP/rr-server.log" 2>&1 &
 PIDS+=($!)
-ip netns exec "$NS_RCV" "$PY" "$HELPERS" bulk-recv --bind $RCV_IP --port 5001 \
+ip netns exec "$NS_RCV" "$PY" "$HELPERS" bulk-recv --cc "$CC" --bind $RCV_IP --port 5001 \
   --ready-file "$TMP/bulk.ready" >"$TMP/bulk-recv.log" 2>&1 &
 BULK_R_PID=$!; PIDS+=("$BULK_R_PID")
 for _ in $(seq 50); do [[ -s $TMP/bulk.ready ]] && break; sleep 0.1; done
-ip netns exec "$NS_RCV" "$PY" "$HELPERS" rr-client --server $SND_IP --port 8080 --count "$RR_COUNT" \
+ip netns exec "$NS_RCV" "$PY" "$HELPERS" rr-client --cc "$CC" --server $SND_IP --port 8080 --count "$RR_COUNT" \
   --size "$RR_SIZE" --gap 5 >"$TMP/rr-client.log" 2>&1 &
 RR_PID=$!; PIDS+=("$RR_PID")
 sleep 2
 log "bulk transfer of $BYTES starts (snd -> rcv, port 5001)"
-ip netns exec "$NS_SND" "$PY" "$HELPERS" bulk-send --server $RCV_IP --port 5001 --bytes "$BYTES" \
+ip netns exec "$NS_SND" "$PY" "$HELPERS" bulk-send --cc "$CC" --server $RCV_IP --port 5001 --bytes "$BYTES" \
   >"$TMP/bulk-send.log" 2>&1 &
 BULK_S_PID=$!; PIDS+=("$BULK_S_PID")
 
@@ -265,6 +274,7 @@ fi
 wait "$BULK_S_PID" || { cat "$TMP/bulk-send.log" >&2; die "bulk sender failed"; }
 wait "$BULK_R_PID" || { cat "$TMP/bulk-recv.log" >&2; die "bulk receiver failed"; }
 log "$(cat "$TMP/bulk-recv.log")"
+log "$(cat "$TMP/bulk-send.log")"
 wait "$RR_PID" || { cat "$TMP/rr-client.log" >&2; die "request/response client failed"; }
 log "request/response done: $(grep -c bytes "$TMP/rr-client.log") requests of $RR_SIZE bytes"
 sleep 1
@@ -288,7 +298,7 @@ EVENTS_TEXT=${EVENTS_TEXT%; }
 [[ -n $EVENTS_TEXT ]] && echo "events: $EVENTS_TEXT"
 COMMENT="airtrace sample capture made by scripts/make_sample_capture.sh on $WHEN, kernel $KERNEL. \
 Sender $SND_IP <-> receiver $RCV_IP via an emulated wireless hop: rate $RATE, buffer $QUEUE packets, \
-random loss $LOSS data / $ACK_LOSS ACKs, one-way delay ${DELAY_MS} ms. \
+random loss $LOSS data / $ACK_LOSS ACKs, one-way delay ${DELAY_MS} ms. TCP: $TCP_INFO. \
 Traffic: one bulk transfer of $BYTES sender->receiver (port 5001) and $RR_COUNT request/response \
 connections of $RR_SIZE bytes (port 8080, client on the receiver side). Events: ${EVENTS_TEXT:-none}. \
 Both captures use the same host clock."

@@ -40,6 +40,13 @@ PACKET_OUTGOING = 4
 ALLOWED_NET = ipaddress.ip_network("198.18.0.0/15")
 
 
+def _set_cc(sock: socket.socket, cc: str | None) -> None:
+    """Per-socket congestion control (root may pick any available one; the
+    per-namespace sysctl only accepts tcp_allowed_congestion_control)."""
+    if cc:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
 def _check_addr(addr: str) -> None:
     if ipaddress.ip_address(addr) not in ALLOWED_NET:
         sys.exit(f"refusing address {addr}: only 198.18.0.0/15 is allowed")
@@ -171,11 +178,13 @@ def parse_size(text: str) -> int:
 def cmd_bulk_recv(args: argparse.Namespace) -> int:
     _check_addr(args.bind)
     srv = socket.create_server((args.bind, args.port))
+    _set_cc(srv, args.cc)
     srv.settimeout(args.max_seconds)
     if args.ready_file:
         with open(args.ready_file, "w") as f:
             f.write(f"{os.getpid()}\n")
     conn, peer = srv.accept()
+    _set_cc(conn, args.cc)
     srv.close()
     conn.settimeout(args.max_seconds)
     t0 = time.monotonic()
@@ -197,7 +206,11 @@ def cmd_bulk_send(args: argparse.Namespace) -> int:
     n = parse_size(args.bytes)
     block = (b"airtrace-bulk-data " * 3450)[:1 << 16]
     t0 = time.monotonic()
-    with socket.create_connection((args.server, args.port), timeout=args.max_seconds) as c:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as c:
+        _set_cc(c, args.cc)
+        c.settimeout(args.max_seconds)
+        c.connect((args.server, args.port))
+        cc = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
         left = n
         while left:
             sent = c.send(block[:min(left, len(block))])
@@ -206,7 +219,7 @@ def cmd_bulk_send(args: argparse.Namespace) -> int:
         while c.recv(4096):  # wait for the receiver to close: all data delivered
             pass
     dt = time.monotonic() - t0
-    print(f"bulk-send: {n} bytes in {dt:.2f} s ({n * 8 / dt / 1e6:.2f} Mbit/s goodput)", flush=True)
+    print(f"bulk-send: {n} bytes in {dt:.2f} s ({n * 8 / dt / 1e6:.2f} Mbit/s goodput, {cc})", flush=True)
     return 0
 
 
@@ -214,6 +227,7 @@ def cmd_bulk_send(args: argparse.Namespace) -> int:
 def cmd_rr_server(args: argparse.Namespace) -> int:
     _check_addr(args.bind)
     srv = socket.create_server((args.bind, args.port), reuse_port=False)
+    _set_cc(srv, args.cc)
     srv.settimeout(1.0)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     served = 0
@@ -224,6 +238,7 @@ def cmd_rr_server(args: argparse.Namespace) -> int:
         except TimeoutError:
             continue
         with conn:
+            _set_cc(conn, args.cc)
             conn.settimeout(30)
             req = b""
             while not req.endswith(b"\n") and len(req) < 256:
@@ -254,7 +269,10 @@ def cmd_rr_client(args: argparse.Namespace) -> int:
             time.sleep(args.gap)
         t0 = time.monotonic()
         try:
-            with socket.create_connection((args.server, args.port), timeout=30) as c:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as c:
+                _set_cc(c, args.cc)
+                c.settimeout(30)
+                c.connect((args.server, args.port))
                 c.sendall(f"GET {args.size}\n".encode())
                 got = 0
                 while True:
@@ -301,6 +319,8 @@ def main() -> int:
     c.add_argument("--count", type=int, default=5)
     c.add_argument("--size", type=int, default=30000, help="response size in bytes")
     c.add_argument("--gap", type=float, default=3.0, help="seconds between requests")
+    for sp in (br, bs, s, c):
+        sp.add_argument("--cc", help="TCP congestion control for these sockets (default: the kernel's)")
     args = p.parse_args()
     return {"relay": cmd_relay, "bulk-recv": cmd_bulk_recv, "bulk-send": cmd_bulk_send,
             "rr-server": cmd_rr_server, "rr-client": cmd_rr_client}[args.cmd](args)

@@ -78,7 +78,7 @@ def test_mutated_captures_fail_cleanly(seed_name: str, tmp_path: Path, capsys: p
     [
         (b"", "empty file"),
         (b"<html>not a capture</html>", "not a capture file"),
-        (b"\xd4\xc3\xb2", "not a capture file"),
+        (b"\xd4\xc3\xb2", "file ends inside the magic number"),
     ],
 )
 def test_not_a_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str) -> None:

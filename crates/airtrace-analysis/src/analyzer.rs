@@ -42,7 +42,13 @@ pub struct PacketIn<'a> {
 /// Rebuilds TCP connections from packets in capture order.
 #[derive(Default)]
 pub struct Analyzer {
-    live: FxHashMap<FlowKey, Conn>,
+    /// Live connections by key, as indices into `conns`.
+    live: FxHashMap<FlowKey, usize>,
+    /// Connection slots; a finished connection's slot is reused (see `free`).
+    conns: Vec<Conn>,
+    free: Vec<usize>,
+    /// The key and slot of the previous TCP packet: bulk transfers hit it nearly always.
+    last: Option<(FlowKey, usize)>,
     finished: Vec<ConnSummary>,
     next_id: u32,
     mac: MacRetries,
@@ -75,21 +81,24 @@ impl Analyzer {
         let (key, _) = FlowKey::of(src, dst);
         let syn_only = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN;
 
-        let conn = match self.live.get_mut(&key) {
-            Some(c) => {
+        let slot = match self.last {
+            Some((k, slot)) if k == key => Some(slot),
+            _ => self.live.get(&key).copied(),
+        };
+        let slot = match slot {
+            Some(slot) => {
+                let c = &self.conns[slot];
                 let d = usize::from(c.a != src);
                 if syn_only && c.base_seq(d).is_some_and(|isn| isn != tcp.seq) {
                     // A new SYN with a new initial sequence number: the ports are reused.
-                    let old = self.live.remove(&key).expect("present");
-                    self.finished.push(old.summary(t0));
+                    self.finished.push(c.summary(t0));
                     let mut c = Conn::new(self.next_id, src, dst, p.ts_ns);
                     c.reused_ports = true;
                     ann.flags.insert(Flags::REUSED_PORTS);
                     self.next_id += 1;
-                    self.live.entry(key).or_insert(c)
-                } else {
-                    c
+                    self.conns[slot] = c;
                 }
+                slot
             }
             None => {
                 // The client is the SYN's sender; for a SYN/ACK, its receiver.
@@ -97,9 +106,22 @@ impl Analyzer {
                 let (a, b) = if synack { (dst, src) } else { (src, dst) };
                 let c = Conn::new(self.next_id, a, b, p.ts_ns);
                 self.next_id += 1;
-                self.live.entry(key).or_insert(c)
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.conns[slot] = c;
+                        slot
+                    }
+                    None => {
+                        self.conns.push(c);
+                        self.conns.len() - 1
+                    }
+                };
+                self.live.insert(key, slot);
+                slot
             }
         };
+        self.last = Some((key, slot));
+        let conn = &mut self.conns[slot];
         let d = usize::from(conn.a != src);
         ann.conn = conn.id;
         ann.dir = d as u8;
@@ -125,8 +147,10 @@ impl Analyzer {
 
     /// Moves connections that have been silent long enough to the finished list.
     fn sweep(&mut self, now: i64, t0: i64) {
-        let finished = &mut self.finished;
-        self.live.retain(|_, c| {
+        let newly_freed = self.free.len();
+        let (conns, finished, free) = (&self.conns, &mut self.finished, &mut self.free);
+        self.live.retain(|_, slot| {
+            let c = &conns[*slot];
             let idle = now - c.last_ts;
             let done = match c.state {
                 ConnState::Open => idle > OPEN_IDLE_NS,
@@ -134,15 +158,22 @@ impl Analyzer {
             };
             if done {
                 finished.push(c.summary(t0));
+                free.push(*slot);
             }
             !done
         });
+        for &slot in &self.free[newly_freed..] {
+            // Drop the finished connections' buffers now, not when the slot is reused.
+            self.conns[slot].release();
+        }
+        self.last = None;
     }
 
     /// The summaries of every connection, in order of their first packet.
     pub fn finish(mut self) -> Vec<ConnSummary> {
         let t0 = self.first_ts.unwrap_or(0);
-        self.finished.extend(self.live.values().map(|c| c.summary(t0)));
+        let conns = &self.conns;
+        self.finished.extend(self.live.values().map(|&slot| conns[slot].summary(t0)));
         self.finished.sort_by_key(|c| c.id);
         self.finished
     }

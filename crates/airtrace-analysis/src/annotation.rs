@@ -83,7 +83,9 @@ pub enum RetransKind {
     /// Not a retransmission.
     #[default]
     None = 0,
-    /// The retransmission timer expired (RFC 6298 section 5): sent after a silence.
+    /// The retransmission timer expired (RFC 6298 section 5): the first segment sent
+    /// after the silence (its `backoff` is 1, 2, ...), or one of the go-back-N
+    /// segments retransmitted after it in the same recovery (`backoff` 0).
     Timeout = 1,
     /// Fast retransmit (RFC 5681 section 3.2) or a NewReno partial-ACK retransmission
     /// (RFC 6582 section 3.2): driven by duplicate or partial ACKs.
@@ -130,8 +132,8 @@ pub struct Annotation {
     /// Unacknowledged bytes in this direction after this segment; -1 if unknown.
     pub bytes_in_flight: i64,
     pub retrans_kind: RetransKind,
-    /// For a timeout retransmission: 1 for the first timeout of this data, 2 for the
-    /// second consecutive one, ...; 0 otherwise.
+    /// For the retransmission that a timer expiry sent: 1 for the first timeout of
+    /// this data, 2 for the second consecutive one (the RTO doubled), ...; 0 otherwise.
     pub backoff: u8,
     /// For a retransmission: ns since the previous packet sent in this direction.
     pub idle_gap_ns: i64,

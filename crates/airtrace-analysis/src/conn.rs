@@ -75,6 +75,8 @@ pub(crate) struct Dir {
     high: Option<u32>,
     /// Loss recovery in progress until the peer acknowledges this point.
     recover: Option<u32>,
+    /// That recovery began with a timeout (go-back-N), not with fast retransmit.
+    after_timeout: bool,
     /// Sequence number of the last timeout retransmission, while no ACK advanced.
     timeout_seq: Option<u32>,
     backoff: u8,
@@ -133,6 +135,13 @@ impl Conn {
         }
     }
 
+    /// Frees the memory of a finished connection kept only as a slot to reuse.
+    pub(crate) fn release(&mut self) {
+        for d in &mut self.dirs {
+            d.outstanding = VecDeque::new();
+        }
+    }
+
     /// The base of direction `d`'s relative sequence numbers, if set. A SYN with
     /// another initial sequence number starts a new connection.
     pub(crate) fn base_seq(&self, d: usize) -> Option<u32> {
@@ -178,22 +187,26 @@ impl Conn {
                 .iter()
                 .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end))
                 .map_or(NONE_I64, |g| ts - g.ts);
-            let kind = classify_retransmission(fwd, rev, tcp, ts, &ws);
+            let (kind, expiry) = classify_retransmission(fwd, rev, tcp, ts, &ws);
             ann.retrans_kind = kind;
             match kind {
-                RetransKind::Timeout => {
+                RetransKind::Timeout if expiry => {
                     fwd.backoff = if fwd.timeout_seq == Some(tcp.seq) { fwd.backoff.saturating_add(1) } else { 1 };
                     fwd.timeout_seq = Some(tcp.seq);
                     ann.backoff = fwd.backoff;
                     // After a timeout, data sent before it gets no fast retransmit
                     // (RFC 6582 section 3.2 step 1, "recover").
                     fwd.recover = Some(fwd.high.unwrap_or(end));
+                    fwd.after_timeout = true;
+                    fwd.m.timeouts += 1;
                     fwd.m.timeout_retransmissions += 1;
                     fwd.m.max_backoff = fwd.m.max_backoff.max(fwd.backoff as u32);
                 }
+                RetransKind::Timeout => fwd.m.timeout_retransmissions += 1,
                 RetransKind::FastRetransmit | RetransKind::Sack => {
                     if fwd.recover.is_none() {
                         fwd.recover = Some(fwd.high.unwrap_or(end));
+                        fwd.after_timeout = false;
                     }
                     if kind == RetransKind::Sack {
                         fwd.m.sack_retransmissions += 1;
@@ -261,36 +274,8 @@ impl Conn {
         } else if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0 && f & tcp_flags::ACK != 0 {
             m.pure_acks += 1;
         }
-        if ws.flags.contains(Flags::RETRANSMISSION) {
-            m.retransmitted_packets += 1;
-            m.retransmitted_bytes += seglen as u64;
-        }
-        if ws.flags.contains(Flags::SPURIOUS_RETRANSMISSION) {
-            m.spurious_retransmissions += 1;
-        }
-        if ws.flags.contains(Flags::OUT_OF_ORDER) {
-            m.out_of_order += 1;
-        }
-        if ws.flags.contains(Flags::LOST_SEGMENT) {
-            m.lost_segments += 1;
-        }
-        if ws.flags.contains(Flags::DUPLICATE_ACK) {
-            m.duplicate_acks += 1;
-            if ws.dupack_num == 3 {
-                m.triple_dupacks += 1;
-            }
-        }
-        if ws.flags.contains(Flags::ZERO_WINDOW) {
-            m.zero_window_advertisements += 1;
-        }
-        if ws.flags.contains(Flags::ZERO_WINDOW_PROBE) {
-            m.zero_window_probes += 1;
-        }
-        if ws.flags.contains(Flags::WINDOW_FULL) {
-            m.window_full += 1;
-        }
-        if ws.flags.contains(Flags::KEEP_ALIVE) {
-            m.keep_alives += 1;
+        if !ws.flags.is_empty() {
+            m.count_flags(ws.flags, seglen, ws.dupack_num);
         }
         if tcp.sack_count > 0 {
             m.sack_packets += 1;
@@ -420,36 +405,45 @@ fn seq_end(tcp: &Tcp) -> u32 {
     end
 }
 
-/// Timeout, fast retransmit or SACK recovery: what sent this retransmission.
+/// A retransmission that follows a silence of both directions this long is taken
+/// for a timeout even when duplicate ACKs or SACKs came before it: no stack's
+/// minimum RTO is shorter (FreeBSD's 30 ms is the shortest in common use).
+const MIN_TIMEOUT_SILENCE_NS: i64 = 30_000_000;
+
+/// Timeout, fast retransmit or SACK recovery: what sent this retransmission, and
+/// whether it is the retransmission timer's expiry itself (the first segment sent
+/// after the silence, as opposed to the go-back-N segments that follow it).
 ///
 /// Fast retransmit (RFC 5681 section 3.2) follows duplicate ACKs for this very
 /// sequence number; SACK recovery (RFC 6675) fills a hole below data the receiver
-/// has SACKed; a NewReno partial-ACK retransmission (RFC 6582) continues a recovery.
-/// Anything else, or anything that follows a silence of both directions longer
-/// than the RTO estimate, is a timeout (RFC 6298 section 5).
-fn classify_retransmission(fwd: &Dir, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict) -> RetransKind {
+/// has SACKed; a NewReno partial-ACK retransmission (RFC 6582) continues a fast
+/// recovery. A SYN, anything after a silence of both directions longer than the RTO
+/// estimate, and anything with no sign of ACK-driven recovery is a timeout (RFC 6298
+/// section 5).
+fn classify_retransmission(fwd: &Dir, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict) -> (RetransKind, bool) {
     let last_seen = match (fwd.last_ts, rev.last_ts) {
         (Some(a), Some(b)) => a.max(b),
         (Some(a), None) | (None, Some(a)) => a,
         (None, None) => ts,
     };
     let silence = ts - last_seen;
-    let long_silence = fwd.rtt.timeout_silence_ns().is_some_and(|t| silence >= t);
+    let threshold = fwd.rtt.timeout_silence_ns().unwrap_or(0).max(MIN_TIMEOUT_SILENCE_NS);
+    let in_recovery = fwd.recover.is_some_and(|r| seq::lt(tcp.seq, r));
     let dupack_driven = ws.flags.contains(Flags::FAST_RETRANSMISSION)
         || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq);
-    let in_recovery = fwd.recover.is_some_and(|r| seq::lt(tcp.seq, r)) && fwd.timeout_seq.is_none();
     let sacked_above = fwd.peer_sack_high.is_some_and(|h| seq::gt(h, tcp.seq));
-    if tcp.flags & tcp_flags::SYN != 0 || long_silence {
-        return RetransKind::Timeout;
-    }
-    if dupack_driven && !in_recovery {
-        RetransKind::FastRetransmit
+    if tcp.flags & tcp_flags::SYN != 0 || silence >= threshold {
+        (RetransKind::Timeout, true)
+    } else if dupack_driven && !in_recovery {
+        (RetransKind::FastRetransmit, false)
+    } else if in_recovery && fwd.after_timeout {
+        (RetransKind::Timeout, false)
     } else if sacked_above {
-        RetransKind::Sack
+        (RetransKind::Sack, false)
     } else if in_recovery {
-        RetransKind::FastRetransmit
+        (RetransKind::FastRetransmit, false)
     } else {
-        RetransKind::Timeout
+        (RetransKind::Timeout, true)
     }
 }
 

@@ -7,14 +7,11 @@
 //! `mac_retry` and keeps them out of the TCP analysis.
 
 use rustc_hash::FxHashMap;
-use std::hash::{Hash, Hasher};
 
 use airtrace_wire::{Ip, Tcp, Wlan};
 
 /// How many recent packets of a direction a new packet is compared with.
 const RECENT: usize = 8;
-/// At most this many payload bytes go into a packet's fingerprint.
-const HASHED_PAYLOAD: usize = 64;
 /// Copies of a packet without an IP ID (IPv6, or IPv4 ID 0) count as duplicates
 /// only this close together: otherwise identical pure ACKs would be taken for copies.
 const NO_ID_WINDOW_NS: i64 = 50_000;
@@ -31,13 +28,19 @@ struct Fingerprint {
     flags: u16,
     window: u16,
     tsval: u32,
-    rest: u64,
+    /// The first SACK block, if any.
+    sack: (u32, u32),
+    /// The first and last eight captured payload bytes.
+    payload_head: u64,
+    payload_tail: u64,
 }
 
 /// The last few packets of one direction, to recognise repeats.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RecentPackets {
-    ring: [(Fingerprint, i64); RECENT],
+    /// Sequence number and IP ID of each remembered packet: a quick first filter.
+    keys: [u64; RECENT],
+    prints: [(Fingerprint, i64); RECENT],
     len: usize,
     next: usize,
 }
@@ -46,9 +49,7 @@ impl RecentPackets {
     /// True if this packet repeats one of the recent packets of the same direction;
     /// otherwise remembers it.
     pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64) -> bool {
-        let mut h = rustc_hash::FxHasher::default();
-        payload[..payload.len().min(HASHED_PAYLOAD)].hash(&mut h);
-        tcp.sack_blocks().hash(&mut h);
+        let key = (tcp.seq as u64) << 32 | ip.id as u64;
         let fp = Fingerprint {
             ip_id: ip.id,
             seq: tcp.seq,
@@ -57,17 +58,29 @@ impl RecentPackets {
             flags: tcp.flags,
             window: tcp.window,
             tsval: tcp.timestamps.map_or(0, |t| t.0),
-            rest: h.finish(),
+            sack: if tcp.sack_count > 0 { tcp.sack[0] } else { (0, 0) },
+            payload_head: eight_bytes(payload.get(..8.min(payload.len())).unwrap_or(&[])),
+            payload_tail: eight_bytes(payload.get(payload.len().saturating_sub(8)..).unwrap_or(&[])),
         };
         let window = if ip.id != 0 { ID_WINDOW_NS } else { NO_ID_WINDOW_NS };
-        let seen = self.ring[..self.len].iter().any(|(f, t)| *f == fp && ts - *t <= window);
+        let seen = (0..self.len).any(|i| {
+            self.keys[i] == key && self.prints[i].0 == fp && ts - self.prints[i].1 <= window
+        });
         if !seen {
-            self.ring[self.next] = (fp, ts);
+            self.keys[self.next] = key;
+            self.prints[self.next] = (fp, ts);
             self.next = (self.next + 1) % RECENT;
             self.len = (self.len + 1).min(RECENT);
         }
         seen
     }
+}
+
+/// Up to eight bytes as a number (zero-padded).
+fn eight_bytes(b: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    buf[..b.len()].copy_from_slice(b);
+    u64::from_le_bytes(buf)
 }
 
 /// The last 802.11 sequence number seen from each transmitter.

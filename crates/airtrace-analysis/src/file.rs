@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use airtrace_pcap::{CaptureReader, Record};
-use airtrace_wire::{decode, linktype_name, Decoded, Layer, LinkType, StopReason};
+use airtrace_wire::{decode, linktype_name, Decoded, LinkType, StopReason};
 use serde::Serialize;
 
 use crate::analyzer::{Analyzer, PacketIn};
@@ -53,7 +53,7 @@ pub fn analyze_file(
     let mut decoded = Decoded::default();
     let mut frames = 0u64;
     let mut tcp_frames = 0u64;
-    let mut stops: BTreeMap<(&'static str, String), (u64, u64)> = BTreeMap::new();
+    let mut stops: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut error = None;
     while let Some(next) = reader.next_record() {
         let record = match next {
@@ -66,18 +66,20 @@ pub fn analyze_file(
         frames = record.frame;
         decode(LinkType(record.linktype), record.data, record.orig_len, &mut decoded);
         if let Some(stop) = decoded.stop {
+            let layer = stop.layer.name();
             let what = match stop.reason {
-                StopReason::Truncated => Some("cut short by the snap length".to_string()),
-                StopReason::Malformed(why) => Some(format!("malformed ({why})")),
-                StopReason::Unsupported if stop.layer == Layer::Link => {
-                    Some(format!("of link type {} ({}), which airtrace does not decode", record.linktype, linktype_name(LinkType(record.linktype))))
-                }
+                StopReason::Truncated => Some(format!("cut short by the snap length in the {layer} header")),
+                StopReason::Malformed(why) => Some(format!("with a malformed {layer} header ({why})")),
+                StopReason::Unsupported if !LinkType::SUPPORTED.contains(&LinkType(record.linktype)) => Some(format!(
+                    "of link type {} ({}), which airtrace does not decode",
+                    record.linktype,
+                    linktype_name(LinkType(record.linktype))
+                )),
                 // ARP, encrypted 802.11 and the like: nothing to analyse, nothing wrong.
                 StopReason::Unsupported => None,
             };
             if let Some(what) = what {
-                let e = stops.entry((stop.layer.name(), what)).or_insert((0, record.frame));
-                e.0 += 1;
+                stops.entry(what).or_insert((0, record.frame)).0 += 1;
             }
         }
         tcp_frames += u64::from(decoded.tcp().is_some());
@@ -101,9 +103,7 @@ pub fn analyze_file(
     }
     let warnings = stops
         .into_iter()
-        .map(|((layer, what), (count, first))| {
-            format!("{name}: {count} frame(s) {what} in the {layer} header (first: frame {first})")
-        })
+        .map(|(what, (count, first))| format!("{name}: {count} frame(s) {what} (first: frame {first})"))
         .collect();
     Ok(FileReport { path: name, frames, tcp_frames, warnings, error, connections: analyzer.finish() })
 }

@@ -2,24 +2,25 @@
 
 use std::net::IpAddr;
 
-/// One endpoint: an address (IPv4 mapped into IPv6 form) and a port.
+/// One endpoint: an address (IPv4 mapped into IPv6 form, as a number so that
+/// comparing and hashing are a few instructions) and a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Endpoint {
-    pub addr: [u8; 16],
+    pub addr: u128,
     pub port: u16,
 }
 
 impl Endpoint {
     pub fn new(ip: IpAddr, port: u16) -> Self {
         let addr = match ip {
-            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-            IpAddr::V6(v6) => v6.octets(),
+            IpAddr::V4(v4) => 0xffff_0000_0000u128 | u32::from(v4) as u128,
+            IpAddr::V6(v6) => u128::from(v6),
         };
         Endpoint { addr, port }
     }
 
     pub fn ip(&self) -> IpAddr {
-        let v6 = std::net::Ipv6Addr::from(self.addr);
+        let v6 = std::net::Ipv6Addr::from_bits(self.addr);
         match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
             None => IpAddr::V6(v6),
@@ -70,5 +71,7 @@ mod tests {
         assert_ne!(a_lo, b_lo);
         assert_eq!(a.to_string(), "198.18.0.1:40000");
         assert_eq!(a.ip(), "198.18.0.1".parse::<IpAddr>().unwrap());
+        let v6: IpAddr = "2001:db8::1".parse().unwrap();
+        assert_eq!(Endpoint::new(v6, 1).ip(), v6);
     }
 }

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::annotation::Flags;
+
 /// Running statistics of RTT samples (Welford's online mean and variance).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct RttStats {
@@ -48,7 +50,11 @@ pub struct DirMetrics {
     pub retransmitted_bytes: u64,
     pub fast_retransmissions: u64,
     pub sack_retransmissions: u64,
+    /// Retransmissions sent because the retransmission timer expired, and the
+    /// go-back-N retransmissions that follow each expiry.
     pub timeout_retransmissions: u64,
+    /// Expiries of the retransmission timer (RTOs).
+    pub timeouts: u64,
     pub spurious_retransmissions: u64,
     /// Highest backoff index of a timeout (1: one timeout, 2: a doubled one, ...).
     pub max_backoff: u32,
@@ -99,6 +105,24 @@ pub struct DirMetrics {
 }
 
 impl DirMetrics {
+    /// Counts the Wireshark flags of one segment.
+    pub(crate) fn count_flags(&mut self, flags: Flags, seglen: u32, dupack_num: u32) {
+        let n = |f: Flags| u64::from(flags.contains(f));
+        if flags.contains(Flags::RETRANSMISSION) {
+            self.retransmitted_packets += 1;
+            self.retransmitted_bytes += seglen as u64;
+        }
+        self.spurious_retransmissions += n(Flags::SPURIOUS_RETRANSMISSION);
+        self.out_of_order += n(Flags::OUT_OF_ORDER);
+        self.lost_segments += n(Flags::LOST_SEGMENT);
+        self.duplicate_acks += n(Flags::DUPLICATE_ACK);
+        self.triple_dupacks += u64::from(flags.contains(Flags::DUPLICATE_ACK) && dupack_num == 3);
+        self.zero_window_advertisements += n(Flags::ZERO_WINDOW);
+        self.zero_window_probes += n(Flags::ZERO_WINDOW_PROBE);
+        self.window_full += n(Flags::WINDOW_FULL);
+        self.keep_alives += n(Flags::KEEP_ALIVE);
+    }
+
     pub(crate) fn add_segment_size(&mut self, len: u32) {
         self.min_segment = Some(self.min_segment.map_or(len, |m| m.min(len)));
         self.max_segment = Some(self.max_segment.map_or(len, |m| m.max(len)));

@@ -109,7 +109,6 @@ pub struct Exported {
 /// Collects the packets table as a [`PacketSink`].
 #[derive(Default)]
 pub struct PacketColumns {
-    rows: usize,
     t0: Option<i64>,
     frame: Col<u64>,
     time_ns: Col<i64>,
@@ -157,7 +156,6 @@ fn seconds(ns: i64) -> Option<f64> {
 
 impl PacketSink for PacketColumns {
     fn packet(&mut self, r: &Record<'_>, d: &Decoded, a: &Annotation) {
-        self.rows += 1;
         let t0 = *self.t0.get_or_insert(r.ts_ns);
         self.frame.push(Some(r.frame));
         self.time_ns.push(Some(r.ts_ns));
@@ -218,10 +216,6 @@ impl PacketSink for PacketColumns {
 }
 
 impl PacketColumns {
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
     /// The columns, in table order.
     pub fn export(mut self) -> Vec<Exported> {
         let bool_col = |name: &str, b: Bits| Exported {

@@ -102,3 +102,149 @@ pub(crate) fn llc(off: usize, cx: &Cx<'_>) -> Result<Next, Stop> {
         _ => Err(unsupported(Layer::Llc)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{Layer, StopReason, Transport};
+    use crate::testutil::*;
+    use crate::LinkType;
+
+    const E: LinkType = LinkType::ETHERNET;
+
+    #[test]
+    fn ethernet_ipv4_tcp() {
+        let f = eth(0x0800, &ipv4_tcp(10));
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        let t = d.tcp().unwrap();
+        assert_eq!((t.src_port, t.dst_port, t.seq, t.ack, t.payload_len), (1234, 80, 1000, 2000, 10));
+        assert_eq!(d.payload, 54..64);
+        assert_eq!(d.ip_payload, 34..64);
+    }
+
+    #[test]
+    fn ethernet_padding_after_the_ip_datagram_is_not_payload() {
+        // A 40-byte IP packet in a minimum-size 60-byte frame: 6 bytes of padding.
+        let f = cat(&[&eth(0x0800, &ipv4_tcp(0)), &[0; 6]]);
+        let d = dec(E, &f);
+        assert_eq!(d.payload, 54..54);
+        assert_eq!(d.tcp().unwrap().payload_len, 0);
+    }
+
+    #[test]
+    fn truncated_ethernet_header() {
+        let d = dec(E, &[0; 13]);
+        assert_eq!(d.stop.unwrap().layer, Layer::Link);
+        assert_eq!(d.stop.unwrap().reason, StopReason::Truncated);
+    }
+
+    #[test]
+    fn vlan_tags_stack() {
+        // IEEE 802.1Q clause 9.6: TPID, TCI (PCP 3 bits, DEI, VID 12 bits), EtherType.
+        for outer in [0x8100u16, 0x88A8, 0x9100] {
+            let inner = cat(&[&[0x00, 0x0A], &0x0800u16.to_be_bytes(), &ipv4_tcp(0)]);
+            let f = eth(outer, &cat(&[&[0x20, 0x64], &0x8100u16.to_be_bytes(), &inner]));
+            let d = dec(E, &f);
+            assert_eq!(d.stop, None, "{outer:#x}");
+            assert!(d.tcp().is_some());
+            assert_eq!(d.payload.start, 14 + 8 + 40);
+        }
+    }
+
+    #[test]
+    fn truncated_vlan_tag() {
+        let d = dec(E, &eth(0x8100, &[0x00, 0x0A, 0x08]));
+        assert_eq!(d.stop.unwrap().layer, Layer::Vlan);
+    }
+
+    #[test]
+    fn ieee_802_3_length_with_llc_snap() {
+        // IEEE 802.3 clause 3.2.6: a length, then LLC/SNAP (RFC 1042), then the packet;
+        // padding after `length` bytes is ignored.
+        let body = cat(&[&snap(0x0800), &ipv4_tcp(4)]);
+        let f = cat(&[&eth(body.len() as u16, &body), &[0xEE; 8]]);
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert_eq!(d.tcp().unwrap().payload_len, 4);
+        assert_eq!(d.payload.len(), 4);
+    }
+
+    #[test]
+    fn ieee_802_3_with_plain_llc_is_unsupported() {
+        // Spanning tree BPDUs: DSAP 0x42, SSAP 0x42, UI.
+        let f = eth(38, &[0x42, 0x42, 0x03, 0, 0, 0, 0, 0]);
+        assert_eq!(dec(E, &f).stop.unwrap().layer, Layer::Llc);
+        assert_eq!(dec(E, &f).stop.unwrap().reason, StopReason::Unsupported);
+    }
+
+    #[test]
+    fn snap_with_a_foreign_oui_is_unsupported() {
+        let f = eth(10, &[0xAA, 0xAA, 0x03, 0x00, 0x00, 0x0C, 0x20, 0x00]);
+        assert_eq!(dec(E, &f).stop.unwrap().layer, Layer::Llc);
+    }
+
+    #[test]
+    fn undefined_length_or_type_is_malformed() {
+        let d = dec(E, &eth(1536 - 1, &[0; 40]));
+        assert!(matches!(d.stop.unwrap().reason, StopReason::Malformed(_)));
+        assert_eq!(d.stop.unwrap().layer, Layer::Link);
+    }
+
+    #[test]
+    fn arp_is_unsupported_at_the_link() {
+        let d = dec(E, &eth(0x0806, &[0; 28]));
+        assert_eq!(d.stop.unwrap().layer, Layer::Link);
+        assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
+        assert_eq!(d.transport, Transport::None);
+    }
+
+    /// An MPLS label stack entry (RFC 3032 section 2.1): label 20 bits, TC 3, S 1, TTL 8.
+    fn label(value: u32, bottom: bool) -> [u8; 4] {
+        ((value << 12) | (u32::from(bottom) << 8) | 64).to_be_bytes()
+    }
+
+    #[test]
+    fn mpls_stack_then_ipv4_or_ipv6() {
+        let f = eth(0x8847, &cat(&[&label(100, false), &label(200, true), &ipv4_tcp(0)]));
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert!(d.tcp().is_some());
+        assert_eq!(d.tunnel_depth, 0);
+        let f = eth(0x8848, &cat(&[&label(3, true), &ipv6(6, &tcp(&[], &[]))]));
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert!(d.ip.unwrap().src.is_ipv6());
+    }
+
+    #[test]
+    fn mpls_pseudowire_control_word_is_unsupported() {
+        let f = eth(0x8847, &cat(&[&label(100, true), &[0, 0, 0, 0], &[0; 14]]));
+        assert_eq!(dec(E, &f).stop.unwrap().layer, Layer::Mpls);
+        assert_eq!(dec(E, &f).stop.unwrap().reason, StopReason::Unsupported);
+    }
+
+    #[test]
+    fn mpls_truncated_inside_the_stack() {
+        let f = eth(0x8847, &cat(&[&label(100, false), &[0, 1]]));
+        assert_eq!(dec(E, &f).stop.unwrap().layer, Layer::Mpls);
+        assert_eq!(dec(E, &f).stop.unwrap().reason, StopReason::Truncated);
+    }
+
+    #[test]
+    fn pppoe_session_ipv4() {
+        // RFC 2516 section 4: 0x11, code 0, session 0x0001, length (PPP protocol
+        // included), then PPP protocol 0x0021. Trailing padding is cut by the length.
+        let ip = ipv4_tcp(2);
+        let len = (ip.len() + 2) as u16;
+        let f = cat(&[&eth(0x8864, &cat(&[&[0x11, 0, 0, 1], &len.to_be_bytes(), &[0, 0x21], &ip])), &[0; 4]]);
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert_eq!(d.payload.len(), 2);
+    }
+
+    #[test]
+    fn pppoe_with_a_bad_version_is_malformed() {
+        let f = eth(0x8864, &cat(&[&[0x21, 0, 0, 1, 0, 42, 0, 0x21], &ipv4_tcp(0)]));
+        assert!(matches!(dec(E, &f).stop.unwrap().reason, StopReason::Malformed(_)));
+    }
+}

@@ -91,3 +91,113 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         _ => Err(unsupported(Layer::Wlan)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{Decoded, Layer, StopReason, Wlan};
+    use crate::testutil::*;
+    use crate::{decode, LinkType};
+
+    const W: LinkType = LinkType::IEEE802_11;
+    const A1: [u8; 6] = [2, 0, 0, 0, 0, 0xA1];
+    const A2: [u8; 6] = [2, 0, 0, 0, 0, 0xA2];
+    const A3: [u8; 6] = [2, 0, 0, 0, 0, 0xA3];
+    const A4: [u8; 6] = [2, 0, 0, 0, 0, 0xA4];
+
+    /// A MAC header (9.2.3): frame control (type/subtype byte, flags byte), duration 44,
+    /// addresses 1-3, sequence control (sequence 0x123, fragment 2).
+    fn mgmt_or_data(fc0: u8, fc1: u8) -> Vec<u8> {
+        cat(&[&[fc0, fc1, 44, 0], &A1, &A2, &A3, &[0x32, 0x12]])
+    }
+
+    fn wlan(d: &Decoded) -> Wlan {
+        d.wlan.unwrap()
+    }
+
+    #[test]
+    fn data_frame_to_the_ds() {
+        // Type 2 subtype 0 (fc0 0x08), To DS, Retry.
+        let f = cat(&[&mgmt_or_data(0x08, 0x09), &snap(0x0800), &ipv4_tcp(2)]);
+        let d = dec(W, &f);
+        assert_eq!(d.stop, None);
+        let w = wlan(&d);
+        assert_eq!((w.frame_type, w.subtype, w.to_ds, w.from_ds, w.retry), (2, 0, true, false, true));
+        assert_eq!((w.seq, w.frag, w.duration), (Some(0x123), 2, 44));
+        assert_eq!((w.receiver, w.transmitter, w.addr3, w.addr4), (A1, Some(A2), Some(A3), None));
+        assert!(w.carries_data() && !w.protected && !w.order);
+        assert_eq!(d.payload, 72..74);
+    }
+
+    #[test]
+    fn four_address_qos_data_with_ht_control() {
+        // QoS data (subtype 8, fc0 0x88), To DS + From DS + Order: addr4, QoS control,
+        // HT control (9.2.4.6), then the body.
+        let f = cat(&[&mgmt_or_data(0x88, 0x83), &A4, &[0x05, 0x00], &[1, 2, 3, 4], &snap(0x86DD), &ipv6(6, &tcp(&[], &[]))]);
+        let d = dec(W, &f);
+        assert_eq!(d.stop, None);
+        let w = wlan(&d);
+        assert_eq!((w.addr4, w.qos, w.ht_control), (Some(A4), Some(5), Some(0x04030201)));
+        assert!(d.tcp().is_some());
+    }
+
+    #[test]
+    fn order_bit_on_non_qos_data_adds_no_ht_control() {
+        let f = cat(&[&mgmt_or_data(0x08, 0x80), &snap(0x0800), &ipv4_tcp(0)]);
+        let d = dec(W, &f);
+        assert_eq!((wlan(&d).ht_control, d.stop), (None, None));
+    }
+
+    #[test]
+    fn null_data_has_no_body() {
+        for fc0 in [0x48, 0xC8] {
+            // Null (subtype 4) and QoS Null (subtype 12).
+            let qos: &[u8] = if fc0 == 0xC8 { &[0, 0] } else { &[] };
+            let d = dec(W, &cat(&[&mgmt_or_data(fc0, 0x11), qos]));
+            assert_eq!(d.stop, None);
+            assert!(!wlan(&d).carries_data() && wlan(&d).power_mgmt);
+        }
+    }
+
+    #[test]
+    fn control_frames_have_no_sequence_number() {
+        // Ack (type 1 subtype 13, fc0 0xD4): frame control, duration, RA (9.3.1.4).
+        let d = dec(W, &cat(&[&[0xD4, 0x00, 0, 0], &A1]));
+        assert_eq!(d.stop, None);
+        assert_eq!((wlan(&d).frame_type, wlan(&d).subtype, wlan(&d).seq, wlan(&d).transmitter), (1, 13, None, None));
+        // RTS (subtype 11, fc0 0xB4): RA, TA (9.3.1.2).
+        let d = dec(W, &cat(&[&[0xB4, 0x00, 0, 1], &A1, &A2]));
+        assert_eq!((wlan(&d).transmitter, wlan(&d).duration, d.stop), (Some(A2), 256, None));
+        // BlockAck (subtype 9): RA, TA, then a body not decoded.
+        let d = dec(W, &cat(&[&[0x94, 0x00, 0, 0], &A1, &A2, &[5, 0, 0, 0]]));
+        assert_eq!((wlan(&d).subtype, d.stop), (9, None));
+    }
+
+    #[test]
+    fn management_protected_and_amsdu_bodies_are_unsupported() {
+        let unsupported = |f: &[u8]| {
+            let d = dec(W, f);
+            assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Wlan, StopReason::Unsupported));
+            wlan(&d)
+        };
+        // A beacon (type 0 subtype 8) still reports its header.
+        assert_eq!(unsupported(&cat(&[&mgmt_or_data(0x80, 0x00), &[0; 12]])).seq, Some(0x123));
+        assert!(unsupported(&cat(&[&mgmt_or_data(0x08, 0x41), &[0; 16]])).protected);
+        // QoS control bit 7: A-MSDU.
+        assert_eq!(unsupported(&cat(&[&mgmt_or_data(0x88, 0x01), &[0x80, 0], &[0; 16]])).qos, Some(0x80));
+        // Extension frames (type 3) and protocol version 1.
+        unsupported(&cat(&[&[0x0C, 0, 0, 0], &A1]));
+        unsupported(&cat(&[&[0x09, 0, 0, 0], &A1]));
+    }
+
+    #[test]
+    fn truncated_headers_keep_what_was_captured() {
+        let f = cat(&[&mgmt_or_data(0x88, 0x09), &[0x05]]);
+        let mut d = Decoded::default();
+        decode(W, &f, 100, &mut d);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Wlan, StopReason::Truncated));
+        let w = wlan(&d);
+        assert_eq!((w.retry, w.seq, w.qos), (true, Some(0x123), None));
+        let d = dec(W, &f[..9]);
+        assert_eq!((d.wlan, d.stop.unwrap().layer), (None, Layer::Wlan));
+    }
+}

@@ -86,9 +86,114 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         pos += size;
     };
     ip.protocol = next;
-    ip.header_len = (pos - off) as u16;
-    ip.payload_len = ip.total_len.saturating_sub((pos - off) as u32);
+    // A jumbogram's headers could in principle pass 64 KiB; saturate rather than wrap.
+    ip.header_len = u16::try_from(pos - off).unwrap_or(u16::MAX);
+    ip.payload_len = ip.total_len.saturating_sub(u32::try_from(pos - off).unwrap_or(u32::MAX));
     let captured = cx.f.len();
     out.ip_payload = pos.min(captured)..captured;
     step
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{Decoded, Layer, StopReason, Transport};
+    use crate::testutil::*;
+    use crate::{decode, LinkType};
+
+    const RAW: LinkType = LinkType::IPV6;
+
+    /// A generic extension header (RFC 8200 section 4.3/4.4/4.6): next header, length in
+    /// 8-octet units beyond the first 8, options (PadN).
+    fn ext(next: u8, units: u8) -> Vec<u8> {
+        let mut e = vec![next, units, 1, 4 + 8 * units, 0, 0, 0, 0];
+        e.resize(8 * (usize::from(units) + 1), 0);
+        e
+    }
+
+    /// A fragment header (RFC 8200 section 4.5).
+    fn frag(next: u8, offset: u16, more: bool, id: u32) -> Vec<u8> {
+        cat(&[&[next, 0], &((offset / 8) << 3 | u16::from(more)).to_be_bytes(), &id.to_be_bytes()])
+    }
+
+    #[test]
+    fn header_fields() {
+        let mut p = ipv6(6, &tcp(&[], &[9; 7]));
+        p[0] = 0x6B; // traffic class 0xB8
+        p[1] = 0x80;
+        let d = dec(RAW, &p);
+        let ip = d.ip.unwrap();
+        assert_eq!(ip.tos, 0xB8);
+        assert_eq!((ip.ttl, ip.protocol, ip.total_len, ip.header_len, ip.payload_len), (64, 6, 67, 40, 27));
+        assert_eq!(d.tcp().unwrap().payload_len, 7);
+        assert_eq!(d.ip_payload, 40..67);
+    }
+
+    #[test]
+    fn extension_headers_are_walked() {
+        // Hop-by-hop, routing (16 bytes), destination options, AH (RFC 4302: length
+        // in 4-octet units minus 2; 24 bytes here), then TCP.
+        let ah = cat(&[&[6, 4, 0, 0], &[0; 20]]);
+        let p = ipv6(0, &cat(&[&ext(43, 0), &ext(60, 1), &ext(51, 0), &ah, &tcp(&[], &[1, 2])]));
+        let d = dec(RAW, &p);
+        assert_eq!(d.stop, None);
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.protocol, ip.header_len), (6, 40 + 8 + 16 + 8 + 24));
+        assert_eq!(d.tcp().unwrap().payload_len, 2);
+    }
+
+    #[test]
+    fn fragment_header_sets_the_fragment_fields() {
+        let first = ipv6(44, &cat(&[&frag(17, 0, true, 0xDEADBEEF), &udp(53, 53, &[0; 16])]));
+        let d = dec(RAW, &first);
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol), (0xDEADBEEF, true, 0, 17));
+        assert_eq!(d.udp().unwrap().dst_port, 53);
+        let later = ipv6(44, &cat(&[&frag(17, 1232, false, 7), &[0; 40]]));
+        let d = dec(RAW, &later);
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol), (7, false, 1232, 17));
+        assert_eq!((d.transport, d.stop), (Transport::None, None));
+        assert_eq!(d.ip_payload, 48..88);
+    }
+
+    #[test]
+    fn truncated_or_overlong_extension_headers() {
+        let p = ipv6(0, &cat(&[&ext(6, 1), &tcp(&[], &[])]));
+        let d = dec(RAW, &p[..50]);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Ipv6Ext, StopReason::Truncated));
+        assert_eq!(d.ip.unwrap().protocol, 0);
+        // An extension header claiming more than the payload length.
+        let mut p = ipv6(60, &ext(6, 0));
+        p[41] = 3;
+        p.extend_from_slice(&[0; 40]);
+        let d = dec(RAW, &p);
+        assert_eq!(d.stop.unwrap().layer, Layer::Ipv6Ext);
+        assert!(matches!(d.stop.unwrap().reason, StopReason::Malformed(_)));
+    }
+
+    #[test]
+    fn ipv4_in_ipv6_tunnel() {
+        let d = dec(RAW, &ipv6(4, &ipv4_tcp(1)));
+        assert_eq!(d.tunnel_depth, 1);
+        assert!(d.ip.unwrap().src.is_ipv4());
+        assert_eq!(d.tcp().unwrap().payload_len, 1);
+    }
+
+    #[test]
+    fn payload_length_zero_takes_the_frame_length() {
+        let mut p = ipv6(6, &tcp(&[], &[0; 100]));
+        p[4] = 0;
+        p[5] = 0;
+        let mut d = Decoded::default();
+        decode(RAW, &p[..60], p.len() as u32, &mut d);
+        assert_eq!(d.tcp().unwrap().payload_len, 100);
+    }
+
+    #[test]
+    fn bad_version_and_truncation() {
+        assert!(matches!(dec(RAW, &ipv4_tcp(20)).stop.unwrap().reason, StopReason::Malformed(_)));
+        let d = dec(RAW, &ipv6(6, &[])[..39]);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Ipv6, StopReason::Truncated));
+        assert_eq!(d.ip, None);
+    }
 }

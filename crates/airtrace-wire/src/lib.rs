@@ -55,6 +55,8 @@ mod read;
 pub mod reassembly;
 mod sll;
 mod tcp;
+#[cfg(test)]
+mod testutil;
 mod udp;
 
 pub use linktype::{linktype_name, LinkType};

@@ -105,3 +105,27 @@ pub(crate) fn start(link: LinkType, cx: &mut Cx<'_>, out: &mut Decoded) -> Resul
         _ => Err(unsupported(Layer::Link)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::StopReason;
+    use crate::testutil::dec;
+
+    #[test]
+    fn names() {
+        assert_eq!(linktype_name(LinkType::ETHERNET), "ethernet");
+        assert_eq!(linktype_name(LinkType::IEEE802_11_RADIOTAP), "ieee802_11_radiotap");
+        assert_eq!(linktype_name(LinkType(12)), "raw");
+        assert_eq!(linktype_name(LinkType(147)), "unknown");
+        for link in LinkType::SUPPORTED {
+            assert_ne!(linktype_name(link), "unknown", "{link:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_link_types_are_unsupported() {
+        let d = dec(LinkType(147), &[0; 64]);
+        assert_eq!(d.stop, Some(Stop { layer: Layer::Link, reason: StopReason::Unsupported }));
+    }
+}

@@ -29,3 +29,36 @@ fn family(af: u32) -> Result<Next, Stop> {
         _ => Err(unsupported(Layer::Link)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::StopReason;
+    use crate::testutil::*;
+    use crate::LinkType;
+
+    #[test]
+    fn null_in_either_byte_order() {
+        let v4 = ipv4_tcp(0);
+        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_le_bytes(), &v4])).tcp().is_some());
+        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_be_bytes(), &v4])).tcp().is_some());
+        let v6 = ipv6(6, &tcp(&[], &[]));
+        for af in [24u32, 28, 30] {
+            assert!(dec(LinkType::NULL, &cat(&[&af.to_le_bytes(), &v6])).tcp().is_some(), "{af}");
+            assert!(dec(LinkType::NULL, &cat(&[&af.to_be_bytes(), &v6])).tcp().is_some(), "{af}");
+        }
+    }
+
+    #[test]
+    fn loop_is_big_endian() {
+        assert!(dec(LinkType::LOOP, &cat(&[&2u32.to_be_bytes(), &ipv4_tcp(0)])).tcp().is_some());
+        let d = dec(LinkType::LOOP, &cat(&[&2u32.to_le_bytes(), &ipv4_tcp(0)]));
+        assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
+    }
+
+    #[test]
+    fn unknown_family_is_unsupported() {
+        let d = dec(LinkType::NULL, &cat(&[&7u32.to_le_bytes(), &[0; 20]]));
+        assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
+        assert_eq!(dec(LinkType::NULL, &[2, 0, 0]).stop.unwrap().reason, StopReason::Truncated);
+    }
+}

@@ -45,3 +45,36 @@ pub(crate) fn protocol(p: u16, off: usize) -> Result<Next, Stop> {
         _ => Err(unsupported(Layer::Link)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{Layer, StopReason};
+    use crate::testutil::*;
+    use crate::LinkType;
+
+    #[test]
+    fn ppp_with_and_without_address_and_control() {
+        let ip = ipv4_tcp(0);
+        for link in [LinkType::PPP, LinkType::PPP_HDLC] {
+            assert!(dec(link, &cat(&[&[0xFF, 0x03, 0x00, 0x21], &ip])).tcp().is_some());
+            assert!(dec(link, &cat(&[&[0x00, 0x21], &ip])).tcp().is_some());
+            // RFC 1661 section 6.5: protocol field compression.
+            assert!(dec(link, &cat(&[&[0xFF, 0x03, 0x21], &ip])).tcp().is_some());
+            assert!(dec(link, &cat(&[&[0x00, 0x57], &ipv6(6, &tcp(&[], &[]))])).tcp().is_some());
+        }
+    }
+
+    #[test]
+    fn cisco_hdlc_carries_an_ethertype() {
+        let d = dec(LinkType::PPP_HDLC, &cat(&[&[0x0F, 0x00, 0x08, 0x00], &ipv4_tcp(0)]));
+        assert!(d.tcp().is_some());
+    }
+
+    #[test]
+    fn lcp_is_unsupported_and_short_frames_truncated() {
+        let d = dec(LinkType::PPP, &[0xFF, 0x03, 0xC0, 0x21, 1, 1, 0, 4]);
+        assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
+        let d = dec(LinkType::PPP, &[0xFF, 0x03, 0x00]);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Link, StopReason::Truncated));
+    }
+}

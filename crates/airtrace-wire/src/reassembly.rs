@@ -189,7 +189,7 @@ impl Pending {
         let start = ip.fragment_offset;
         let end = start + ip.payload_len;
         // RFC 791: every fragment but the last carries a multiple of 8 bytes.
-        if end > MAX_DATAGRAM || (ip.more_fragments && ip.payload_len % 8 != 0) {
+        if end > MAX_DATAGRAM || (ip.more_fragments && ip.payload_len & 7 != 0) {
             return false;
         }
         if !ip.more_fragments {
@@ -233,4 +233,154 @@ fn add_range(ranges: &mut Vec<Range<u32>>, r: Range<u32>) {
     });
     let at = ranges.partition_point(|x| x.start < merged.start);
     ranges.insert(at, merged);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use crate::{decode, LinkType};
+
+    const SECOND: i64 = 1_000_000_000;
+
+    /// Cut an IPv4 datagram (no options) into fragments of `size` payload bytes (a
+    /// multiple of 8), as RFC 791 section 3.2 describes: same ID, offsets in 8-octet
+    /// units, MF on all but the last.
+    fn fragments(datagram: &[u8], size: usize) -> Vec<Vec<u8>> {
+        let payload = &datagram[20..];
+        payload
+            .chunks(size)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let mut h = datagram[..20].to_vec();
+                h[2..4].copy_from_slice(&((20 + chunk.len()) as u16).to_be_bytes());
+                let more = (i + 1) * size < payload.len();
+                let field = ((i * size / 8) as u16) | if more { 0x2000 } else { 0 };
+                h[6..8].copy_from_slice(&field.to_be_bytes());
+                cat(&[&h, chunk])
+            })
+            .collect()
+    }
+
+    /// Push `frames` (raw IPv4) at one-second steps; the result of each push.
+    fn push_all(r: &mut Reassembler, frames: &[Vec<u8>], snap: usize) -> (Vec<Push>, Decoded) {
+        let mut d = Decoded::default();
+        let results = frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let cut = &f[..snap.min(f.len())];
+                decode(LinkType::IPV4, cut, f.len() as u32, &mut d);
+                r.push(i as i64 * SECOND, cut, &mut d)
+            })
+            .collect();
+        (results, d)
+    }
+
+    /// An 8 KB NFS-style UDP datagram.
+    fn big_udp() -> Vec<u8> {
+        let payload: Vec<u8> = (0..8192u32).map(|i| i as u8).collect();
+        ipv4(17, &udp(800, 2049, &payload))
+    }
+
+    #[test]
+    fn in_order_fragments_complete_the_datagram() {
+        let mut r = Reassembler::default();
+        let (results, d) = push_all(&mut r, &fragments(&big_udp(), 1480), usize::MAX);
+        assert_eq!(results[..5], [Push::Held; 5]);
+        assert_eq!(results[5], Push::Complete);
+        let ip = d.ip.unwrap();
+        assert!(ip.reassembled && !ip.is_fragment());
+        assert_eq!((ip.payload_len, ip.total_len), (8200, 8220));
+        let u = *d.udp().unwrap();
+        assert_eq!((u.src_port, u.dst_port, u.payload_len), (800, 2049, 8192));
+        assert_eq!(d.payload, 8..8200);
+        assert_eq!(r.datagram()[d.payload.clone()][..4], [0, 1, 2, 3]);
+        assert_eq!(r.pending(), 0);
+    }
+
+    #[test]
+    fn out_of_order_and_duplicate_fragments() {
+        let mut frags = fragments(&big_udp(), 1024);
+        frags.reverse();
+        frags.insert(3, frags[2].clone());
+        let mut r = Reassembler::default();
+        let (results, d) = push_all(&mut r, &frags, usize::MAX);
+        assert_eq!(results.last(), Some(&Push::Complete));
+        assert_eq!(results.iter().filter(|&&p| p == Push::Complete).count(), 1);
+        assert_eq!(d.udp().unwrap().payload_len, 8192);
+        assert_eq!(r.datagram().len(), 8200);
+    }
+
+    #[test]
+    fn header_only_capture_still_completes() {
+        // snap length 68 on raw IP: each fragment keeps 48 bytes of its data.
+        let datagram = ipv4(6, &tcp(&[1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 6], &[0; 4000]));
+        let mut r = Reassembler::default();
+        let (results, d) = push_all(&mut r, &fragments(&datagram, 1480), 68);
+        assert_eq!(results.last(), Some(&Push::Complete));
+        let t = *d.tcp().unwrap();
+        assert_eq!((t.payload_len, t.timestamps, t.dst_port), (4000, Some((5, 6)), 80));
+        assert_eq!(d.stop, None);
+        assert_eq!(r.datagram().len(), 48);
+        assert_eq!(d.payload, 32..48);
+    }
+
+    #[test]
+    fn unfragmented_and_ipv6_packets_pass_by() {
+        let mut r = Reassembler::default();
+        let (results, _) = push_all(&mut r, &[ipv4_tcp(10), ipv6(6, &tcp(&[], &[]))], usize::MAX);
+        assert_eq!(results, [Push::NotFragment; 2]);
+        let mut d = Decoded::default();
+        assert_eq!(r.push(0, &[], &mut d), Push::NotFragment);
+    }
+
+    #[test]
+    fn expiry_and_the_pending_limit() {
+        let mut r = Reassembler::new(2, 5 * SECOND);
+        let mut d = Decoded::default();
+        let mut first_of = |id: u8, at: i64, r: &mut Reassembler| {
+            let mut f = fragments(&big_udp(), 1480).remove(0);
+            f[5] = id;
+            decode(LinkType::IPV4, &f, f.len() as u32, &mut d);
+            r.push(at, &f, &mut d)
+        };
+        assert_eq!(first_of(1, 0, &mut r), Push::Held);
+        assert_eq!(first_of(2, SECOND, &mut r), Push::Held);
+        assert_eq!(first_of(3, 2 * SECOND, &mut r), Push::Held);
+        assert_eq!(r.pending(), 2, "the oldest made room");
+        assert_eq!(first_of(4, 20 * SECOND, &mut r), Push::Held);
+        assert_eq!(r.pending(), 1, "the others expired");
+    }
+
+    #[test]
+    fn contradicting_fragments_drop_the_datagram() {
+        let frags = fragments(&big_udp(), 1480);
+        let mut r = Reassembler::default();
+        let mut d = Decoded::default();
+        let mut push = |f: &[u8], r: &mut Reassembler| {
+            decode(LinkType::IPV4, f, f.len() as u32, &mut d);
+            r.push(0, f, &mut d)
+        };
+        assert_eq!(push(&frags[5], &mut r), Push::Held);
+        // A second "last" fragment ending elsewhere.
+        let mut other_end = frags[5].clone();
+        other_end[7] -= 1;
+        assert_eq!(push(&other_end, &mut r), Push::Dropped);
+        assert_eq!(r.pending(), 0);
+        // A middle fragment whose length is not a multiple of 8.
+        let mut odd = frags[1].clone();
+        odd.pop();
+        odd[3] -= 1;
+        assert_eq!(push(&odd, &mut r), Push::Dropped);
+    }
+
+    #[test]
+    fn add_range_merges() {
+        let mut v = Vec::new();
+        for r in [10..20, 30..40, 0..5, 20..30, 5..6, 50..50] {
+            add_range(&mut v, r);
+        }
+        assert_eq!(v, [0..6, 10..40]);
+    }
 }

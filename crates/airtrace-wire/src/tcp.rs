@@ -78,7 +78,9 @@ fn options_in_general(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(),
     let mut i = 0;
     while let Some(&k) = opts.get(i) {
         match k {
-            kind::EOL => return Ok(()),
+            // The rest of the area is padding; it still has to be captured for the
+            // header to be whole.
+            kind::EOL => break,
             kind::NOP => {
                 i += 1;
                 continue;
@@ -137,4 +139,133 @@ fn options_in_general(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(),
         return Err(truncated(Layer::TcpOptions));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{tcp_flags, Decoded, Layer, StopReason, Tcp};
+    use crate::testutil::*;
+    use crate::{decode, LinkType};
+
+    const RAW: LinkType = LinkType::IPV4;
+
+    fn with_options(options: &[u8]) -> Decoded {
+        dec(RAW, &ipv4(6, &tcp(options, &[7; 3])))
+    }
+
+    fn tcp_of(d: &Decoded) -> Tcp {
+        *d.tcp().unwrap()
+    }
+
+    #[test]
+    fn header_fields() {
+        let mut p = ipv4(6, &tcp(&[], &[]));
+        p[20 + 12] |= 1; // NS
+        p[20 + 13] = 0xFF; // every flag
+        p[20 + 16..20 + 20].copy_from_slice(&[0xAB, 0xCD, 0x00, 0x07]);
+        let t = tcp_of(&dec(RAW, &p));
+        assert_eq!((t.src_port, t.dst_port, t.seq, t.ack), (1234, 80, 1000, 2000));
+        assert_eq!((t.window, t.checksum, t.urgent, t.header_len, t.payload_len), (4096, 0xABCD, 7, 20, 0));
+        assert_eq!(t.flags, 0x1FF);
+        assert!(t.has(tcp_flags::NS) && t.has(tcp_flags::CWR) && t.has(tcp_flags::FIN));
+    }
+
+    #[test]
+    fn every_option_kind() {
+        // MSS (RFC 9293 3.2), NOP, window scale (RFC 7323 2.2), SACK-permitted (RFC 2018
+        // 2), timestamps (RFC 7323 3.2), an unknown kind 30 of length 4, EOL, padding.
+        let opts = [
+            2, 4, 0x05, 0xB4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 30, 4, 0, 0, 0, 0, 0, 0,
+        ];
+        let d = with_options(&opts);
+        assert_eq!(d.stop, None);
+        let t = tcp_of(&d);
+        assert_eq!((t.mss, t.window_scale, t.sack_permitted, t.timestamps), (Some(1460), Some(7), true, Some((1, 2))));
+        assert_eq!((t.header_len, t.payload_len), (48, 3));
+        assert_eq!(d.payload.len(), 3);
+    }
+
+    #[test]
+    fn sack_blocks_one_to_four() {
+        for n in 1..=4u32 {
+            let mut opts = vec![1, 1, 5, (2 + 8 * n) as u8];
+            for i in 0..n {
+                opts.extend_from_slice(&(100 * i).to_be_bytes());
+                opts.extend_from_slice(&(100 * i + 50).to_be_bytes());
+            }
+            let t = tcp_of(&with_options(&opts));
+            let want: Vec<(u32, u32)> = (0..n).map(|i| (100 * i, 100 * i + 50)).collect();
+            assert_eq!(t.sack_blocks(), &want[..]);
+        }
+        // The usual Linux layout: NOP NOP TS NOP NOP SACK.
+        let opts = [1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8, 1, 1, 5, 10, 0, 0, 1, 0, 0, 0, 2, 0];
+        let t = tcp_of(&with_options(&opts));
+        assert_eq!((t.timestamps, t.sack_blocks()), (Some((9, 8)), &[(256, 512)][..]));
+    }
+
+    #[test]
+    fn malformed_options_keep_the_header() {
+        for (opts, what) in [
+            (&[1, 1, 30, 1][..], "TCP option length below 2"),
+            (&[1, 1, 30, 9][..], "TCP option runs past the header"),
+            (&[2, 3, 0, 1][..], "TCP MSS option length is not 4"),
+            (&[3, 2, 1, 1][..], "TCP window scale option length is not 3"),
+            (&[4, 3, 0, 1][..], "TCP SACK-permitted option length is not 2"),
+            (&[5, 6, 0, 0, 0, 0, 1, 1][..], "TCP SACK option length is not 2 + 8n"),
+            (&[8, 6, 0, 0, 0, 0, 1, 1][..], "TCP timestamps option length is not 10"),
+            (&[1, 1, 1, 30][..], "TCP option without a length byte"),
+        ] {
+            let d = with_options(opts);
+            assert_eq!(d.stop.unwrap().layer, Layer::TcpOptions, "{opts:?}");
+            assert_eq!(d.stop.unwrap().reason, StopReason::Malformed(what), "{opts:?}");
+            assert_eq!(tcp_of(&d).dst_port, 80);
+            assert_eq!(tcp_of(&d).payload_len, 3);
+        }
+    }
+
+    #[test]
+    fn options_cut_by_the_snap_length() {
+        // 12 bytes of options, 6 captured: the MSS option is read, then the capture ends.
+        let p = ipv4(6, &tcp(&[2, 4, 0x05, 0xB4, 1, 1, 8, 10, 0, 0, 0, 1], &[0; 100]));
+        let mut d = Decoded::default();
+        decode(RAW, &p[..46], p.len() as u32, &mut d);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::TcpOptions, StopReason::Truncated));
+        let t = tcp_of(&d);
+        assert_eq!((t.mss, t.payload_len), (Some(1460), 100));
+        assert_eq!(d.payload, 46..46);
+    }
+
+    #[test]
+    fn header_only_capture_reports_the_full_segment_length() {
+        let p = ipv4(6, &tcp(&[], &[0; 1448]));
+        let mut d = Decoded::default();
+        decode(RAW, &p[..54], p.len() as u32, &mut d);
+        assert_eq!(d.stop, None);
+        assert_eq!(tcp_of(&d).payload_len, 1448);
+        assert_eq!(d.payload, 40..54);
+    }
+
+    #[test]
+    fn impossible_data_offsets() {
+        let mut p = ipv4(6, &tcp(&[], &[]));
+        p[32] = 4 << 4;
+        let d = dec(RAW, &p);
+        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("TCP data offset below 5"));
+        assert!(d.tcp().is_none());
+        let mut p = ipv4(6, &tcp(&[], &[0; 8]));
+        p[32] = 8 << 4; // 32-byte header in a 28-byte IP payload
+        let d = dec(RAW, &p);
+        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("TCP data offset beyond the IP payload"));
+        let d = dec(RAW, &ipv4(6, &[0; 12]));
+        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("IP payload shorter than a TCP header"));
+    }
+
+    #[test]
+    fn truncated_fixed_header() {
+        let p = ipv4_tcp(0);
+        let mut d = Decoded::default();
+        decode(RAW, &p[..39], p.len() as u32, &mut d);
+        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Tcp, StopReason::Truncated));
+        assert!(d.tcp().is_none() && d.ip.is_some());
+    }
 }

@@ -35,3 +35,40 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     }
     Ok(Next::Done)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::{Layer, StopReason};
+    use crate::testutil::*;
+    use crate::LinkType;
+
+    const RAW: LinkType = LinkType::IPV4;
+
+    #[test]
+    fn header_fields_and_payload() {
+        let d = dec(RAW, &ipv4(17, &udp(5353, 53, &[1, 2, 3])));
+        let u = *d.udp().unwrap();
+        assert_eq!((u.src_port, u.dst_port, u.payload_len, u.checksum), (5353, 53, 3, 0));
+        assert_eq!(d.payload, 28..31);
+        assert_eq!(d.stop, None);
+    }
+
+    #[test]
+    fn payload_ends_at_the_udp_length() {
+        let mut p = ipv4(17, &udp(1, 2, &[0; 10]));
+        p[25] = 12; // UDP length 12: 4 payload bytes, 6 bytes of trailer
+        let d = dec(RAW, &p);
+        assert_eq!((d.udp().unwrap().payload_len, d.payload.clone()), (4, 28..32));
+    }
+
+    #[test]
+    fn bad_lengths() {
+        let mut p = ipv4(17, &udp(1, 2, &[0; 4]));
+        p[25] = 7;
+        assert_eq!(dec(RAW, &p).stop.unwrap().reason, StopReason::Malformed("UDP length below 8"));
+        p[25] = 0; // length 0: the IP length decides
+        assert_eq!(dec(RAW, &p).udp().unwrap().payload_len, 4);
+        let d = dec(RAW, &ipv4(17, &[0; 6]));
+        assert_eq!(d.stop.unwrap().layer, Layer::Udp);
+    }
+}
