@@ -5,7 +5,8 @@
 //! use airtrace_wire::Decoded;
 //! let mut analyzer = Analyzer::new();
 //! let decoded = Decoded::default(); // a frame that carried no TCP
-//! let ann = analyzer.process(&PacketIn { frame: 1, ts_ns: 0, wire_len: 60, decoded: &decoded, payload: &[] });
+//! let mut ann = airtrace_analysis::Annotation::default();
+//! analyzer.process(&PacketIn { frame: 1, ts_ns: 0, wire_len: 60, decoded: &decoded, payload: &[] }, &mut ann);
 //! assert_eq!(ann.conn, u32::MAX);
 //! assert!(analyzer.finish().is_empty());
 //! ```
@@ -47,8 +48,8 @@ pub struct Analyzer {
     /// Connection slots; a finished connection's slot is reused (see `free`).
     conns: Vec<Conn>,
     free: Vec<usize>,
-    /// The key and slot of the previous TCP packet: bulk transfers hit it nearly always.
-    last: Option<(FlowKey, usize)>,
+    /// The slot of the previous TCP packet's connection: bulk transfers hit it nearly always.
+    last: Option<usize>,
     finished: Vec<ConnSummary>,
     next_id: u32,
     mac: MacRetries,
@@ -61,9 +62,9 @@ impl Analyzer {
         Self::default()
     }
 
-    /// Analyses the next packet of the capture.
-    pub fn process(&mut self, p: &PacketIn<'_>) -> Annotation {
-        let mut ann = Annotation::default();
+    /// Analyses the next packet of the capture into `ann` (which it resets).
+    pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
+        *ann = Annotation::default();
         let t0 = *self.first_ts.get_or_insert(p.ts_ns);
         self.packets += 1;
         if self.packets % SWEEP_EVERY == 0 {
@@ -74,16 +75,16 @@ impl Analyzer {
             ann.flags.insert(Flags::MAC_RETRY);
         }
         let (Some(ip), Transport::Tcp(tcp)) = (&p.decoded.ip, &p.decoded.transport) else {
-            return ann;
+            return;
         };
         let src = Endpoint::new(ip.src, tcp.src_port);
         let dst = Endpoint::new(ip.dst, tcp.dst_port);
-        let (key, _) = FlowKey::of(src, dst);
+        let key = || FlowKey::of(src, dst).0;
         let syn_only = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN;
 
         let slot = match self.last {
-            Some((k, slot)) if k == key => Some(slot),
-            _ => self.live.get(&key).copied(),
+            Some(slot) if self.conns[slot].has_endpoints(src, dst) => Some(slot),
+            _ => self.live.get(&key()).copied(),
         };
         let slot = match slot {
             Some(slot) => {
@@ -116,11 +117,11 @@ impl Analyzer {
                         self.conns.len() - 1
                     }
                 };
-                self.live.insert(key, slot);
+                self.live.insert(key(), slot);
                 slot
             }
         };
-        self.last = Some((key, slot));
+        self.last = Some(slot);
         let conn = &mut self.conns[slot];
         let d = usize::from(conn.a != src);
         ann.conn = conn.id;
@@ -130,19 +131,16 @@ impl Analyzer {
         if mac_retry {
             dir.m.packets += 1;
             dir.m.mac_retries += 1;
-            return ann;
+            return;
         }
         if dir.recent.is_capture_duplicate(ip, tcp, p.payload, p.ts_ns) {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;
             ann.flags.insert(Flags::CAPTURE_DUPLICATE);
-            return ann;
+            return;
         }
-        let reused = ann.flags;
-        let seg = Seg { frame: p.frame, ts_ns: p.ts_ns, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
-        conn.process(d, &seg, &mut ann);
-        ann.flags.insert(reused);
-        ann
+        let seg = Seg { ts_ns: p.ts_ns, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
+        conn.process(d, &seg, ann);
     }
 
     /// Moves connections that have been silent long enough to the finished list.

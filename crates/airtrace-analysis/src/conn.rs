@@ -90,9 +90,116 @@ pub(crate) struct Dir {
     fin: bool,
 }
 
+impl Dir {
+    /// An ACK from the peer acknowledges this direction's data.
+    #[inline]
+    fn on_ack(&mut self, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
+        let ack = tcp.ack;
+        if self.acked.is_none_or(|a| seq::gt(ack, a)) {
+            self.acked = Some(ack);
+            self.timeout_seq = None;
+            self.peer_sack_high = self.peer_sack_high.filter(|h| seq::gt(*h, ack));
+            if self.recover.is_some_and(|r| seq::ge(ack, r)) {
+                self.recover = None;
+            }
+        }
+        // SACK blocks above the cumulative ACK report data past a hole (RFC 2018).
+        for &(_, right) in tcp.sack_blocks() {
+            if seq::gt(right, ack) {
+                self.peer_sack_high = Some(self.peer_sack_high.map_or(right, |h| seq::max(h, right)));
+            }
+        }
+        let mut sample = None;
+        while let Some(front) = self.outstanding.front() {
+            if !seq::le(front.end, ack) {
+                break;
+            }
+            if front.end == ack && !front.retransmitted {
+                sample = Some(ts - front.ts);
+            }
+            self.outstanding.pop_front();
+        }
+        // Karn's rule (RFC 6298 section 3): only segments never retransmitted give samples.
+        if let Some(r) = sample {
+            ann.ack_rtt_ns = r;
+            self.rtt.sample(r);
+            self.m.rtt.add(r);
+        }
+    }
+
+    /// Data (or SYN/FIN) beyond the highest sequence number sent so far.
+    #[inline]
+    fn new_data(&mut self, tcp: &Tcp, end: u32, ts: i64, remember: bool) {
+        let f = tcp.flags;
+        let start = match self.high {
+            Some(h) if seq::gt(tcp.seq, h) => {
+                self.m.missed_bytes += tcp.seq.wrapping_sub(h) as u64;
+                tcp.seq
+            }
+            Some(h) => h,
+            None => tcp.seq,
+        };
+        let syn_fin = u32::from(f & tcp_flags::SYN != 0) + u32::from(f & tcp_flags::FIN != 0);
+        self.m.unique_bytes += (end.wrapping_sub(start)).saturating_sub(syn_fin) as u64;
+        self.high = Some(end);
+        if remember {
+            if self.outstanding.len() == MAX_OUTSTANDING {
+                self.outstanding.pop_front();
+            }
+            self.outstanding.push_back(Segment { seq: tcp.seq, end, ts, retransmitted: false });
+        }
+    }
+
+    /// A retransmission: its kind, backoff and timing, and Karn's mark on the
+    /// segments it repeats.
+    #[cold]
+    fn retransmission(&mut self, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict, ann: &mut Annotation) {
+        let end = seq_end(tcp);
+        ann.idle_gap_ns = self.last_ts.map_or(NONE_I64, |t| ts - t);
+        ann.since_first_tx_ns = self
+            .outstanding
+            .iter()
+            .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end))
+            .map_or(NONE_I64, |g| ts - g.ts);
+        let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws);
+        ann.retrans_kind = kind;
+        match kind {
+            RetransKind::Timeout if expiry => {
+                self.backoff = if self.timeout_seq == Some(tcp.seq) { self.backoff.saturating_add(1) } else { 1 };
+                self.timeout_seq = Some(tcp.seq);
+                ann.backoff = self.backoff;
+                // After a timeout, data sent before it gets no fast retransmit
+                // (RFC 6582 section 3.2 step 1, "recover").
+                self.recover = Some(self.high.unwrap_or(end));
+                self.after_timeout = true;
+                self.m.timeouts += 1;
+                self.m.timeout_retransmissions += 1;
+                self.m.max_backoff = self.m.max_backoff.max(self.backoff as u32);
+            }
+            RetransKind::Timeout => self.m.timeout_retransmissions += 1,
+            RetransKind::FastRetransmit | RetransKind::Sack => {
+                if self.recover.is_none() {
+                    self.recover = Some(self.high.unwrap_or(end));
+                    self.after_timeout = false;
+                }
+                if kind == RetransKind::Sack {
+                    self.m.sack_retransmissions += 1;
+                } else {
+                    self.m.fast_retransmissions += 1;
+                }
+            }
+            RetransKind::None => {}
+        }
+        for g in self.outstanding.iter_mut() {
+            if seq::lt(g.seq, end) && seq::lt(tcp.seq, g.end) {
+                g.retransmitted = true;
+            }
+        }
+    }
+}
+
 /// The per-packet input the connection needs.
 pub(crate) struct Seg<'a> {
-    pub frame: u64,
     pub ts_ns: i64,
     pub tcp: &'a Tcp,
     pub wire_len: u32,
@@ -135,6 +242,12 @@ impl Conn {
         }
     }
 
+    /// Whether a packet from `src` to `dst` belongs to this connection's endpoints.
+    #[inline]
+    pub(crate) fn has_endpoints(&self, src: Endpoint, dst: Endpoint) -> bool {
+        (self.a == src && self.b == dst) || (self.a == dst && self.b == src)
+    }
+
     /// Frees the memory of a finished connection kept only as a slot to reuse.
     pub(crate) fn release(&mut self) {
         for d in &mut self.dirs {
@@ -155,20 +268,16 @@ impl Conn {
         let seglen = tcp.payload_len;
         let f = tcp.flags;
         self.last_ts = ts;
-
-        self.note_handshake(d, s);
+        if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0 {
+            self.control_segment(d, tcp, ts, ann);
+        } else if self.handshake_rtt_ns.is_none() && f & tcp_flags::ACK != 0 {
+            // SYN, SYN/ACK, then this ACK: one round trip.
+            if let (Some(syn_ts), Some(_)) = (self.syn_ts, self.synack_ts) {
+                self.handshake_rtt_ns = Some(ts - syn_ts);
+            }
+        }
 
         let (fwd, rev) = split(&mut self.dirs, d);
-        let syn_ack = f & (tcp_flags::SYN | tcp_flags::ACK);
-        if syn_ack == tcp_flags::SYN && fwd.ws.base_seq == Some(tcp.seq) {
-            // The SYN again: Wireshark forgets the SYN's own sequence step first.
-            fwd.ws.nextseq = fwd.ws.maxseqtobeacked;
-        }
-        if syn_ack == tcp_flags::SYN | tcp_flags::ACK && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq) {
-            // A SYN/ACK with a new initial sequence number on a known connection.
-            fwd.ws.base_seq = Some(tcp.seq);
-            ann.flags.insert(Flags::REUSED_PORTS);
-        }
         wireshark::set_bases(&mut fwd.ws, &mut rev.ws, tcp);
 
         // Step 1: Wireshark's flags.
@@ -179,76 +288,18 @@ impl Conn {
 
         // Step 2: what kind of retransmission.
         let end = seq_end(tcp);
-        let idle_gap = fwd.last_ts.map(|t| ts - t);
         if ws.flags.contains(Flags::RETRANSMISSION) {
-            ann.idle_gap_ns = idle_gap.unwrap_or(NONE_I64);
-            ann.since_first_tx_ns = fwd
-                .outstanding
-                .iter()
-                .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end))
-                .map_or(NONE_I64, |g| ts - g.ts);
-            let (kind, expiry) = classify_retransmission(fwd, rev, tcp, ts, &ws);
-            ann.retrans_kind = kind;
-            match kind {
-                RetransKind::Timeout if expiry => {
-                    fwd.backoff = if fwd.timeout_seq == Some(tcp.seq) { fwd.backoff.saturating_add(1) } else { 1 };
-                    fwd.timeout_seq = Some(tcp.seq);
-                    ann.backoff = fwd.backoff;
-                    // After a timeout, data sent before it gets no fast retransmit
-                    // (RFC 6582 section 3.2 step 1, "recover").
-                    fwd.recover = Some(fwd.high.unwrap_or(end));
-                    fwd.after_timeout = true;
-                    fwd.m.timeouts += 1;
-                    fwd.m.timeout_retransmissions += 1;
-                    fwd.m.max_backoff = fwd.m.max_backoff.max(fwd.backoff as u32);
-                }
-                RetransKind::Timeout => fwd.m.timeout_retransmissions += 1,
-                RetransKind::FastRetransmit | RetransKind::Sack => {
-                    if fwd.recover.is_none() {
-                        fwd.recover = Some(fwd.high.unwrap_or(end));
-                        fwd.after_timeout = false;
-                    }
-                    if kind == RetransKind::Sack {
-                        fwd.m.sack_retransmissions += 1;
-                    } else {
-                        fwd.m.fast_retransmissions += 1;
-                    }
-                }
-                RetransKind::None => {}
-            }
-            for g in fwd.outstanding.iter_mut() {
-                if seq::lt(g.seq, end) && seq::lt(tcp.seq, g.end) {
-                    g.retransmitted = true;
-                }
-            }
+            fwd.retransmission(rev, tcp, ts, &ws, ann);
         }
 
         // Step 3: sequence space, RTT, in-flight, metrics.
         let new_data = seglen > 0 || f & (tcp_flags::SYN | tcp_flags::FIN) != 0;
         if new_data && fwd.high.is_none_or(|h| seq::gt(end, h)) {
-            let start = match fwd.high {
-                Some(h) if seq::gt(tcp.seq, h) => {
-                    fwd.m.missed_bytes += tcp.seq.wrapping_sub(h) as u64;
-                    tcp.seq
-                }
-                Some(h) => h,
-                None => tcp.seq,
-            };
-            let syn_fin = u32::from(f & tcp_flags::SYN != 0) + u32::from(f & tcp_flags::FIN != 0);
-            fwd.m.unique_bytes += (end.wrapping_sub(start)).saturating_sub(syn_fin) as u64;
-            fwd.high = Some(end);
-            if !ws.flags.contains(Flags::ZERO_WINDOW_PROBE) {
-                if fwd.outstanding.len() == MAX_OUTSTANDING {
-                    fwd.outstanding.pop_front();
-                }
-                fwd.outstanding.push_back(Segment { seq: tcp.seq, end, ts, retransmitted: false });
-            }
+            fwd.new_data(tcp, end, ts, !ws.flags.contains(Flags::ZERO_WINDOW_PROBE));
         }
-
         if f & tcp_flags::ACK != 0 {
-            self.on_ack(d, tcp, ts, ann);
+            rev.on_ack(tcp, ts, ann);
         }
-        let (fwd, rev) = split(&mut self.dirs, d);
         if seglen > 0 {
             if let (Some(h), Some(front)) = (fwd.high, fwd.outstanding.front()) {
                 let in_flight = h.wrapping_sub(front.seq) as i32;
@@ -278,24 +329,46 @@ impl Conn {
             m.count_flags(ws.flags, seglen, ws.dupack_num);
         }
         if tcp.sack_count > 0 {
-            m.sack_packets += 1;
-            m.max_sack_blocks = m.max_sack_blocks.max(tcp.sack_count);
-            let first = tcp.sack[0];
-            // RFC 2883 section 4: a first block below the cumulative ACK, or inside
-            // the second block, reports a duplicate (D-SACK).
-            let dsack = seq::le(first.1, tcp.ack)
-                || (tcp.sack_count > 1 && seq::ge(first.0, tcp.sack[1].0) && seq::le(first.1, tcp.sack[1].1));
-            m.dsack_packets += u64::from(dsack);
+            count_sack(m, tcp);
         }
+        if f & tcp_flags::SYN == 0 {
+            m.add_window(ann.window);
+        }
+        m.timestamps |= tcp.timestamps.is_some();
+        if let Some(last) = fwd.last_ts {
+            m.longest_idle_ns = m.longest_idle_ns.max(ts - last);
+        }
+        fwd.last_ts = Some(ts);
+    }
+
+    /// The rare part of [`Conn::process`]: SYN, FIN and RST.
+    #[cold]
+    fn control_segment(&mut self, d: usize, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
+        let f = tcp.flags;
+        let (fwd, rev) = split(&mut self.dirs, d);
+        let syn_ack = f & (tcp_flags::SYN | tcp_flags::ACK);
+        if syn_ack == tcp_flags::SYN && fwd.ws.base_seq == Some(tcp.seq) {
+            // The SYN again: Wireshark forgets the SYN's own sequence step first.
+            fwd.ws.nextseq = fwd.ws.maxseqtobeacked;
+        }
+        if syn_ack == tcp_flags::SYN | tcp_flags::ACK && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq) {
+            // A SYN/ACK with a new initial sequence number on a known connection.
+            fwd.ws.base_seq = Some(tcp.seq);
+            ann.flags.insert(Flags::REUSED_PORTS);
+        }
+        let m = &mut fwd.m;
         if f & tcp_flags::SYN != 0 {
+            fwd.syn_seen = true;
+            if f & tcp_flags::ACK != 0 {
+                self.synack_ts = Some(ts);
+            } else {
+                self.syn_ts = Some(ts);
+            }
             m.syn += 1;
             m.mss = tcp.mss.or(m.mss);
             m.window_scale = tcp.window_scale.or(m.window_scale);
             m.sack_permitted |= tcp.sack_permitted;
-        } else {
-            m.add_window(ann.window);
         }
-        m.timestamps |= tcp.timestamps.is_some();
         if f & tcp_flags::FIN != 0 {
             m.fin += 1;
             fwd.fin = true;
@@ -305,67 +378,6 @@ impl Conn {
             self.state = ConnState::Reset;
         } else if fwd.fin && rev.fin && self.state == ConnState::Open {
             self.state = ConnState::Closed;
-        }
-        if let Some(gap) = idle_gap {
-            m.longest_idle_s = m.longest_idle_s.max(gap as f64 * 1e-9);
-        }
-        fwd.last_ts = Some(ts);
-        let _ = s.frame;
-    }
-
-    /// Handshake bookkeeping: SYN time and the handshake RTT (SYN to the first
-    /// ACK after the SYN/ACK).
-    fn note_handshake(&mut self, d: usize, s: &Seg<'_>) {
-        let f = s.tcp.flags;
-        let syn = f & tcp_flags::SYN != 0;
-        let ack = f & tcp_flags::ACK != 0;
-        if syn {
-            self.dirs[d].syn_seen = true;
-            if ack {
-                self.synack_ts = Some(s.ts_ns);
-            } else {
-                self.syn_ts = Some(s.ts_ns);
-            }
-        } else if ack && self.handshake_rtt_ns.is_none() {
-            if let (Some(syn_ts), Some(_)) = (self.syn_ts, self.synack_ts) {
-                self.handshake_rtt_ns = Some(s.ts_ns - syn_ts);
-            }
-        }
-    }
-
-    /// An ACK sent in direction `d` acknowledges the peer's data.
-    fn on_ack(&mut self, d: usize, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
-        let peer = &mut self.dirs[1 - d];
-        let ack = tcp.ack;
-        if peer.acked.is_none_or(|a| seq::gt(ack, a)) {
-            peer.acked = Some(ack);
-            peer.timeout_seq = None;
-            peer.peer_sack_high = peer.peer_sack_high.filter(|h| seq::gt(*h, ack));
-            if peer.recover.is_some_and(|r| seq::ge(ack, r)) {
-                peer.recover = None;
-            }
-        }
-        // SACK blocks above the cumulative ACK report data past a hole (RFC 2018).
-        for &(_, right) in tcp.sack_blocks() {
-            if seq::gt(right, ack) {
-                peer.peer_sack_high = Some(peer.peer_sack_high.map_or(right, |h| seq::max(h, right)));
-            }
-        }
-        let mut sample = None;
-        while let Some(front) = peer.outstanding.front() {
-            if !seq::le(front.end, ack) {
-                break;
-            }
-            if front.end == ack && !front.retransmitted {
-                sample = Some(ts - front.ts);
-            }
-            peer.outstanding.pop_front();
-        }
-        // Karn's rule (RFC 6298 section 3): only segments never retransmitted give samples.
-        if let Some(r) = sample {
-            ann.ack_rtt_ns = r;
-            peer.rtt.sample(r);
-            peer.m.rtt.add(r);
         }
     }
 
@@ -409,6 +421,18 @@ fn seq_end(tcp: &Tcp) -> u32 {
 /// for a timeout even when duplicate ACKs or SACKs came before it: no stack's
 /// minimum RTO is shorter (FreeBSD's 30 ms is the shortest in common use).
 const MIN_TIMEOUT_SILENCE_NS: i64 = 30_000_000;
+
+/// Counts a segment's SACK blocks, and whether it reports a D-SACK.
+fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
+    m.sack_packets += 1;
+    m.max_sack_blocks = m.max_sack_blocks.max(tcp.sack_count);
+    let first = tcp.sack[0];
+    // RFC 2883 section 4: a first block below the cumulative ACK, or inside the
+    // second block, reports a duplicate (D-SACK).
+    let dsack = seq::le(first.1, tcp.ack)
+        || (tcp.sack_count > 1 && seq::ge(first.0, tcp.sack[1].0) && seq::le(first.1, tcp.sack[1].1));
+    m.dsack_packets += u64::from(dsack);
+}
 
 /// Timeout, fast retransmit or SACK recovery: what sent this retransmission, and
 /// whether it is the retransmission timer's expiry itself (the first segment sent

@@ -18,69 +18,63 @@ const NO_ID_WINDOW_NS: i64 = 50_000;
 /// Copies with an IP ID count as duplicates up to this far apart.
 const ID_WINDOW_NS: i64 = 2_000_000_000;
 
-/// What identifies one transmission of a TCP segment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Fingerprint {
-    ip_id: u32,
-    seq: u32,
-    ack: u32,
-    seglen: u32,
-    flags: u16,
-    window: u16,
-    tsval: u32,
-    /// The first SACK block, if any.
-    sack: (u32, u32),
-    /// The first and last eight captured payload bytes.
-    payload_head: u64,
-    payload_tail: u64,
+/// The last few packets of one direction, to recognise repeats. Each packet is
+/// remembered as four words: (sequence number, IP ID), (ACK, segment length),
+/// (TSval, flags, window) and the first payload bytes mixed with the first SACK block.
+#[derive(Clone, Debug)]
+pub(crate) struct RecentPackets {
+    words: [[u64; RECENT]; 4],
+    ts: [i64; RECENT],
+    next: usize,
 }
 
-/// The last few packets of one direction, to recognise repeats.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RecentPackets {
-    /// Sequence number and IP ID of each remembered packet: a quick first filter.
-    keys: [u64; RECENT],
-    prints: [(Fingerprint, i64); RECENT],
-    len: usize,
-    next: usize,
+impl Default for RecentPackets {
+    fn default() -> Self {
+        // No packet has a segment length of 2^32 - 1: the empty slots never match.
+        RecentPackets { words: [[u64::MAX; RECENT]; 4], ts: [0; RECENT], next: 0 }
+    }
 }
 
 impl RecentPackets {
     /// True if this packet repeats one of the recent packets of the same direction;
     /// otherwise remembers it.
+    #[inline]
     pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64) -> bool {
-        let key = (tcp.seq as u64) << 32 | ip.id as u64;
-        let fp = Fingerprint {
-            ip_id: ip.id,
-            seq: tcp.seq,
-            ack: tcp.ack,
-            seglen: tcp.payload_len,
-            flags: tcp.flags,
-            window: tcp.window,
-            tsval: tcp.timestamps.map_or(0, |t| t.0),
-            sack: if tcp.sack_count > 0 { tcp.sack[0] } else { (0, 0) },
-            payload_head: eight_bytes(payload.get(..8.min(payload.len())).unwrap_or(&[])),
-            payload_tail: eight_bytes(payload.get(payload.len().saturating_sub(8)..).unwrap_or(&[])),
-        };
+        let sack = if tcp.sack_count > 0 { (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64 } else { 0 };
+        let w = [
+            (tcp.seq as u64) << 32 | ip.id as u64,
+            (tcp.ack as u64) << 32 | tcp.payload_len as u64,
+            (tcp.timestamps.map_or(0, |t| t.0) as u64) << 32 | (tcp.flags as u64) << 16 | tcp.window as u64,
+            payload_head(payload) ^ sack.rotate_left(17),
+        ];
         let window = if ip.id != 0 { ID_WINDOW_NS } else { NO_ID_WINDOW_NS };
-        let seen = (0..self.len).any(|i| {
-            self.keys[i] == key && self.prints[i].0 == fp && ts - self.prints[i].1 <= window
-        });
-        if !seen {
-            self.keys[self.next] = key;
-            self.prints[self.next] = (fp, ts);
-            self.next = (self.next + 1) % RECENT;
-            self.len = (self.len + 1).min(RECENT);
+        for i in 0..RECENT {
+            if self.words[0][i] == w[0]
+                && self.words[1][i] == w[1]
+                && self.words[2][i] == w[2]
+                && self.words[3][i] == w[3]
+                && ts - self.ts[i] <= window
+            {
+                return true;
+            }
         }
-        seen
+        let slot = self.next;
+        for (words, word) in self.words.iter_mut().zip(w) {
+            words[slot] = word;
+        }
+        self.ts[slot] = ts;
+        self.next = (slot + 1) % RECENT;
+        false
     }
 }
 
-/// Up to eight bytes as a number (zero-padded).
-fn eight_bytes(b: &[u8]) -> u64 {
-    let mut buf = [0u8; 8];
-    buf[..b.len()].copy_from_slice(b);
-    u64::from_le_bytes(buf)
+/// The first eight captured payload bytes as a number (zero-padded).
+#[inline]
+fn payload_head(payload: &[u8]) -> u64 {
+    match payload.first_chunk::<8>() {
+        Some(head) => u64::from_le_bytes(*head),
+        None => payload.iter().fold(0, |acc, &b| acc << 8 | b as u64),
+    }
 }
 
 /// The last 802.11 sequence number seen from each transmitter.

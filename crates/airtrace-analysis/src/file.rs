@@ -51,6 +51,7 @@ pub fn analyze_file(
     let mut reader = CaptureReader::open(path).map_err(|e| e.to_string())?;
     let mut analyzer = Analyzer::new();
     let mut decoded = Decoded::default();
+    let mut ann = Annotation::default();
     let mut frames = 0u64;
     let mut tcp_frames = 0u64;
     let mut stops: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -84,13 +85,13 @@ pub fn analyze_file(
         }
         tcp_frames += u64::from(decoded.tcp().is_some());
         let payload = decoded.payload.clone();
-        let ann = analyzer.process(&PacketIn {
+        analyzer.process(&PacketIn {
             frame: record.frame,
             ts_ns: record.ts_ns,
             wire_len: record.orig_len,
             decoded: &decoded,
             payload: record.data.get(payload).unwrap_or(&[]),
-        });
+        }, &mut ann);
         sink.packet(&record, &decoded, &ann);
         if record.frame % PROGRESS_EVERY == 0 {
             progress(reader.position(), reader.file_len());

@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::annotation::Flags;
 
-/// Running statistics of RTT samples (Welford's online mean and variance).
+/// Statistics of RTT samples. Samples are summed as integers on the hot path;
+/// the public fields are filled in by [`RttStats::finish`].
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct RttStats {
     pub samples: u64,
@@ -13,21 +14,42 @@ pub struct RttStats {
     pub avg_s: Option<f64>,
     pub stdev_s: Option<f64>,
     #[serde(skip)]
-    m2: f64,
+    min_ns: i64,
+    #[serde(skip)]
+    max_ns: i64,
+    #[serde(skip)]
+    sum_ns: i128,
+    #[serde(skip)]
+    sum_sq_ns: i128,
 }
 
 impl RttStats {
+    #[inline]
     pub fn add(&mut self, rtt_ns: i64) {
-        let x = rtt_ns as f64 * 1e-9;
+        if self.samples == 0 || rtt_ns < self.min_ns {
+            self.min_ns = rtt_ns;
+        }
+        self.max_ns = self.max_ns.max(rtt_ns);
         self.samples += 1;
-        self.min_s = Some(self.min_s.map_or(x, |m| m.min(x)));
-        self.max_s = Some(self.max_s.map_or(x, |m| m.max(x)));
-        let mean = self.avg_s.unwrap_or(0.0);
-        let delta = x - mean;
-        let mean = mean + delta / self.samples as f64;
-        self.m2 += delta * (x - mean);
-        self.avg_s = Some(mean);
-        self.stdev_s = Some(if self.samples > 1 { (self.m2 / (self.samples - 1) as f64).sqrt() } else { 0.0 });
+        self.sum_ns += rtt_ns as i128;
+        self.sum_sq_ns += rtt_ns as i128 * rtt_ns as i128;
+    }
+
+    fn finish(&mut self) {
+        if self.samples == 0 {
+            return;
+        }
+        let n = self.samples as f64;
+        let mean_ns = self.sum_ns as f64 / n;
+        self.min_s = Some(self.min_ns as f64 * 1e-9);
+        self.max_s = Some(self.max_ns as f64 * 1e-9);
+        self.avg_s = Some(mean_ns * 1e-9);
+        let var_ns = if self.samples > 1 {
+            ((self.sum_sq_ns as f64 - n * mean_ns * mean_ns) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        self.stdev_s = Some(var_ns.sqrt() * 1e-9);
     }
 }
 
@@ -99,9 +121,19 @@ pub struct DirMetrics {
     /// Longest time between two consecutive packets of this direction (s).
     pub longest_idle_s: f64,
     #[serde(skip)]
-    pub(crate) window_sum: f64,
+    segment_min: u32,
     #[serde(skip)]
-    pub(crate) window_count: u64,
+    segment_max: u32,
+    #[serde(skip)]
+    window_min: u32,
+    #[serde(skip)]
+    window_max: u32,
+    #[serde(skip)]
+    window_sum: u64,
+    #[serde(skip)]
+    window_count: u64,
+    #[serde(skip)]
+    pub(crate) longest_idle_ns: i64,
 }
 
 impl DirMetrics {
@@ -123,25 +155,38 @@ impl DirMetrics {
         self.keep_alives += n(Flags::KEEP_ALIVE);
     }
 
+    #[inline]
     pub(crate) fn add_segment_size(&mut self, len: u32) {
-        self.min_segment = Some(self.min_segment.map_or(len, |m| m.min(len)));
-        self.max_segment = Some(self.max_segment.map_or(len, |m| m.max(len)));
+        if self.data_packets == 1 || len < self.segment_min {
+            self.segment_min = len;
+        }
+        self.segment_max = self.segment_max.max(len);
     }
 
+    #[inline]
     pub(crate) fn add_window(&mut self, window: u32) {
-        self.min_window = Some(self.min_window.map_or(window, |m| m.min(window)));
-        self.max_window = Some(self.max_window.map_or(window, |m| m.max(window)));
-        self.window_sum += window as f64;
+        if self.window_count == 0 || window < self.window_min {
+            self.window_min = window;
+        }
+        self.window_max = self.window_max.max(window);
+        self.window_sum += window as u64;
         self.window_count += 1;
     }
 
+    /// Fills in the derived fields; `duration_s` is the connection's duration.
     pub(crate) fn finish(&mut self, duration_s: f64) {
         if self.data_packets > 0 {
+            self.min_segment = Some(self.segment_min);
+            self.max_segment = Some(self.segment_max);
             self.avg_segment = Some(self.data_bytes as f64 / self.data_packets as f64);
         }
         if self.window_count > 0 {
-            self.avg_window = Some(self.window_sum / self.window_count as f64);
+            self.min_window = Some(self.window_min);
+            self.max_window = Some(self.window_max);
+            self.avg_window = Some(self.window_sum as f64 / self.window_count as f64);
         }
+        self.rtt.finish();
+        self.longest_idle_s = self.longest_idle_ns as f64 * 1e-9;
         if duration_s > 0.0 {
             self.throughput_bps = self.data_bytes as f64 * 8.0 / duration_s;
             self.goodput_bps = self.unique_bytes as f64 * 8.0 / duration_s;

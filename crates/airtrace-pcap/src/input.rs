@@ -15,7 +15,7 @@ use std::io::{self, Chain, Cursor, Read};
 use flate2::read::MultiGzDecoder;
 
 /// Size the buffer grows to, and so of most reads. MEASURED
-const BUF_SIZE: usize = 4 << 20;
+const BUF_SIZE: usize = 1 << 20;
 /// Size of the first buffer.
 const FIRST_BUF_SIZE: usize = 64 << 10;
 

@@ -51,15 +51,12 @@ impl TsResolution {
         }
     }
 
-    /// Nanoseconds in `units` units, rounded down (as Wireshark does), saturating at the
-    /// ends of the `i64` range. Computed in 128 bits, so no value can overflow.
-    #[inline]
-    pub(crate) fn units_to_ns(self, units: u64) -> i128 {
-        let units = i128::from(units);
+    /// The arithmetic that turns counts of this unit into nanoseconds.
+    pub(crate) fn scale(self) -> Scale {
         match self {
-            TsResolution::Decimal(n) if n <= 9 => units * 10i128.pow(9 - u32::from(n)),
-            TsResolution::Decimal(n) => units / 10i128.pow(u32::from(n) - 9),
-            TsResolution::Binary(n) => (units * 1_000_000_000) >> n,
+            TsResolution::Decimal(n) if n <= 9 => Scale::Mul(10i128.pow(9 - u32::from(n))),
+            TsResolution::Decimal(n) => Scale::Div(10i128.pow(u32::from(n) - 9)),
+            TsResolution::Binary(n) => Scale::Shift(u32::from(n)),
         }
     }
 
@@ -72,6 +69,33 @@ impl TsResolution {
             TsResolution::Binary(n) => ns.checked_mul(1i128 << n)?.div_euclid(1_000_000_000),
         };
         u64::try_from(units).ok()
+    }
+}
+
+/// How counts of an interface's unit turn into nanoseconds, worked out once per
+/// interface so that the hot path does one multiplication (or division, or shift).
+/// Computed in 128 bits, where no count can overflow; results are rounded down, as
+/// Wireshark does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scale {
+    /// Nanoseconds per unit: 10^-n s with n ≤ 9.
+    Mul(i128),
+    /// Units per nanosecond: 10^-n s with n > 9.
+    Div(i128),
+    /// 2^-n s: multiply by 10^9, shift right by n.
+    Shift(u32),
+}
+
+impl Scale {
+    /// Nanoseconds in `units` units.
+    #[inline]
+    pub(crate) fn to_ns(self, units: u64) -> i128 {
+        let units = i128::from(units);
+        match self {
+            Scale::Mul(m) => units * m,
+            Scale::Div(d) => units / d,
+            Scale::Shift(n) => (units * 1_000_000_000) >> n,
+        }
     }
 }
 
@@ -115,23 +139,23 @@ mod tests {
         // (the ISB example of draft-ietf-opsawg-pcapng §4.6).
         let units = (0x0004_c397u64 << 32) | 0x64ca_47aa;
         assert_eq!(
-            TsResolution::MICRO.units_to_ns(units),
+            TsResolution::MICRO.scale().to_ns(units),
             1_340_954_905_298_858_000
         );
-        assert_eq!(TsResolution::NANO.units_to_ns(7), 7);
-        assert_eq!(TsResolution::Decimal(0).units_to_ns(3), 3_000_000_000);
-        assert_eq!(TsResolution::Decimal(12).units_to_ns(5_999), 5);
+        assert_eq!(TsResolution::NANO.scale().to_ns(7), 7);
+        assert_eq!(TsResolution::Decimal(0).scale().to_ns(3), 3_000_000_000);
+        assert_eq!(TsResolution::Decimal(12).scale().to_ns(5_999), 5);
         // 2^-10 s: 1 unit is 976562.5 ns, rounded down.
-        assert_eq!(TsResolution::Binary(10).units_to_ns(1), 976_562);
+        assert_eq!(TsResolution::Binary(10).scale().to_ns(1), 976_562);
         assert_eq!(
-            TsResolution::Binary(10).units_to_ns(1024 * 3 + 512),
+            TsResolution::Binary(10).scale().to_ns(1024 * 3 + 512),
             3_500_000_000
         );
-        assert_eq!(TsResolution::Binary(0).units_to_ns(2), 2_000_000_000);
+        assert_eq!(TsResolution::Binary(0).scale().to_ns(2), 2_000_000_000);
         // The largest counts cannot overflow.
-        assert!(TsResolution::Decimal(0).units_to_ns(u64::MAX) > i128::from(i64::MAX));
+        assert!(TsResolution::Decimal(0).scale().to_ns(u64::MAX) > i128::from(i64::MAX));
         assert_eq!(
-            saturate_ns(TsResolution::Decimal(0).units_to_ns(u64::MAX)),
+            saturate_ns(TsResolution::Decimal(0).scale().to_ns(u64::MAX)),
             i64::MAX
         );
     }
@@ -144,7 +168,7 @@ mod tests {
             TsResolution::Binary(10),
         ] {
             let ns = 1_700_000_000_500_000_000i128;
-            assert_eq!(r.units_to_ns(r.ns_to_units(ns).unwrap()), ns);
+            assert_eq!(r.scale().to_ns(r.ns_to_units(ns).unwrap()), ns);
         }
         assert_eq!(TsResolution::MICRO.ns_to_units(1_999), Some(1));
         assert_eq!(TsResolution::Decimal(12).ns_to_units(5), Some(5_000));

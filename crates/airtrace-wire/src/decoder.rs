@@ -3,8 +3,8 @@
 //! or returns a [`Stop`].
 //!
 //! The loop (rather than layers calling each other) keeps the stack flat whatever the
-//! nesting of VLAN tags, MPLS labels or tunnels in a hostile frame: every step consumes
-//! at least one byte, so the loop ends.
+//! nesting of VLAN tags, MPLS labels or tunnels in a hostile frame; every header read
+//! moves the offset forward, so the loop ends.
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
@@ -22,8 +22,8 @@ pub(crate) struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    /// Narrow the scope to end at `end` (a length field's end), never widening the
-    /// captured slice.
+    /// End the current PDU at `end` (where a length field says it ends, which may lie
+    /// past the captured bytes) and cut the captured slice there.
     #[inline(always)]
     pub fn cut(&mut self, end: usize) {
         self.end = end;
@@ -52,12 +52,15 @@ pub(crate) enum Next {
     Wlan(usize),
     /// An IP header of either version, told by the first nibble (raw IP, MPLS).
     Ip { off: usize, layer: Layer },
+    /// An IPv4 header.
     Ipv4(usize),
+    /// An IPv6 header.
     Ipv6(usize),
     /// The payload of an IP header: protocol number `proto` at `off`.
     Payload { proto: u8, off: usize },
     /// A GTP-U header (UDP port 2152).
     Gtp(usize),
+    /// Nothing more to decode.
     Done,
 }
 

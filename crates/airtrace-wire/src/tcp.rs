@@ -24,8 +24,8 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     let captured = cx.f.len();
     let payload = (off + header_len).min(captured);
     out.payload = payload..captured;
-    // Fill the value in place: building it on the stack and moving it in costs more
-    // than the rest of the decode (narrow stores read back by wide loads).
+    // Filled in place rather than built on the stack and moved in: no copy of the
+    // whole value on the hot path.
     out.transport = Transport::Tcp(Tcp::default());
     let Transport::Tcp(tcp) = &mut out.transport else { return Ok(Next::Done) };
     tcp.src_port = be16([h[0], h[1]]);
@@ -56,8 +56,9 @@ mod kind {
 }
 
 /// Read the options area: `opts` holds its captured bytes, `declared` its length from
-/// the data offset. Unknown options are skipped by their length (RFC 9293 section
-/// 3.2: "must be prepared to handle an illegal option length").
+/// the data offset. Options not read here are skipped by their length, as RFC 9293
+/// section 3.2 asks of a receiver; an impossible length stops the walk as malformed,
+/// keeping what was read before it.
 #[inline(always)]
 fn options(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(), Stop> {
     // Fast path for the layout nearly every segment of a timestamps-enabled connection

@@ -6,7 +6,6 @@ mod common;
 use airtrace_wire::{decode, Decoded, LinkType, StopReason};
 use common::spec;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 
 /// Ranges in `Decoded` always lie within the frame.
 fn ranges_within(d: &Decoded, len: usize) {
@@ -15,11 +14,6 @@ fn ranges_within(d: &Decoded, len: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/robustness.txt"))),
-        ..ProptestConfig::default()
-    })]
-
     #[test]
     fn random_bytes_under_every_link_type(
         link in proptest::sample::select(&LinkType::SUPPORTED[..]),

