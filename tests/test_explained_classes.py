@@ -4,6 +4,8 @@ captures with known truth, where tshark reports loss that never happened."""
 from __future__ import annotations
 
 import subprocess
+
+import pytest
 from pathlib import Path
 
 import airtrace
@@ -109,3 +111,38 @@ def test_mac_retries_are_not_tcp_retransmissions(tmp_path: Path, tshark: str) ->
     # retransmissions; only with wlan.retransmitted:FALSE does it drop them.
     assert tshark_frames(tshark, path, "tcp.analysis.retransmission") == set(retries)
     assert tshark_frames(tshark, path, "tcp.analysis.retransmission", "wlan.retransmitted:FALSE") == set()
+
+
+def test_a_quick_repeat_at_the_sender_is_a_retransmission_not_out_of_order(tmp_path: Path, tshark: str) -> None:
+    """At the sender, segment 2 of 3 is lost after the capture point; one duplicate
+    ACK (with SACK) comes back and the sender retransmits at once (early retransmit,
+    RFC 5827). tshark sees the repeat within one initial RTT of the highest segment
+    and calls it out_of_order; the bytes were captured before, so it is a retransmission."""
+    cap = Capture()
+    c, s = (CLIENT, 40000), (SERVER, 80)
+
+    def up(t: float, seq: int, ack: int, flags: int, payload: bytes = b"", ip_id: int = 0, options: bytes = b"") -> None:
+        cap.add(t, ethernet(ipv4_tcp(c[0], s[0], c[1], s[1], seq, ack, flags, payload=payload, ip_id=ip_id, options=options)))
+
+    def down(t: float, seq: int, ack: int, flags: int, ip_id: int, options: bytes = b"") -> None:
+        cap.add(t, ethernet(ipv4_tcp(s[0], c[0], s[1], c[1], seq, ack, flags, ip_id=ip_id, options=options)))
+
+    sack_ok = b"\x04\x02"
+    up(0.0, 100, 0, SYN, ip_id=1, options=sack_ok)
+    down(0.0010, 500, 101, SYN | ACK, ip_id=1, options=sack_ok)
+    up(0.0011, 101, 501, ACK, ip_id=2)
+    for i in range(3):
+        up(0.0020 + i * 1e-5, 101 + i * MSS, 501, ACK | PSH, bytes([i]) * MSS, ip_id=3 + i)
+    down(0.0025, 501, 101 + MSS, ACK, ip_id=2)
+    sack = b"\x01\x01\x05\x0a" + (101 + 2 * MSS).to_bytes(4, "big") + (101 + 3 * MSS).to_bytes(4, "big")
+    down(0.0026, 501, 101 + MSS, ACK, ip_id=3, options=sack)
+    up(0.0027, 101 + MSS, 501, ACK | PSH, bytes([1]) * MSS, ip_id=6)
+    down(0.0033, 501, 101 + 3 * MSS, ACK, ip_id=4)
+    path = cap.write(tmp_path / "early.pcap")
+    retransmission = len(cap.frames) - 1
+    assert tshark_frames(tshark, path, "tcp.analysis.out_of_order") == {retransmission}
+    assert tshark_frames(tshark, path, "tcp.analysis.retransmission") == set()
+    p = airtrace.read(path).packets().set_index("frame")
+    assert p.loc[retransmission, "retransmission"] and not p.loc[retransmission, "out_of_order"]
+    assert p.loc[retransmission, "retrans_kind"] == "sack"
+    assert p.loc[retransmission, "rto"] == pytest.approx(0.0027 - 0.00201, abs=1e-6)

@@ -17,6 +17,7 @@ use airtrace_wire::{tcp_flags, Tcp};
 use crate::annotation::{Annotation, Flags, RetransKind, NONE_I64};
 use crate::dups::RecentPackets;
 use crate::flow::Endpoint;
+use crate::holes::Holes;
 use crate::metrics::{ConnState, ConnSummary, DirMetrics};
 use crate::seq;
 use crate::wireshark::{self, ConvState, FlowState};
@@ -80,6 +81,8 @@ pub(crate) struct Dir {
     /// Sequence number of the last timeout retransmission, while no ACK advanced.
     timeout_seq: Option<u32>,
     backoff: u8,
+    /// Sequence ranges below `high` that were never captured.
+    holes: Holes,
     /// Highest cumulative ACK the peer sent for this direction's data.
     acked: Option<u32>,
     /// Highest SACK right edge the peer reported since its ACK last advanced.
@@ -134,6 +137,7 @@ impl Dir {
         let start = match self.high {
             Some(h) if seq::gt(tcp.seq, h) => {
                 self.m.missed_bytes += tcp.seq.wrapping_sub(h) as u64;
+                self.holes.add(h, tcp.seq);
                 tcp.seq
             }
             Some(h) => h,
@@ -281,13 +285,15 @@ impl Conn {
         wireshark::set_bases(&mut fwd.ws, &mut rev.ws, tcp);
 
         // Step 1: Wireshark's flags.
-        let ws = wireshark::analyze(&mut fwd.ws, &mut rev.ws, &self.conv, tcp, ts);
+        let end = seq_end(tcp);
+        // Bytes captured before: a repeat, never out of order (see docs/analysis.md).
+        let seen_before = seglen > 0 && fwd.high.is_some_and(|h| seq::le(end, h)) && !fwd.holes.overlaps(tcp.seq, end);
+        let ws = wireshark::analyze(&mut fwd.ws, &mut rev.ws, &self.conv, tcp, ts, seen_before);
         wireshark::after(&mut fwd.ws, &mut rev.ws, &mut self.conv, tcp, ts);
         ann.flags.insert(ws.flags);
         ann.dupack_num = ws.dupack_num;
 
         // Step 2: what kind of retransmission.
-        let end = seq_end(tcp);
         if ws.flags.contains(Flags::RETRANSMISSION) {
             fwd.retransmission(rev, tcp, ts, &ws, ann);
         }
@@ -296,6 +302,11 @@ impl Conn {
         let new_data = seglen > 0 || f & (tcp_flags::SYN | tcp_flags::FIN) != 0;
         if new_data && fwd.high.is_none_or(|h| seq::gt(end, h)) {
             fwd.new_data(tcp, end, ts, !ws.flags.contains(Flags::ZERO_WINDOW_PROBE));
+        } else if seglen > 0 && !seen_before {
+            // A segment filling a gap: its bytes were missed, now they are captured.
+            let filled = fwd.holes.fill(tcp.seq, end);
+            fwd.m.missed_bytes -= filled.min(fwd.m.missed_bytes);
+            fwd.m.unique_bytes += filled;
         }
         if f & tcp_flags::ACK != 0 {
             rev.on_ack(tcp, ts, ann);

@@ -7,7 +7,8 @@
 //! - [`dups`]: capture duplicates and 802.11 MAC retries.
 //! - [`annotation`]: the per-packet output ([`Annotation`], [`Flags`]).
 //! - [`metrics`]: the per-connection output ([`ConnSummary`]).
-//! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic.
+//! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic; `holes`: gaps
+//!   in the captured sequence space.
 //! - [`file`]: reading a capture file end to end ([`analyze_file`]).
 //!
 //! Memory is bounded by the live connections and their outstanding data: finished
@@ -19,6 +20,7 @@ pub(crate) mod conn;
 pub(crate) mod dups;
 pub mod file;
 pub mod flow;
+pub(crate) mod holes;
 pub mod metrics;
 pub mod seq;
 pub mod wireshark;

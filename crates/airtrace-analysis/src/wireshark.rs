@@ -113,8 +113,18 @@ pub struct Verdict {
     pub dupack_num: u32,
 }
 
-/// Analyses one segment sent in the `fwd` direction.
-pub fn analyze(fwd: &mut FlowState, rev: &mut FlowState, conv: &ConvState, tcp: &Tcp, ts: i64) -> Verdict {
+/// Analyses one segment sent in the `fwd` direction. `seen_before` says that every
+/// byte of the segment was captured before: then it is a retransmission, never
+/// out of order, however soon it follows (airtrace's one departure from Wireshark's
+/// checks; Wireshark tells the two apart by a time threshold alone).
+pub fn analyze(
+    fwd: &mut FlowState,
+    rev: &mut FlowState,
+    conv: &ConvState,
+    tcp: &Tcp,
+    ts: i64,
+    seen_before: bool,
+) -> Verdict {
     let seq = tcp.seq;
     let ack = tcp.ack;
     let seglen = tcp.payload_len;
@@ -136,34 +146,41 @@ pub fn analyze(fwd: &mut FlowState, rev: &mut FlowState, conv: &ConvState, tcp: 
         if fwd.nextseq != 0 && seq::gt(seq, fwd.nextseq) && f & tcp_flags::RST == 0 {
             v.flags.insert(Flags::LOST_SEGMENT);
         }
+        if syn_fin_rst {
+            break 'fwd;
+        }
         // Keep-alive: 0 or 1 byte, one byte below the next expected sequence number.
-        if seglen <= 1 && seq == fwd.nextseq.wrapping_sub(1) && !syn_fin_rst {
+        if seglen <= 1 && seq == fwd.nextseq.wrapping_sub(1) {
             v.flags.insert(Flags::KEEP_ALIVE);
         }
-        let same_point = seglen == 0 && seq == fwd.nextseq && ack == fwd.lastack && !syn_fin_rst;
-        if same_point && window != 0 && window != fwd.window {
-            v.flags.insert(Flags::WINDOW_UPDATE);
-        }
-        // Window full: the segment reaches the right edge of the peer's window.
-        if seglen > 0 && rev.win_scale != WSCALE_UNKNOWN && !syn_fin_rst {
-            let shift = if rev.is_first_ack || rev.win_scale == WSCALE_NONE { 0 } else { rev.win_scale as u32 };
-            let edge = rev.lastack.wrapping_add(rev.window.wrapping_shl(shift));
-            if seq.wrapping_add(seglen) == edge {
-                v.flags.insert(Flags::WINDOW_FULL);
+        if seglen > 0 {
+            // Window full: the segment reaches the right edge of the peer's window.
+            if rev.win_scale != WSCALE_UNKNOWN {
+                let shift = if rev.is_first_ack || rev.win_scale == WSCALE_NONE { 0 } else { rev.win_scale as u32 };
+                let edge = rev.lastack.wrapping_add(rev.window.wrapping_shl(shift));
+                if seq.wrapping_add(seglen) == edge {
+                    v.flags.insert(Flags::WINDOW_FULL);
+                }
             }
-        }
-        if same_point && window != 0 && window == fwd.window && rev.lastsegmentflags.contains(Flags::KEEP_ALIVE) {
-            v.flags.insert(Flags::KEEP_ALIVE_ACK);
             break 'fwd;
         }
-        if same_point && window == 0 && window == fwd.window && rev.lastsegmentflags.contains(Flags::ZERO_WINDOW_PROBE) {
-            v.flags.insert(Flags::ZERO_WINDOW_PROBE_ACK);
+        // No data, same sequence and ACK numbers as before: a window update, the
+        // answer to a keep-alive or a zero-window probe, or a duplicate ACK.
+        if seq != fwd.nextseq || ack != fwd.lastack {
             break 'fwd;
         }
-        if same_point && window != 0 && window == fwd.window {
+        if window != 0 && window != fwd.window {
+            v.flags.insert(Flags::WINDOW_UPDATE);
+        } else if window != 0 {
+            if rev.lastsegmentflags.contains(Flags::KEEP_ALIVE) {
+                v.flags.insert(Flags::KEEP_ALIVE_ACK);
+                break 'fwd;
+            }
             fwd.dupacknum = if fwd.dupacknum == u32::MAX { 1 } else { fwd.dupacknum + 1 };
             v.flags.insert(Flags::DUPLICATE_ACK);
             v.dupack_num = fwd.dupacknum;
+        } else if window == fwd.window && rev.lastsegmentflags.contains(Flags::ZERO_WINDOW_PROBE) {
+            v.flags.insert(Flags::ZERO_WINDOW_PROBE_ACK);
         }
     }
     if ack != fwd.lastack {
@@ -205,6 +222,7 @@ pub fn analyze(fwd: &mut FlowState, rev: &mut FlowState, conv: &ConvState, tcp: 
             v.flags.insert(Flags::FAST_RETRANSMISSION);
             v.flags.insert(Flags::RETRANSMISSION);
         } else if not_advanced
+            && !seen_before
             && since(fwd.nextseqtime) < ooo_threshold as u64
             && fwd.nextseq != seq.wrapping_add(seglen).wrapping_add(syn_fin)
         {
@@ -286,7 +304,7 @@ mod tests {
                 let (a, b) = flows.split_at_mut(1);
                 let (fwd, rev) = if *d == 0 { (&mut a[0], &mut b[0]) } else { (&mut b[0], &mut a[0]) };
                 set_bases(fwd, rev, t);
-                let v = analyze(fwd, rev, &conv, t, ms * 1_000_000);
+                let v = analyze(fwd, rev, &conv, t, ms * 1_000_000, false);
                 after(fwd, rev, &mut conv, t, ms * 1_000_000);
                 v
             })
@@ -319,6 +337,19 @@ mod tests {
         ]);
         assert_eq!(v[2].flags, Flags::OUT_OF_ORDER, "within 3 ms of the highest segment");
         assert_eq!(v[3].flags, Flags::RETRANSMISSION);
+    }
+
+    #[test]
+    fn an_early_repeat_of_captured_bytes_is_a_retransmission() {
+        let mut fwd = FlowState::default();
+        let mut rev = FlowState::default();
+        let conv = ConvState::default();
+        for (t, ms) in [(seg(1000, 1, 100, A, 500), 0), (seg(1100, 1, 100, A, 500), 1)] {
+            analyze(&mut fwd, &mut rev, &conv, &t, ms * 1_000_000, false);
+        }
+        let repeat = seg(1000, 1, 100, A, 500);
+        let v = analyze(&mut fwd, &mut rev, &conv, &repeat, 2_000_000, true);
+        assert_eq!(v.flags, Flags::RETRANSMISSION);
     }
 
     #[test]

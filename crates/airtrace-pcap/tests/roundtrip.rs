@@ -207,13 +207,17 @@ proptest! {
     /// truncation error (or, cut before the first record, fails to open as truncated or
     /// empty).
     #[test]
-    fn any_prefix_reads_as_the_whole_records_in_it((bytes, _) in any_file(), cut in any::<prop::sample::Index>()) {
+    fn any_prefix_reads_as_the_whole_records_in_it(
+        (bytes, _) in any_file(),
+        cut in any::<prop::sample::Index>(),
+    ) {
         let (full, ends) = read_with_ends(&bytes);
         let cut = cut.index(bytes.len() + 1);
         let whole = ends.iter().filter(|&&end| end <= cut as u64).count();
         match open("cut", &bytes[..cut]) {
             Err(e) => {
-                prop_assert!(matches!(e.kind, ErrorKind::Truncated { .. } | ErrorKind::Empty), "{}", e);
+                let clean = matches!(e.kind, ErrorKind::Truncated { .. } | ErrorKind::Empty);
+                prop_assert!(clean, "{}", e);
                 prop_assert_eq!(whole, 0);
             }
             Ok(mut reader) => {
@@ -256,8 +260,17 @@ proptest! {
     }
 
     #[test]
-    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600), magic in 0..4usize) {
-        let magics: [&[u8]; 4] = [&[], &[0xd4, 0xc3, 0xb2, 0xa1], &[0x0a, 0x0d, 0x0d, 0x0a], &[0x4d, 0x3c, 0xb2, 0xa1]];
+    fn random_bytes_never_panic(
+        bytes in prop::collection::vec(any::<u8>(), 0..600),
+        magic in 0..4usize,
+    ) {
+        // Nothing, or the magic number of a LE µs pcap, a pcapng, a BE ns pcap.
+        let magics: [&[u8]; 4] = [
+            &[],
+            &[0xd4, 0xc3, 0xb2, 0xa1],
+            &[0x0a, 0x0d, 0x0d, 0x0a],
+            &[0xa1, 0xb2, 0x3c, 0x4d],
+        ];
         let mut file = magics[magic].to_vec();
         file.extend(bytes);
         if let Ok(mut reader) = open("random", &file) {

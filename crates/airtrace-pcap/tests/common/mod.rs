@@ -165,68 +165,71 @@ pub fn filler(order: ByteOrder, block_type: u32, n: usize) -> Vec<u8> {
 pub fn showcase_pcapng() -> Vec<u8> {
     use airtrace_pcap::{Interface, PcapNgWriter, TsResolution};
     let (le, be) = (ByteOrder::Little, ByteOrder::Big);
+    let iface = |linktype, snaplen, resolution, offset_s| Interface {
+        linktype,
+        snaplen,
+        resolution,
+        offset_s,
+    };
     let mut w = PcapNgWriter::new(Vec::new(), le).unwrap();
-    // Section 1, little-endian.
-    let eth = Interface {
-        linktype: 1,
-        snaplen: 65535,
-        resolution: TsResolution::MICRO,
-        offset_s: 0,
-    };
-    let raw = Interface {
-        linktype: 101,
-        snaplen: 0,
-        resolution: TsResolution::NANO,
-        offset_s: 0,
-    };
-    assert_eq!(w.add_interface(&eth).unwrap(), 0);
-    assert_eq!(w.add_interface(&raw).unwrap(), 1);
+
+    // Section 1, little-endian: Ethernet in µs, raw IP in ns.
+    assert_eq!(
+        w.add_interface(&iface(1, 65535, TsResolution::MICRO, 0))
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        w.add_interface(&iface(101, 0, TsResolution::NANO, 0))
+            .unwrap(),
+        1
+    );
     w.get_mut().extend(filler(le, 4, 20)); // Name Resolution Block
+                                           // Frames 1 and 2.
     w.write_packet(0, 1_700_000_000_123_456_000, &[0xa0; 60], 60)
-        .unwrap(); // frame 1
+        .unwrap();
     w.write_packet(1, 1_700_000_000_987_654_321, &[0xa1; 41], 1500)
-        .unwrap(); // frame 2
+        .unwrap();
     w.get_mut().extend(filler(le, 5, 24)); // Interface Statistics Block
     w.get_mut().extend(filler(le, 0x0A, 16)); // Decryption Secrets Block
-    w.get_mut().extend(filler(le, 0x4000_0BAD, 8)); // Custom Block
+    w.get_mut().extend(filler(le, 0x4000_0BAD, 8)); // Custom Block: frame 3 for tshark
     w.get_mut().extend(filler(le, 0x99, 0)); // unknown
-    w.get_mut().extend(spb(le, 30, &[0xa2; 30])); // frame 3: interface 0, no time
-    let units = 1_700_000_001_000_000; // µs
+
+    // Frame 4: a Simple Packet Block (interface 0, no time).
+    w.get_mut().extend(spb(le, 30, &[0xa2; 30]));
+    // Frame 5: an obsolete Packet Block, 1700000001 s in µs.
     w.get_mut()
-        .extend(packet_block(le, 0, units, 80, &[0xa3; 70])); // frame 4
-                                                              // Section 2, big-endian.
+        .extend(packet_block(le, 0, 1_700_000_001_000_000, 80, &[0xa3; 70]));
+
+    // Section 2, big-endian: radiotap in 2^-10 s from 1.6e9 s, Linux SLL in ns from -100 s.
     w.new_section(be).unwrap();
-    let wifi = Interface {
-        linktype: 127,
-        snaplen: 64,
-        resolution: TsResolution::Binary(10),
-        offset_s: 1_600_000_000,
-    };
-    let sll = Interface {
-        linktype: 113,
-        snaplen: 0,
-        resolution: TsResolution::NANO,
-        offset_s: -100,
-    };
+    let wifi = iface(127, 64, TsResolution::Binary(10), 1_600_000_000);
     assert_eq!(w.add_interface(&wifi).unwrap(), 0);
-    assert_eq!(w.add_interface(&sll).unwrap(), 1);
+    assert_eq!(
+        w.add_interface(&iface(113, 0, TsResolution::NANO, -100))
+            .unwrap(),
+        1
+    );
+    // Frame 6.
     w.write_packet(0, 1_600_000_005_500_000_000, &[0xb0; 64], 300)
-        .unwrap(); // frame 5
-    w.get_mut().extend(spb(be, 200, &[0xb1; 64])); // frame 6: caplen min(200, snaplen 64)
+        .unwrap();
+    // Frame 7: an SPB cut to the snapshot length, 64 of 200 bytes.
+    w.get_mut().extend(spb(be, 200, &[0xb1; 64]));
+    // Frame 8.
     w.write_packet(1, 1_699_999_900_000_000_007, &[0xb2; 3], 3)
-        .unwrap(); // frame 7
-                   // 2^-10 s units that are not a whole number of nanoseconds: 1 unit = 976562.5 ns.
-    w.get_mut().extend(epb(be, 0, 3, 4, 4, &[0xb3; 4])); // frame 8
-                                                         // Section 3, little-endian again, one interface with a negative offset.
+        .unwrap();
+    // Frame 9: 3 units of 2^-10 s, not a whole number of nanoseconds (976562.5 ns each).
+    w.get_mut().extend(epb(be, 0, 3, 4, 4, &[0xb3; 4]));
+
+    // Section 3, little-endian again: Ethernet in µs with a negative offset.
     w.new_section(le).unwrap();
-    let old = Interface {
-        linktype: 1,
-        snaplen: 96,
-        resolution: TsResolution::MICRO,
-        offset_s: -100,
-    };
-    assert_eq!(w.add_interface(&old).unwrap(), 0);
+    assert_eq!(
+        w.add_interface(&iface(1, 96, TsResolution::MICRO, -100))
+            .unwrap(),
+        0
+    );
+    // Frame 10.
     w.write_packet(0, 1_000_000_000_000_001_000, &[0xc0; 96], 1514)
-        .unwrap(); // frame 9
+        .unwrap();
     w.into_inner()
 }
