@@ -82,14 +82,13 @@ impl Analyzer {
         let key = || FlowKey::of(src, dst).0;
         let syn_only = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN;
 
-        let slot = match self.last {
-            Some(slot) if self.conns[slot].has_endpoints(src, dst) => Some(slot),
-            _ => self.live.get(&key()).copied(),
-        };
-        let slot = match slot {
-            Some(slot) => {
+        let cached = self.last.and_then(|slot| self.conns[slot].direction_of(&src, &dst).map(|d| (slot, d)));
+        let (slot, d) = match cached.or_else(|| {
+            let slot = *self.live.get(&key())?;
+            Some((slot, self.conns[slot].direction_of(&src, &dst)?))
+        }) {
+            Some((slot, d)) => {
                 let c = &self.conns[slot];
-                let d = usize::from(c.a != src);
                 if syn_only && c.base_seq(d).is_some_and(|isn| isn != tcp.seq) {
                     // A new SYN with a new initial sequence number: the ports are reused.
                     self.finished.push(c.summary(t0));
@@ -98,13 +97,15 @@ impl Analyzer {
                     ann.flags.insert(Flags::REUSED_PORTS);
                     self.next_id += 1;
                     self.conns[slot] = c;
+                    (slot, 0)
+                } else {
+                    (slot, d)
                 }
-                slot
             }
             None => {
                 // The client is the SYN's sender; for a SYN/ACK, its receiver.
                 let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
-                let (a, b) = if synack { (dst, src) } else { (src, dst) };
+                let (a, b, d) = if synack { (dst, src, 1) } else { (src, dst, 0) };
                 let c = Conn::new(self.next_id, a, b, p.ts_ns);
                 self.next_id += 1;
                 let slot = match self.free.pop() {
@@ -118,22 +119,22 @@ impl Analyzer {
                     }
                 };
                 self.live.insert(key(), slot);
-                slot
+                (slot, d)
             }
         };
         self.last = Some(slot);
         let conn = &mut self.conns[slot];
-        let d = usize::from(conn.a != src);
         ann.conn = conn.id;
         ann.dir = d as u8;
 
+        let may_repeat = conn.may_repeat(d, tcp);
         let dir = &mut conn.dirs[d];
         if mac_retry {
             dir.m.packets += 1;
             dir.m.mac_retries += 1;
             return;
         }
-        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, p.ts_ns) {
+        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, p.ts_ns, may_repeat) {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;
             ann.flags.insert(Flags::CAPTURE_DUPLICATE);

@@ -246,10 +246,33 @@ impl Conn {
         }
     }
 
-    /// Whether a packet from `src` to `dst` belongs to this connection's endpoints.
+    /// The direction of a packet from `src` to `dst` (0: from `a`), if it belongs
+    /// to this connection.
     #[inline]
-    pub(crate) fn has_endpoints(&self, src: Endpoint, dst: Endpoint) -> bool {
-        (self.a == src && self.b == dst) || (self.a == dst && self.b == src)
+    pub(crate) fn direction_of(&self, src: &Endpoint, dst: &Endpoint) -> Option<usize> {
+        if self.a == *src && self.b == *dst {
+            Some(0)
+        } else if self.a == *dst && self.b == *src {
+            Some(1)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a segment sent in direction `d` could be a copy of an earlier one: it
+    /// brings no new data and no new acknowledgment. Only such segments need to be
+    /// compared with the recent ones (see [`crate::dups`]).
+    #[inline]
+    pub(crate) fn may_repeat(&self, d: usize, tcp: &Tcp) -> bool {
+        let (fwd, rev) = (&self.dirs[d], &self.dirs[1 - d]);
+        if tcp.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0 {
+            return true;
+        }
+        if tcp.payload_len > 0 {
+            fwd.high.is_some_and(|h| seq::le(seq_end(tcp), h))
+        } else {
+            rev.acked.is_some_and(|a| seq::le(tcp.ack, a))
+        }
     }
 
     /// Frees the memory of a finished connection kept only as a slot to reuse.

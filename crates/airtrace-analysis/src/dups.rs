@@ -37,9 +37,10 @@ impl Default for RecentPackets {
 
 impl RecentPackets {
     /// True if this packet repeats one of the recent packets of the same direction;
-    /// otherwise remembers it.
+    /// otherwise remembers it. `may_repeat` false (the packet brings new data or a
+    /// new acknowledgment) skips the comparison.
     #[inline]
-    pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64) -> bool {
+    pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64, may_repeat: bool) -> bool {
         let sack = if tcp.sack_count > 0 { (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64 } else { 0 };
         let w = [
             (tcp.seq as u64) << 32 | ip.id as u64,
@@ -49,7 +50,8 @@ impl RecentPackets {
         ];
         let window = if ip.id != 0 { ID_WINDOW_NS } else { NO_ID_WINDOW_NS };
         for i in 0..RECENT {
-            if self.words[0][i] == w[0]
+            if may_repeat
+                && self.words[0][i] == w[0]
                 && self.words[1][i] == w[1]
                 && self.words[2][i] == w[2]
                 && self.words[3][i] == w[3]
@@ -106,24 +108,24 @@ mod tests {
     fn same_id_same_segment_is_a_duplicate() {
         let mut r = RecentPackets::default();
         let ip = Ip { id: 77, ..Default::default() };
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 0));
-        assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 2_000));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 0, true));
+        assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 2_000, true));
     }
 
     #[test]
     fn a_new_ip_id_is_a_real_retransmission() {
         let mut r = RecentPackets::default();
-        assert!(!r.is_capture_duplicate(&Ip { id: 77, ..Default::default() }, &tcp(1, 1, 10), b"x", 0));
-        assert!(!r.is_capture_duplicate(&Ip { id: 78, ..Default::default() }, &tcp(1, 1, 10), b"x", 200_000_000));
+        assert!(!r.is_capture_duplicate(&Ip { id: 77, ..Default::default() }, &tcp(1, 1, 10), b"x", 0, true));
+        assert!(!r.is_capture_duplicate(&Ip { id: 78, ..Default::default() }, &tcp(1, 1, 10), b"x", 200_000_000, true));
     }
 
     #[test]
     fn identical_acks_without_ip_id_are_duplicates_only_when_close() {
         let mut r = RecentPackets::default();
         let ip = Ip::default();
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 0));
-        assert!(r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 10_000));
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 1_000_000));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 0, true));
+        assert!(r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 10_000, true));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 1_000_000, true));
     }
 
     #[test]
