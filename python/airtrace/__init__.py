@@ -5,11 +5,21 @@
     >>> trace.connections                               # doctest: +SKIP
     >>> trace.packets()[lambda p: p.retransmission]     # doctest: +SKIP
 
-This module stays light: pandas and pyarrow are imported only when a table is built,
-so that the command line starts fast.
+This module stays light so that the command line starts fast: `read`, `Trace` and
+`AnalysisError` are loaded on first use, and pandas and pyarrow only when a table
+is built.
 """
 
+from __future__ import annotations
+
 from airtrace._core import __version__
-from airtrace.trace import AnalysisError, Trace, read
 
 __all__ = ["AnalysisError", "Trace", "read", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("AnalysisError", "Trace", "read"):
+        from airtrace import trace
+
+        return getattr(trace, name)
+    raise AttributeError(f"module 'airtrace' has no attribute {name!r}")

@@ -4,5 +4,15 @@ __version__: str
 
 Column = tuple[str, str, bytes, bytes | None, list[str] | None]
 
-def analyze(path: str, packets: bool = False, progress: bool = False) -> tuple[str, list[Column] | None]: ...
+class Analysis:
+    """The result of analysing one capture file."""
+
+    json: str
+    table: str | None
+    warnings: list[str]
+    error: str | None
+    frames: int
+    columns: list[Column] | None
+
+def analyze(path: str, packets: bool = False, progress: bool = False, table: bool = False) -> Analysis: ...
 def flag_names() -> list[str]: ...

@@ -1,32 +1,39 @@
 """The `airtrace` command line.
 
-Start-up stays lean: this module imports only the standard library and the compiled
-core; pandas and pyarrow are imported only by `--parquet`.
+Start-up stays lean: the common case, `airtrace analyze [--json] [--no-progress]
+FILE...`, imports nothing but `sys`, `os` and the compiled core, which prints the
+table and the JSON itself. Everything else (help, errors in the arguments,
+`--parquet`, `demo`) goes through argparse, imported only then.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from importlib import resources
-from typing import Any, Sequence
 
 from airtrace import _core
-from airtrace.table import connection_table
+
+TYPE_CHECKING = False  # typing itself is not imported: it costs start-up time
+if TYPE_CHECKING:
+    import argparse
+    from typing import Sequence
 
 PROG = "airtrace"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        return int(args.run(args))
+        fast = _fast_analyze_args(args)
+        if fast is not None:
+            files, as_json, progress = fast
+            return _analyze(files, as_json=as_json, progress=progress, parquet=None)
+        parser = _parser()
+        ns = parser.parse_args(args)
+        if not getattr(ns, "command", None):
+            parser.print_help()
+            return 2
+        return int(ns.run(ns))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
@@ -36,11 +43,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def _fast_analyze_args(args: list[str]) -> tuple[list[str], bool, bool] | None:
+    """(files, json, progress) if `args` is a plain `analyze` command, else None."""
+    if len(args) < 2 or args[0] != "analyze":
+        return None
+    files, as_json, progress = [], False, sys.stderr.isatty()
+    for a in args[1:]:
+        if a == "--json":
+            as_json = True
+        elif a == "--no-progress":
+            progress = False
+        elif a.startswith("-"):
+            return None
+        else:
+            files.append(a)
+    return (files, as_json, progress) if files else None
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Find out why TCP is slow over a wireless link.",
-    )
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=PROG, description="Find out why TCP is slow over a wireless link.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -54,66 +77,75 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--json", action="store_true", help="print the report as JSON (docs/json-schema.md)")
     analyze.add_argument("--parquet", metavar="DIR", help="write connections.parquet and packets.parquet to DIR")
     analyze.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    analyze.set_defaults(run=_run_analyze)
+    analyze.set_defaults(
+        run=lambda ns: _analyze(
+            ns.files, as_json=ns.json, progress=not ns.no_progress and sys.stderr.isatty(), parquet=ns.parquet
+        )
+    )
 
-    demo = sub.add_parser("demo", help="analyze the bundled sample capture", description="Analyze the bundled sample "
-                          "capture: a real bulk transfer over a slow, lossy link between two network namespaces.")
+    demo = sub.add_parser(
+        "demo",
+        help="analyze the bundled sample capture",
+        description="Analyze the bundled sample capture: a real bulk transfer over a slow, lossy link "
+        "between two network namespaces.",
+    )
     demo.set_defaults(run=_run_demo)
     return parser
 
 
-def _analyze_one(path: str, progress: bool) -> dict[str, Any] | None:
-    """The report of one file, or None (after printing the error) if nothing could be read."""
+def _analyze_one(path: str, *, progress: bool, table: bool) -> _core.Analysis | None:
+    """The analysis of one file, or None (after printing the error) if nothing could be read."""
     try:
-        text, _ = _core.analyze(path, packets=False, progress=progress)
+        analysis = _core.analyze(path, progress=progress, table=table)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return None
-    report: dict[str, Any] = json.loads(text)
-    for w in report["warnings"]:
+    for w in analysis.warnings:
         print(f"{PROG}: warning: {w}", file=sys.stderr)
-    if report["error"]:
-        print(f"{PROG}: warning: {report['error']} (analysed the {report['frames']} frames before it)", file=sys.stderr)
-    return report
+    if analysis.error:
+        print(f"{PROG}: warning: {analysis.error} (analysed the {analysis.frames} frames before it)", file=sys.stderr)
+    return analysis
 
 
-def _run_analyze(args: argparse.Namespace) -> int:
-    progress = not args.no_progress and sys.stderr.isatty()
-    reports = []
+def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | None) -> int:
+    """`airtrace analyze`: exit code 1 if some file could not be read at all."""
+    reports, readable = [], []
     failed = False
-    for path in args.files:
-        report = _analyze_one(path, progress)
-        if report is None:
+    for path in files:
+        analysis = _analyze_one(path, progress=progress, table=not as_json)
+        if analysis is None:
             failed = True
             continue
-        reports.append(report)
-        if not args.json:
-            print(connection_table(report))
-    if args.json:
-        json.dump({"airtrace_version": _core.__version__, "files": reports}, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    if args.parquet and reports:
+        reports.append(analysis.json)
+        readable.append(path)
+        if analysis.table is not None:
+            sys.stdout.write(analysis.table)
+    if as_json:
+        sys.stdout.write(f'{{"airtrace_version": "{_core.__version__}", "files": [{", ".join(reports)}]}}\n')
+    if parquet and reports:
         from airtrace.export import write_parquet
 
-        written = write_parquet([r["path"] for r in reports], args.parquet, progress=progress)
-        for p in written:
-            print(f"{PROG}: wrote {p}", file=sys.stderr)
+        for written in write_parquet(readable, parquet, progress=progress):
+            print(f"{PROG}: wrote {written}", file=sys.stderr)
     return 1 if failed else 0
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    from importlib import resources
+
     sample = resources.files("airtrace") / "data" / "sample-sender.pcapng"
     with resources.as_file(sample) as path:
         print(f"airtrace demo: analysing {sample.name}, a real 4 MB transfer between two network namespaces")
         print("over a shaped link (see testdata/pcaps/README.md in the repository for how it was made).\n")
-        report = _analyze_one(str(path), progress=False)
-    if report is None:
+        analysis = _analyze_one(str(path), progress=False, table=True)
+    if analysis is None:
         return 1
-    print(connection_table(report))
+    sys.stdout.write(analysis.table or "")
     print(
-        "\nRead it as: retransmissions split by what sent them (timeouts, fast retransmit, SACK recovery), "
-        "the RTT from data/ACK pairs under Karn's rule, and goodput per direction.\n"
-        "Next: `airtrace analyze YOUR.pcap --json` for every metric, or `airtrace.read(path).packets()` in Python."
+        "\nRead it as: retransmissions split by what sent them (to: timeout, fr: fast retransmit, sack: SACK "
+        "recovery), RTOs and their backoff, the RTT from data/ACK pairs under Karn's rule, and goodput per "
+        "direction.\nNext: `airtrace analyze YOUR.pcap --json` for every metric, or "
+        "`airtrace.read(path).packets()` in Python."
     )
     return 0
 

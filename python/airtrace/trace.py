@@ -40,10 +40,10 @@ class Trace:
         self.path = path
         self._progress = progress
         try:
-            text, _ = _core.analyze(path, packets=False, progress=progress)
+            analysis = _core.analyze(path, packets=False, progress=progress)
         except ValueError as e:
             raise AnalysisError(str(e)) from None
-        self.report: dict[str, Any] = json.loads(text)
+        self.report: dict[str, Any] = json.loads(analysis.json)
 
     @property
     def frames(self) -> int:
@@ -74,11 +74,11 @@ class Trace:
     def packets_arrow(self) -> pa.Table:
         """The packets table as a pyarrow Table."""
         try:
-            _, cols = _core.analyze(self.path, packets=True, progress=self._progress)
+            analysis = _core.analyze(self.path, packets=True, progress=self._progress)
         except ValueError as e:
             raise AnalysisError(str(e)) from None
-        assert cols is not None
-        return _columns_to_table(cols)
+        assert analysis.columns is not None
+        return _columns_to_table(analysis.columns)
 
     def __repr__(self) -> str:
         return f"<airtrace.Trace {self.path!r}: {self.frames} frames, {len(self.report['connections'])} TCP connections>"

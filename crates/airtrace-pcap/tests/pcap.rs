@@ -193,3 +193,17 @@ fn hex(s: &str) -> Vec<u8> {
         .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
         .collect()
 }
+
+/// A reader can be handed to another thread (one per capture file, say).
+#[test]
+fn reader_is_send() {
+    fn send<T: Send>(_: &T) {}
+    let w = PcapWriter::new(Vec::new(), 1, 0, Resolution::Nano).unwrap();
+    let reader = common::open("send.pcap", &w.into_inner()).unwrap();
+    send(&reader);
+    let frames = std::thread::spawn(move || {
+        let mut reader = reader;
+        common::drain(&mut reader).0.len()
+    });
+    assert_eq!(frames.join().unwrap(), 0);
+}

@@ -5,19 +5,17 @@
 //! the work and returns JSON for summaries and raw column buffers for tables.
 
 mod columns;
+mod table;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 
 use airtrace_analysis::analyze_file;
 use columns::PacketColumns;
-
-/// A column for Python: (name, kind, data, validity or None, dictionary or None).
-type PyColumn = (String, &'static str, Py<PyBytes>, Option<Py<PyBytes>>, Option<Vec<String>>);
 
 /// A progress bar on stderr that shows itself only once a file takes more than a moment.
 struct Progress {
@@ -53,14 +51,38 @@ impl Progress {
     }
 }
 
+/// The result of analysing one file.
+#[pyclass(frozen, module = "airtrace._core")]
+struct Analysis {
+    /// The report as JSON text (docs/json-schema.md).
+    #[pyo3(get)]
+    json: String,
+    /// The summary table for the terminal, if asked for.
+    #[pyo3(get)]
+    table: Option<String>,
+    /// Problems that did not stop the analysis, one line each.
+    #[pyo3(get)]
+    warnings: Vec<String>,
+    /// The error that ended reading early, if any.
+    #[pyo3(get)]
+    error: Option<String>,
+    /// Frames read.
+    #[pyo3(get)]
+    frames: u64,
+    /// The packets table as a list of columns, if asked for: (name, kind, data,
+    /// validity or None, dictionary or None).
+    #[pyo3(get)]
+    columns: Option<Py<PyList>>,
+}
+
 /// Analyse one capture file.
 ///
-/// Returns the report as JSON text (see docs/json-schema.md) and, if `packets`, the
-/// packets table as columns. Raises ValueError with a one-line message naming the
-/// file and the place when nothing could be read.
+/// Returns an `Analysis`: the report as JSON, and, if asked for, the summary table
+/// and the packets table as columns. Raises ValueError with a one-line message
+/// naming the file and the place when nothing could be read.
 #[pyfunction]
-#[pyo3(signature = (path, packets = false, progress = false))]
-fn analyze(py: Python<'_>, path: PathBuf, packets: bool, progress: bool) -> PyResult<(String, Option<Vec<PyColumn>>)> {
+#[pyo3(signature = (path, packets = false, progress = false, table = false))]
+fn analyze(py: Python<'_>, path: PathBuf, packets: bool, progress: bool, table: bool) -> PyResult<Analysis> {
     let name = path.display().to_string();
     let result = py.detach(move || {
         let mut bar = Progress::new(progress);
@@ -74,19 +96,22 @@ fn analyze(py: Python<'_>, path: PathBuf, packets: bool, progress: bool) -> PyRe
         bar.finish();
         let (report, cols) = out?;
         let json = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-        Ok::<_, String>((json, cols.map(PacketColumns::export)))
+        let text = table.then(|| table::connection_table(&report));
+        Ok::<_, String>((json, text, report, cols.map(PacketColumns::export)))
     });
-    let (json, cols) = result.map_err(PyValueError::new_err)?;
-    let cols = cols.map(|cols| {
-        cols.into_iter()
-            .map(|c| {
+    let (json, table, report, cols) = result.map_err(PyValueError::new_err)?;
+    let columns = match cols {
+        Some(cols) => {
+            let items = cols.into_iter().map(|c| {
                 let data = PyBytes::new(py, &c.data).unbind();
                 let validity = c.validity.map(|v| PyBytes::new(py, &v).unbind());
                 (c.name, c.kind, data, validity, c.dictionary)
-            })
-            .collect()
-    });
-    Ok((json, cols))
+            });
+            Some(PyList::new(py, items)?.unbind())
+        }
+        None => None,
+    };
+    Ok(Analysis { json, table, warnings: report.warnings, error: report.error, frames: report.frames, columns })
 }
 
 /// Names of the per-packet flag columns, in order (stable: users script against them).
@@ -97,6 +122,7 @@ fn flag_names() -> Vec<&'static str> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Analysis>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,138 @@
+//! The terminal summary table of `airtrace analyze`: one or two lines per connection.
+
+use airtrace_analysis::{ConnState, DirMetrics, FileReport};
+
+fn rate(bps: f64) -> String {
+    for (unit, scale) in [("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)] {
+        if bps >= scale {
+            return format!("{} {unit}", three_digits(bps / scale));
+        }
+    }
+    format!("{bps:.0} b/s")
+}
+
+fn bytes(n: u64) -> String {
+    let n = n as f64;
+    for (unit, scale) in [("GB", 1e9), ("MB", 1e6), ("kB", 1e3)] {
+        if n >= scale {
+            return format!("{} {unit}", three_digits(n / scale));
+        }
+    }
+    format!("{n:.0} B")
+}
+
+/// A value with three significant digits, as `%.3g` without the exponent.
+fn three_digits(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn retransmissions(d: &DirMetrics) -> String {
+    if d.retransmitted_packets == 0 {
+        return "0".into();
+    }
+    let kinds = [("to", d.timeout_retransmissions), ("fr", d.fast_retransmissions), ("sack", d.sack_retransmissions)];
+    let detail: Vec<String> = kinds.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{k}{n}")).collect();
+    if detail.is_empty() {
+        d.retransmitted_packets.to_string()
+    } else {
+        format!("{} ({})", d.retransmitted_packets, detail.join(" "))
+    }
+}
+
+fn notes(d: &DirMetrics) -> Vec<String> {
+    let mut notes = Vec::new();
+    if d.timeouts > 0 {
+        notes.push(format!("{} RTO", d.timeouts));
+    }
+    if d.max_backoff > 1 {
+        notes.push(format!("backoff x{}", 1u64 << (d.max_backoff - 1).min(62)));
+    }
+    if d.capture_duplicates > 0 {
+        notes.push(format!("{} capture dups", d.capture_duplicates));
+    }
+    if d.mac_retries > 0 {
+        notes.push(format!("{} MAC retries", d.mac_retries));
+    }
+    notes
+}
+
+const HEADER: [&str; 12] =
+    ["id", "connection (a -> b)", "dir", "dur s", "pkts", "data", "goodput", "retx", "dupack", "rtt ms", "zwin", "notes"];
+/// Columns aligned to the right (numbers).
+const RIGHT: [usize; 8] = [0, 3, 4, 5, 6, 8, 9, 10];
+
+/// A readable table of the connections in one file's report.
+pub fn connection_table(report: &FileReport) -> String {
+    let conns = &report.connections;
+    let mut out = format!(
+        "{}: {} frames, {} TCP, {} connections\n",
+        report.path,
+        report.frames,
+        report.tcp_frames,
+        conns.len()
+    );
+    if conns.is_empty() {
+        return out;
+    }
+    let mut rows: Vec<[String; 12]> = Vec::new();
+    for c in conns {
+        for (name, d) in [("a>b", &c.a_to_b), ("b>a", &c.b_to_a)] {
+            if d.packets == 0 {
+                continue;
+            }
+            let first = name == "a>b" || c.a_to_b.packets == 0;
+            let mut notes = notes(d);
+            if first && c.state != ConnState::Closed {
+                notes.push(if c.state == ConnState::Reset { "reset".into() } else { "open".into() });
+            }
+            let when_first = |s: String| if first { s } else { String::new() };
+            rows.push([
+                when_first(c.id.to_string()),
+                when_first(format!("{} -> {}", c.a, c.b)),
+                name.to_string(),
+                when_first(format!("{:.2}", c.duration_s)),
+                d.packets.to_string(),
+                bytes(d.data_bytes),
+                rate(d.goodput_bps),
+                retransmissions(d),
+                d.duplicate_acks.to_string(),
+                d.rtt.avg_s.map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
+                d.zero_window_advertisements.to_string(),
+                notes.join(", "),
+            ]);
+        }
+    }
+    let mut widths = HEADER.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut line = |cells: &[String]| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            if RIGHT.contains(&i) {
+                text.push_str(&format!("{cell:>w$}"));
+            } else {
+                text.push_str(&format!("{cell:<w$}"));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&HEADER.map(String::from));
+    line(&widths.map(|w| "-".repeat(w)));
+    for row in &rows {
+        line(row);
+    }
+    out
+}
