@@ -67,7 +67,7 @@ impl Analyzer {
         *ann = Annotation::default();
         let t0 = *self.first_ts.get_or_insert(p.ts_ns);
         self.packets += 1;
-        if self.packets % SWEEP_EVERY == 0 {
+        if self.packets.is_multiple_of(SWEEP_EVERY) {
             self.sweep(p.ts_ns, t0);
         }
         let mac_retry = p.decoded.wlan.as_ref().is_some_and(|w| self.mac.is_retry(w));

@@ -48,7 +48,17 @@ pub fn analyze_file(
     sink: &mut impl PacketSink,
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<FileReport, String> {
-    let mut reader = CaptureReader::open(path).map_err(|e| e.to_string())?;
+    let reader = CaptureReader::open(path).map_err(|e| e.to_string())?;
+    analyze_capture(reader, &path.display().to_string(), sink, progress)
+}
+
+/// Analyses every record of an open capture; `name` names it in messages.
+pub fn analyze_capture(
+    mut reader: CaptureReader,
+    name: &str,
+    sink: &mut impl PacketSink,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<FileReport, String> {
     let mut analyzer = Analyzer::new();
     let mut decoded = Decoded::default();
     let mut ann = Annotation::default();
@@ -98,7 +108,7 @@ pub fn analyze_file(
         }
     }
     progress(reader.position(), reader.file_len());
-    let name = path.display().to_string();
+    let name = name.to_string();
     if frames == 0 {
         return Err(error.unwrap_or_else(|| format!("{name}: no packets in the file")));
     }

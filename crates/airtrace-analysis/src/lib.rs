@@ -9,7 +9,7 @@
 //! - [`metrics`]: the per-connection output ([`ConnSummary`]).
 //! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic; `holes`: gaps
 //!   in the captured sequence space.
-//! - [`file`]: reading a capture file end to end ([`analyze_file`]).
+//! - [`file`]: reading a capture end to end ([`analyze_file`], [`analyze_capture`]).
 //!
 //! Memory is bounded by the live connections and their outstanding data: finished
 //! connections keep only their summary.
@@ -27,5 +27,5 @@ pub mod wireshark;
 
 pub use analyzer::{Analyzer, PacketIn};
 pub use annotation::{Annotation, Flags, RetransKind, NONE_I64};
-pub use file::{analyze_file, FileReport, PacketSink};
+pub use file::{analyze_capture, analyze_file, FileReport, PacketSink};
 pub use metrics::{ConnState, ConnSummary, DirMetrics, RttStats};

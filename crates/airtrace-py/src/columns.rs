@@ -33,7 +33,7 @@ pub struct Bits {
 
 impl Bits {
     fn push(&mut self, bit: bool) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.bytes.push(0);
         }
         if bit {
@@ -151,7 +151,7 @@ pub struct PacketColumns {
 }
 
 fn seconds(ns: i64) -> Option<f64> {
-    (ns != NONE_I64).then(|| ns as f64 * 1e-9)
+    (ns != NONE_I64).then_some(ns as f64 * 1e-9)
 }
 
 impl PacketSink for PacketColumns {

@@ -1,0 +1,198 @@
+//! Packet exchanges with known causes, and what the analyzer makes of them.
+//!
+//! Each test builds decoded packets directly (no bytes: the decoder has its own
+//! tests) with the `Exchange` helper, which reads like the exchange it describes.
+
+use std::net::IpAddr;
+
+use airtrace_analysis::{Analyzer, Annotation, ConnSummary, Flags, PacketIn, RetransKind, NONE_I64};
+use airtrace_wire::{tcp_flags::*, Decoded, Ip, Tcp, Transport};
+
+const MSS: u32 = 1000;
+
+/// A client (198.18.0.1:40000) and a server (198.18.0.2:80) exchanging segments.
+struct Exchange {
+    analyzer: Analyzer,
+    frame: u64,
+    ip_id: u32,
+    /// The window field of the next segment (then back to 65535).
+    window: u16,
+}
+
+impl Exchange {
+    fn new() -> Self {
+        Exchange { analyzer: Analyzer::new(), frame: 0, ip_id: 0, window: 65535 }
+    }
+
+    /// Sends one segment at `ms` milliseconds; `from_client` picks the direction.
+    fn send(&mut self, ms: f64, from_client: bool, seq: u32, ack: u32, flags: u16, len: u32) -> Annotation {
+        self.ip_id += 1;
+        self.send_with_id(ms, from_client, seq, ack, flags, len, self.ip_id)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_with_id(&mut self, ms: f64, from_client: bool, seq: u32, ack: u32, flags: u16, len: u32, id: u32) -> Annotation {
+        let (c, s): (IpAddr, IpAddr) = ("198.18.0.1".parse().unwrap(), "198.18.0.2".parse().unwrap());
+        let (src, dst, sport, dport) = if from_client { (c, s, 40000, 80) } else { (s, c, 80, 40000) };
+        let decoded = Decoded {
+            ip: Some(Ip { src, dst, id, protocol: 6, ..Default::default() }),
+            transport: Transport::Tcp(Tcp {
+                src_port: sport,
+                dst_port: dport,
+                seq,
+                ack,
+                flags,
+                window: std::mem::replace(&mut self.window, 65535),
+                payload_len: len,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        self.frame += 1;
+        let mut ann = Annotation::default();
+        let p = PacketIn { frame: self.frame, ts_ns: (ms * 1e6) as i64, wire_len: 54 + len, decoded: &decoded, payload: &[] };
+        self.analyzer.process(&p, &mut ann);
+        ann
+    }
+
+    /// SYN, SYN/ACK, ACK with a 100 ms round trip: client ISN 0, server ISN 0.
+    fn handshake(&mut self) {
+        self.send(0.0, true, 0, 0, SYN, 0);
+        self.send(100.0, false, 0, 1, SYN | ACK, 0);
+        self.send(200.0, true, 1, 1, ACK, 0);
+    }
+
+    /// The server's data segment number `k` (0-based).
+    fn data(&mut self, ms: f64, k: u32) -> Annotation {
+        self.send(ms, false, 1 + k * MSS, 1, ACK, MSS)
+    }
+
+    /// The client acknowledges everything before segment `k`.
+    fn ack(&mut self, ms: f64, k: u32) -> Annotation {
+        self.send(ms, true, 1, 1 + k * MSS, ACK, 0)
+    }
+
+    fn finish(self) -> Vec<ConnSummary> {
+        self.analyzer.finish()
+    }
+}
+
+#[test]
+fn a_lost_segment_repaired_by_three_timeouts_backs_off() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.data(300.0, 0);
+    x.ack(400.0, 1);
+    x.data(410.0, 1); // lost: no ACK comes back
+    let first = x.data(1410.0, 1); // RTO 1 s
+    let second = x.data(3410.0, 1); // doubled
+    let third = x.data(7410.0, 1); // doubled again
+    let ack = x.ack(7510.0, 2);
+    for (a, backoff, gap_ms) in [(first, 1, 1000), (second, 2, 2000), (third, 3, 4000)] {
+        assert!(a.flags.contains(Flags::RETRANSMISSION));
+        assert_eq!((a.retrans_kind, a.backoff), (RetransKind::Timeout, backoff));
+        assert_eq!(a.idle_gap_ns, gap_ms * 1_000_000);
+    }
+    assert_eq!(third.since_first_tx_ns, 7_000_000_000, "from the first transmission");
+    assert_eq!(ack.ack_rtt_ns, NONE_I64, "Karn's rule: the ACK of retransmitted data gives no sample");
+    let conns = x.finish();
+    let server = &conns[0].b_to_a;
+    assert_eq!((server.timeouts, server.max_backoff, server.retransmitted_packets), (3, 3, 3));
+    assert_eq!(server.rtt.samples, 2, "the SYN/ACK and segment 0 gave samples, not segment 1");
+    assert!((server.rtt.avg_s.unwrap() - 0.1).abs() < 1e-9);
+}
+
+#[test]
+fn three_duplicate_acks_then_fast_retransmit_and_sack_recovery() {
+    let mut x = Exchange::new();
+    x.handshake();
+    for k in 0..8 {
+        x.data(300.0 + k as f64, k);
+    }
+    // Segments 2 and 5 are lost; the client acknowledges 0-1, then duplicates.
+    x.ack(400.0, 2);
+    x.ack(401.0, 2);
+    x.ack(402.0, 2);
+    let dup3 = x.ack(403.0, 2);
+    assert_eq!((dup3.flags.contains(Flags::DUPLICATE_ACK), dup3.dupack_num), (true, 3));
+    let fast = x.data(403.5, 2);
+    assert!(fast.flags.contains(Flags::FAST_RETRANSMISSION));
+    assert_eq!(fast.retrans_kind, RetransKind::FastRetransmit);
+    // A partial ACK (NewReno, RFC 6582): everything up to segment 5, which is next.
+    x.ack(504.0, 5);
+    let partial = x.data(504.5, 5);
+    assert_eq!(partial.retrans_kind, RetransKind::FastRetransmit);
+    x.ack(605.0, 8);
+    let conns = x.finish();
+    let server = &conns[0].b_to_a;
+    assert_eq!((server.fast_retransmissions, server.timeouts), (2, 0));
+    assert_eq!(conns[0].a_to_b.triple_dupacks, 1);
+}
+
+#[test]
+fn after_a_timeout_the_go_back_n_segments_are_not_new_timeouts() {
+    let mut x = Exchange::new();
+    x.handshake();
+    for k in 0..4 {
+        x.data(300.0 + k as f64, k);
+    }
+    // The whole flight is lost; the timer fires and the sender goes back N.
+    let rto = x.data(1303.0, 0);
+    x.ack(1403.0, 1);
+    let next = x.data(1403.5, 1);
+    let after = x.data(1403.6, 2);
+    assert_eq!((rto.retrans_kind, rto.backoff), (RetransKind::Timeout, 1));
+    for a in [next, after] {
+        assert_eq!((a.retrans_kind, a.backoff), (RetransKind::Timeout, 0));
+    }
+    let conns = x.finish();
+    assert_eq!((conns[0].b_to_a.timeouts, conns[0].b_to_a.timeout_retransmissions), (1, 3));
+}
+
+#[test]
+fn a_frame_captured_twice_is_a_capture_duplicate_not_a_retransmission() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.send_with_id(300.0, false, 1, 1, ACK, MSS, 77);
+    let copy = x.send_with_id(300.002, false, 1, 1, ACK, MSS, 77);
+    assert_eq!(copy.flags, Flags::CAPTURE_DUPLICATE);
+    let resent = x.send_with_id(1300.0, false, 1, 1, ACK, MSS, 78);
+    assert!(resent.flags.contains(Flags::RETRANSMISSION), "a new IP ID: the sender really sent it again");
+    let conns = x.finish();
+    assert_eq!((conns[0].b_to_a.capture_duplicates, conns[0].b_to_a.retransmitted_packets), (1, 1));
+}
+
+#[test]
+fn a_new_syn_on_the_same_ports_starts_a_new_connection() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.send(300.0, true, 1, 1, FIN | ACK, 0);
+    x.send(310.0, false, 1, 2, FIN | ACK, 0);
+    x.send(320.0, true, 2, 2, ACK, 0);
+    let syn = x.send(5000.0, true, 9000, 0, SYN, 0);
+    assert!(syn.flags.contains(Flags::REUSED_PORTS));
+    assert_eq!(syn.conn, 1);
+    let conns = x.finish();
+    assert_eq!(conns.len(), 2);
+    assert!(conns[1].reused_ports && !conns[0].reused_ports);
+    assert_eq!(conns[0].handshake_rtt_s, Some(0.2));
+}
+
+#[test]
+fn a_zero_window_stall_is_counted_and_probed() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.data(300.0, 0);
+    x.window = 0;
+    let zero = x.ack(400.0, 1);
+    assert!(zero.flags.contains(Flags::ZERO_WINDOW));
+    let probe = x.send(600.0, false, 1 + MSS, 1, ACK, 1);
+    assert!(probe.flags.contains(Flags::ZERO_WINDOW_PROBE));
+    x.window = 0;
+    let probe_ack = x.ack(700.0, 1);
+    assert!(probe_ack.flags.contains(Flags::ZERO_WINDOW_PROBE_ACK));
+    let update = x.ack(900.0, 1);
+    assert!(update.flags.contains(Flags::WINDOW_UPDATE));
+    let conns = x.finish();
+    assert_eq!((conns[0].a_to_b.zero_window_advertisements, conns[0].b_to_a.zero_window_probes), (2, 1));
+}
