@@ -4,7 +4,20 @@
 //! cargo run --release -p airtrace-pcap --example count -- FILE...
 //! ```
 //!
-//! Make a big file to time with the `make_capture` example.
+//! Make a big file to time with the `make_capture` example. Measured on the project's
+//! 2-core machine (Xeon, shared with other builds), from page cache, median of 11 runs:
+//!
+//! ```text
+//! make_capture small96.pcap   5000000 96     # 560 MB    53 M records/s, 6.0 GB/s
+//! make_capture small96.pcapng 5000000 96     # 640 MB    45 M records/s, 5.8 GB/s
+//! make_capture big1500.pcap   1000000 1500   # 1.5 GB    4.7 M records/s, 7.2 GB/s
+//! gzip -6 of 1 M records of 54-1514 bytes (random payloads), 284 MB compressed:
+//!                                            # 0.7 M records/s, 0.25 GB/s decompressed
+//! ```
+//!
+//! Reading the file alone (`dd bs=1M of=/dev/null`) runs at 6.3-6.6 GB/s on the same
+//! machine: the kernel's copy into the buffer is half of the time for small records.
+//! valgrind counts 50 instructions per record for pcap and 71 for pcapng (1 M records).
 
 use std::path::Path;
 use std::process::ExitCode;

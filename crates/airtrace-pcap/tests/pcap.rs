@@ -164,7 +164,7 @@ fn header_only_file_has_no_records() {
     assert_eq!(reader.position(), 24);
 }
 
-/// Records bigger than the reader's 1 MiB buffer, and many records crossing its refills.
+/// Records bigger than the reader's buffer (256 KiB), and many records crossing refills.
 #[test]
 fn records_larger_than_the_buffer_and_across_refills() {
     let mut w = PcapWriter::new(Vec::new(), 1, 0, Resolution::Nano).unwrap();
