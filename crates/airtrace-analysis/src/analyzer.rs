@@ -13,7 +13,7 @@
 
 use rustc_hash::FxHashMap;
 
-use airtrace_wire::{tcp_flags, Decoded, Transport};
+use airtrace_wire::{tcp_flags, Decoded, Tcp, Transport};
 
 use crate::annotation::{Annotation, Flags};
 use crate::conn::{Conn, Seg};
@@ -27,6 +27,16 @@ const CLOSED_LINGER_NS: i64 = 120_000_000_000;
 const OPEN_IDLE_NS: i64 = 3_600_000_000_000;
 /// Finished connections are looked for every this many packets.
 const SWEEP_EVERY: u64 = 1 << 16;
+/// Entries of the connection cache (a power of two).
+const CACHE_SIZE: usize = 1024;
+
+/// The cache entry of a packet's connection: a cheap hash, the same for both
+/// directions. A hit is checked against the connection's endpoints.
+#[inline]
+fn cache_index(src: &Endpoint, dst: &Endpoint) -> usize {
+    let h = (src.addr ^ dst.addr) as u64 ^ ((src.port ^ dst.port) as u64) << 40;
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize & (CACHE_SIZE - 1)
+}
 
 /// One decoded packet, as the analyzer takes it.
 pub struct PacketIn<'a> {
@@ -41,20 +51,35 @@ pub struct PacketIn<'a> {
 }
 
 /// Rebuilds TCP connections from packets in capture order.
-#[derive(Default)]
 pub struct Analyzer {
     /// Live connections by key, as indices into `conns`.
     live: FxHashMap<FlowKey, usize>,
     /// Connection slots; a finished connection's slot is reused (see `free`).
     conns: Vec<Conn>,
     free: Vec<usize>,
-    /// The slot of the previous TCP packet's connection: bulk transfers hit it nearly always.
-    last: Option<usize>,
+    /// A direct-mapped cache in front of `live`: slot + 1 by [`cache_index`], 0 if empty.
+    cache: Box<[u32; CACHE_SIZE]>,
     finished: Vec<ConnSummary>,
     next_id: u32,
     mac: MacRetries,
     first_ts: Option<i64>,
     packets: u64,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer {
+            live: FxHashMap::default(),
+            conns: Vec::new(),
+            free: Vec::new(),
+            cache: Box::new([0; CACHE_SIZE]),
+            finished: Vec::new(),
+            next_id: 0,
+            mac: MacRetries::default(),
+            first_ts: None,
+            packets: 0,
+        }
+    }
 }
 
 impl Analyzer {
@@ -79,50 +104,21 @@ impl Analyzer {
         };
         let src = Endpoint::new(ip.src, tcp.src_port);
         let dst = Endpoint::new(ip.dst, tcp.dst_port);
-        let key = || FlowKey::of(src, dst).0;
         let syn_only = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN;
 
-        let cached = self.last.and_then(|slot| self.conns[slot].direction_of(&src, &dst).map(|d| (slot, d)));
-        let (slot, d) = match cached.or_else(|| {
-            let slot = *self.live.get(&key())?;
-            Some((slot, self.conns[slot].direction_of(&src, &dst)?))
-        }) {
-            Some((slot, d)) => {
-                let c = &self.conns[slot];
-                if syn_only && c.base_seq(d).is_some_and(|isn| isn != tcp.seq) {
-                    // A new SYN with a new initial sequence number: the ports are reused.
-                    self.finished.push(c.summary(t0));
-                    let mut c = Conn::new(self.next_id, src, dst, p.ts_ns);
-                    c.reused_ports = true;
-                    ann.flags.insert(Flags::REUSED_PORTS);
-                    self.next_id += 1;
-                    self.conns[slot] = c;
-                    (slot, 0)
-                } else {
-                    (slot, d)
-                }
-            }
-            None => {
-                // The client is the SYN's sender; for a SYN/ACK, its receiver.
-                let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
-                let (a, b, d) = if synack { (dst, src, 1) } else { (src, dst, 0) };
-                let c = Conn::new(self.next_id, a, b, p.ts_ns);
-                self.next_id += 1;
-                let slot = match self.free.pop() {
-                    Some(slot) => {
-                        self.conns[slot] = c;
-                        slot
-                    }
-                    None => {
-                        self.conns.push(c);
-                        self.conns.len() - 1
-                    }
-                };
-                self.live.insert(key(), slot);
-                (slot, d)
-            }
+        let index = cache_index(&src, &dst);
+        let cached = (self.cache[index] as usize).checked_sub(1);
+        let hit = cached.and_then(|slot| Some((slot, self.conns.get(slot)?.direction_of(&src, &dst)?)));
+        let (slot, d) = match hit {
+            Some((slot, d)) => (slot, d),
+            None => self.lookup(src, dst, tcp, p.ts_ns),
         };
-        self.last = Some(slot);
+        self.cache[index] = slot as u32 + 1;
+        if syn_only && self.conns[slot].base_seq(d).is_some_and(|isn| isn != tcp.seq) {
+            self.reuse(slot, src, dst, p.ts_ns, t0);
+            ann.flags.insert(Flags::REUSED_PORTS);
+        }
+        let d = if syn_only { self.conns[slot].direction_of(&src, &dst).unwrap_or(d) } else { d };
         let conn = &mut self.conns[slot];
         ann.conn = conn.id;
         ann.dir = d as u8;
@@ -142,6 +138,48 @@ impl Analyzer {
         }
         let seg = Seg { ts_ns: p.ts_ns, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
         conn.process(d, &seg, ann);
+    }
+
+    /// The slot and direction of a packet's connection when the cache missed: from the
+    /// table, or a new connection.
+    #[cold]
+    #[inline(never)]
+    fn lookup(&mut self, src: Endpoint, dst: Endpoint, tcp: &Tcp, ts: i64) -> (usize, usize) {
+        let key = FlowKey::of(src, dst).0;
+        if let Some(&slot) = self.live.get(&key) {
+            if let Some(d) = self.conns[slot].direction_of(&src, &dst) {
+                return (slot, d);
+            }
+        }
+        // The client is the SYN's sender; for a SYN/ACK, its receiver.
+        let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
+        let (a, b, d) = if synack { (dst, src, 1) } else { (src, dst, 0) };
+        let c = Conn::new(self.next_id, a, b, ts);
+        self.next_id += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.conns[slot] = c;
+                slot
+            }
+            None => {
+                self.conns.push(c);
+                self.conns.len() - 1
+            }
+        };
+        self.live.insert(key, slot);
+        (slot, d)
+    }
+
+    /// A new SYN with a new initial sequence number: the ports are reused, and a new
+    /// connection takes the slot of the old one, whose summary is kept.
+    #[cold]
+    #[inline(never)]
+    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64) {
+        self.finished.push(self.conns[slot].summary(t0));
+        let mut c = Conn::new(self.next_id, src, dst, ts);
+        c.reused_ports = true;
+        self.next_id += 1;
+        self.conns[slot] = c;
     }
 
     /// Moves connections that have been silent long enough to the finished list.
@@ -165,7 +203,9 @@ impl Analyzer {
             // Drop the finished connections' buffers now, not when the slot is reused.
             self.conns[slot].release();
         }
-        self.last = None;
+        if self.free.len() > newly_freed {
+            self.cache.fill(0);
+        }
     }
 
     /// The summaries of every connection, in order of their first packet.

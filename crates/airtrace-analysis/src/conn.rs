@@ -63,34 +63,37 @@ impl RttEstimator {
     }
 }
 
-/// One direction of a connection.
+/// One direction of a connection. Fields in the order the hot path touches them
+/// (`repr(C)` keeps that order): the state every packet reads and writes first, the
+/// buffers and metrics after.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Dir {
     pub(crate) ws: FlowState,
-    /// This direction sent a SYN.
-    syn_seen: bool,
-    outstanding: VecDeque<Segment>,
-    /// Time of the last packet sent in this direction.
-    last_ts: Option<i64>,
     /// Highest sequence number sent (airtrace's own; Wireshark's `nextseq` skips probes).
     high: Option<u32>,
-    /// Loss recovery in progress until the peer acknowledges this point.
-    recover: Option<u32>,
-    /// That recovery began with a timeout (go-back-N), not with fast retransmit.
-    after_timeout: bool,
-    /// Sequence number of the last timeout retransmission, while no ACK advanced.
-    timeout_seq: Option<u32>,
-    backoff: u8,
-    /// Sequence ranges below `high` that were never captured.
-    holes: Holes,
     /// Highest cumulative ACK the peer sent for this direction's data.
     acked: Option<u32>,
+    /// Time of the last packet sent in this direction.
+    last_ts: Option<i64>,
+    /// Loss recovery in progress until the peer acknowledges this point.
+    recover: Option<u32>,
+    /// Sequence number of the last timeout retransmission, while no ACK advanced.
+    timeout_seq: Option<u32>,
     /// Highest SACK right edge the peer reported since its ACK last advanced.
     peer_sack_high: Option<u32>,
+    backoff: u8,
+    /// That recovery began with a timeout (go-back-N), not with fast retransmit.
+    after_timeout: bool,
+    /// This direction sent a SYN.
+    syn_seen: bool,
+    fin: bool,
     rtt: RttEstimator,
+    outstanding: VecDeque<Segment>,
+    /// Sequence ranges below `high` that were never captured.
+    holes: Holes,
     pub(crate) recent: RecentPackets,
     pub(crate) m: DirMetrics,
-    fin: bool,
 }
 
 impl Dir {
@@ -210,22 +213,23 @@ pub(crate) struct Seg<'a> {
     pub truncated: bool,
 }
 
-/// One TCP connection.
+/// One TCP connection (`repr(C)`: the endpoints, which every packet compares, first).
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Conn {
-    pub(crate) id: u32,
     pub(crate) a: Endpoint,
     pub(crate) b: Endpoint,
-    pub(crate) dirs: [Dir; 2],
-    first_ts: i64,
     pub(crate) last_ts: i64,
     /// Wireshark's per-connection state (its iRTT is the out-of-order threshold).
     conv: ConvState,
-    syn_ts: Option<i64>,
-    synack_ts: Option<i64>,
     handshake_rtt_ns: Option<i64>,
+    pub(crate) id: u32,
     pub(crate) state: ConnState,
     pub(crate) reused_ports: bool,
+    first_ts: i64,
+    syn_ts: Option<i64>,
+    synack_ts: Option<i64>,
+    pub(crate) dirs: [Dir; 2],
 }
 
 impl Conn {

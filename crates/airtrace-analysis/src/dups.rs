@@ -19,20 +19,15 @@ const NO_ID_WINDOW_NS: i64 = 50_000;
 const ID_WINDOW_NS: i64 = 2_000_000_000;
 
 /// The last few packets of one direction, to recognise repeats. Each packet is
-/// remembered as four words: (sequence number, IP ID), (ACK, segment length),
-/// (TSval, flags, window) and the first payload bytes mixed with the first SACK block.
-#[derive(Clone, Debug)]
+/// remembered as a 64-bit hash of (sequence number, IP ID, ACK, segment length,
+/// TSval, flags, window, first payload bytes, first SACK block) and its time.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct RecentPackets {
-    words: [[u64; RECENT]; 4],
+    hashes: [u64; RECENT],
     ts: [i64; RECENT],
-    next: usize,
-}
-
-impl Default for RecentPackets {
-    fn default() -> Self {
-        // No packet has a segment length of 2^32 - 1: the empty slots never match.
-        RecentPackets { words: [[u64::MAX; RECENT]; 4], ts: [0; RECENT], next: 0 }
-    }
+    /// Slots filled so far (at most RECENT), and the next one to overwrite.
+    len: u8,
+    next: u8,
 }
 
 impl RecentPackets {
@@ -42,30 +37,28 @@ impl RecentPackets {
     #[inline]
     pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64, may_repeat: bool) -> bool {
         let sack = if tcp.sack_count > 0 { (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64 } else { 0 };
-        let w = [
+        let words = [
             (tcp.seq as u64) << 32 | ip.id as u64,
             (tcp.ack as u64) << 32 | tcp.payload_len as u64,
             (tcp.timestamps.map_or(0, |t| t.0) as u64) << 32 | (tcp.flags as u64) << 16 | tcp.window as u64,
-            payload_head(payload) ^ sack.rotate_left(17),
+            payload_head(payload),
+            sack,
         ];
+        // FxHash's step (rustc-hash): rotate, xor, multiply by an odd constant.
+        let hash = words.iter().fold(0u64, |h, &w| (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95));
         let window = if ip.id != 0 { ID_WINDOW_NS } else { NO_ID_WINDOW_NS };
-        for i in 0..RECENT {
-            if may_repeat
-                && self.words[0][i] == w[0]
-                && self.words[1][i] == w[1]
-                && self.words[2][i] == w[2]
-                && self.words[3][i] == w[3]
-                && ts - self.ts[i] <= window
-            {
-                return true;
+        if may_repeat {
+            for i in 0..self.len as usize {
+                if self.hashes[i] == hash && ts - self.ts[i] <= window {
+                    return true;
+                }
             }
         }
-        let slot = self.next;
-        for (words, word) in self.words.iter_mut().zip(w) {
-            words[slot] = word;
-        }
+        let slot = self.next as usize;
+        self.hashes[slot] = hash;
         self.ts[slot] = ts;
-        self.next = (slot + 1) % RECENT;
+        self.next = ((slot + 1) % RECENT) as u8;
+        self.len = (self.len + 1).min(RECENT as u8);
         false
     }
 }

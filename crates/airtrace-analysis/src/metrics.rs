@@ -53,8 +53,10 @@ impl RttStats {
     }
 }
 
-/// What one direction of a connection sent, as seen at the capture point.
+/// What one direction of a connection sent, as seen at the capture point
+/// (`repr(C)`: the counters every packet updates first).
 #[derive(Clone, Debug, Default, Serialize)]
+#[repr(C)]
 pub struct DirMetrics {
     /// Packets captured in this direction (including duplicates of the capture).
     pub packets: u64,
@@ -64,6 +66,20 @@ pub struct DirMetrics {
     pub data_packets: u64,
     /// TCP payload bytes, retransmissions included.
     pub data_bytes: u64,
+    #[serde(skip)]
+    segment_min: u32,
+    #[serde(skip)]
+    segment_max: u32,
+    #[serde(skip)]
+    window_min: u32,
+    #[serde(skip)]
+    window_max: u32,
+    #[serde(skip)]
+    window_sum: u64,
+    #[serde(skip)]
+    window_count: u64,
+    #[serde(skip)]
+    pub(crate) longest_idle_ns: i64,
     /// Payload bytes never seen before (new sequence space that was captured).
     pub unique_bytes: u64,
     /// Sequence space skipped over without being captured (lost before the capture point).
@@ -120,20 +136,6 @@ pub struct DirMetrics {
     pub goodput_bps: f64,
     /// Longest time between two consecutive packets of this direction (s).
     pub longest_idle_s: f64,
-    #[serde(skip)]
-    segment_min: u32,
-    #[serde(skip)]
-    segment_max: u32,
-    #[serde(skip)]
-    window_min: u32,
-    #[serde(skip)]
-    window_max: u32,
-    #[serde(skip)]
-    window_sum: u64,
-    #[serde(skip)]
-    window_count: u64,
-    #[serde(skip)]
-    pub(crate) longest_idle_ns: i64,
 }
 
 impl DirMetrics {
