@@ -27,13 +27,30 @@ use crate::wireshark::{self, ConvState, FlowState};
 const MAX_OUTSTANDING: usize = 8192;
 
 /// A segment sent and not yet acknowledged, kept for RTT samples and the
-/// first-transmission time of retransmissions.
+/// first-transmission time of retransmissions. 16 bytes: a bulk sender keeps
+/// thousands of them, and they stream through the cache.
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     seq: u32,
-    end: u32,
+    /// Length in sequence space; the top bit marks a segment sent more than once.
+    len_retransmitted: u32,
     ts: i64,
-    retransmitted: bool,
+}
+
+impl Segment {
+    const RETRANSMITTED: u32 = 1 << 31;
+
+    fn new(seq: u32, end: u32, ts: i64) -> Self {
+        Segment { seq, len_retransmitted: end.wrapping_sub(seq) & !Self::RETRANSMITTED, ts }
+    }
+    #[inline]
+    fn end(&self) -> u32 {
+        self.seq.wrapping_add(self.len_retransmitted & !Self::RETRANSMITTED)
+    }
+    #[inline]
+    fn retransmitted(&self) -> bool {
+        self.len_retransmitted & Self::RETRANSMITTED != 0
+    }
 }
 
 /// RFC 6298 section 2 smoothed RTT and variance, from the samples airtrace takes.
@@ -117,10 +134,10 @@ impl Dir {
         }
         let mut sample = None;
         while let Some(front) = self.outstanding.front() {
-            if !seq::le(front.end, ack) {
+            if !seq::le(front.end(), ack) {
                 break;
             }
-            if front.end == ack && !front.retransmitted {
+            if front.end() == ack && !front.retransmitted() {
                 sample = Some(ts - front.ts);
             }
             self.outstanding.pop_front();
@@ -153,7 +170,7 @@ impl Dir {
             if self.outstanding.len() == MAX_OUTSTANDING {
                 self.outstanding.pop_front();
             }
-            self.outstanding.push_back(Segment { seq: tcp.seq, end, ts, retransmitted: false });
+            self.outstanding.push_back(Segment::new(tcp.seq, end, ts));
         }
     }
 
@@ -166,7 +183,7 @@ impl Dir {
         ann.since_first_tx_ns = self
             .outstanding
             .iter()
-            .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end))
+            .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end()))
             .map_or(NONE_I64, |g| ts - g.ts);
         let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws);
         ann.retrans_kind = kind;
@@ -198,8 +215,8 @@ impl Dir {
             RetransKind::None => {}
         }
         for g in self.outstanding.iter_mut() {
-            if seq::lt(g.seq, end) && seq::lt(tcp.seq, g.end) {
-                g.retransmitted = true;
+            if seq::lt(g.seq, end) && seq::lt(tcp.seq, g.end()) {
+                g.len_retransmitted |= Segment::RETRANSMITTED;
             }
         }
     }
