@@ -356,8 +356,10 @@ impl Conn {
             rev.on_ack(tcp, ts, ann);
         }
         if seglen > 0 {
-            if let (Some(h), Some(front)) = (fwd.high, fwd.outstanding.front()) {
-                let in_flight = h.wrapping_sub(front.seq) as i32;
+            // Sent and not yet acknowledged: from the peer's highest ACK (or the first
+            // byte of this direction) to the highest byte sent.
+            if let (Some(h), Some(una)) = (fwd.high, fwd.acked.or(fwd.ws.base_seq.map(|b| b.wrapping_add(1)))) {
+                let in_flight = h.wrapping_sub(una) as i32;
                 ann.bytes_in_flight = if in_flight >= 0 { in_flight as i64 } else { -1 };
             }
         }
