@@ -4,7 +4,12 @@
 //! time of every frame tshark flagged (`tshark-ref/*.flags.tsv`) is tshark's, to the
 //! nanosecond.
 //!
+//! Every file also reads the same opened by path (memory-mapped, unless compressed) as
+//! streamed through `CaptureReader::from_reader`.
+//!
 //! Without the directory the test is skipped, unless `CI=true`: then it fails.
+
+mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -170,6 +175,18 @@ fn every_corpus_capture_reads_as_the_manifest_and_tshark_say() {
             let rel = parse_ns(fields.next().unwrap());
             assert_eq!(ts[frame - 1] - first, rel, "{} frame {frame}", row.file);
         }
+    }
+}
+
+/// Every corpus file reads the same opened by path (mapped, for the uncompressed ones) as
+/// streamed through `from_reader`: records, end, and progress after every record.
+#[test]
+fn every_corpus_capture_reads_the_same_mapped_and_streamed() {
+    let Some(dir) = corpus_dir() else { return };
+    for row in manifest(&dir) {
+        let read = common::read_both_ways(&dir.join(&row.file));
+        assert_eq!(read.error, None, "{}", row.file);
+        assert_eq!(read.recs.len() as u64, row.pkts, "{}", row.file);
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! The container parsers live in [`pcap`] and [`pcapng`]; both pull bytes from an
 //! [`Input`] and return a [`Meta`] (everything about a record but its bytes), which
-//! `next_record` turns into a [`Record`] borrowing the input's buffer.
+//! `next_record` turns into a [`Record`] borrowing the input's buffer or memory map.
 
 mod pcap;
 mod pcapng;
@@ -22,7 +22,8 @@ use crate::time::TsResolution;
 /// make the reader allocate gigabytes.
 pub const MAX_CAPLEN: u32 = 256 << 20;
 
-/// One packet record, borrowed from the reader's buffer until the next call.
+/// One packet record, borrowed from the reader's buffer (or memory map) until the next
+/// call.
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'a> {
     /// 1-based frame number, as tshark numbers frames: every pcap record and pcapng
@@ -147,7 +148,9 @@ enum Parser {
 
 /// A streaming reader of capture files: pcap (either byte order, micro- or nanosecond
 /// time stamps), pcapng (any number of sections and interfaces), or either compressed
-/// with gzip. Memory is bounded by the largest record; no record is copied.
+/// with gzip. No record is copied: an uncompressed file opened by path is read through a
+/// memory map (see "Memory map" in the crate doc), anything else through a buffer bounded
+/// by the largest record.
 ///
 /// ```no_run
 /// use airtrace_pcap::CaptureReader;
@@ -175,16 +178,17 @@ pub struct CaptureReader {
 
 impl CaptureReader {
     /// Opens `path`, detecting gzip compression and the container format by magic number.
+    /// An uncompressed regular file is memory-mapped; anything else is read.
     /// Fails at once if the file is empty, is not a capture, or its file header (pcap) or
     /// first Section Header Block (pcapng) is cut off or corrupt.
     pub fn open(path: &Path) -> Result<Self, ReadError> {
         let name = path.display().to_string();
         let opened = File::open(path).and_then(|file| {
-            let len = file.metadata()?.len();
-            Ok((file, len))
+            let meta = file.metadata()?;
+            Ok((file, meta))
         });
         match opened {
-            Ok((file, len)) => Self::start(name, Box::new(file), Some(len)),
+            Ok((file, meta)) => Self::start(name, Input::open(file, &meta), Some(meta.len())),
             Err(e) => Err(ReadError {
                 file: name,
                 place: Place::File,
@@ -198,12 +202,13 @@ impl CaptureReader {
     /// Reads a capture from `reader`, as [`CaptureReader::open`] does from a file; `name`
     /// names it in errors. For tests, fuzzing, and captures that are not files.
     pub fn from_reader(name: &str, reader: impl Read + Send + 'static) -> Result<Self, ReadError> {
-        Self::start(name.to_string(), Box::new(reader), None)
+        Self::start(name.to_string(), Input::new(Box::new(reader)), None)
     }
 
+    /// Sniffs the format of `input`, as [`Input::open`] or [`Input::new`] returned it.
     fn start(
         file: String,
-        reader: Box<dyn Read + Send>,
+        input: io::Result<(Input, bool)>,
         file_len: Option<u64>,
     ) -> Result<Self, ReadError> {
         let fail = |file: String, compressed: bool, failure: Failure| ReadError {
@@ -213,7 +218,7 @@ impl CaptureReader {
             kind: classify(failure.kind, compressed),
             frames_read: 0,
         };
-        let (mut input, compressed) = match Input::new(reader) {
+        let (mut input, compressed) = match input {
             Ok(x) => x,
             Err(e) => return Err(fail(file, false, Failure::io(Place::File, e))),
         };

@@ -1,9 +1,11 @@
-//! Helpers shared by the integration tests: reading a whole capture from bytes, building
-//! pcapng blocks the writer does not write, and gzip.
+//! Helpers shared by the integration tests: reading a whole capture from bytes or from a
+//! file both ways, building pcapng blocks the writer does not write, and gzip.
 
 #![allow(dead_code)] // Each test binary uses its own subset.
 
+use std::fs::File;
 use std::io::{Cursor, Write};
+use std::path::Path;
 
 use airtrace_pcap::{ByteOrder, CaptureReader, ReadError};
 
@@ -64,6 +66,69 @@ pub fn read_ok(name: &str, bytes: &[u8]) -> Vec<Rec> {
         panic!("unexpected error: {e}");
     }
     recs
+}
+
+/// What reading a capture gives: the records, the error that ended them (as its
+/// message), and `position()` after each record, after the error, and at the end.
+#[derive(Debug, PartialEq)]
+pub struct Reading {
+    pub recs: Vec<Rec>,
+    pub error: Option<String>,
+    pub positions: Vec<u64>,
+}
+
+/// Reads every record of an open reader, noting the position after each.
+pub fn reading(mut reader: CaptureReader) -> Reading {
+    let mut read = Reading {
+        recs: Vec::new(),
+        error: None,
+        positions: Vec::new(),
+    };
+    while let Some(next) = reader.next_record() {
+        match next {
+            Ok(r) => read.recs.push(Rec {
+                frame: r.frame,
+                ts_ns: r.ts_ns,
+                interface: r.interface,
+                linktype: r.linktype,
+                orig_len: r.orig_len,
+                data: r.data.to_vec(),
+            }),
+            Err(e) => {
+                assert!(
+                    read.error.is_none(),
+                    "a second error after {:?}: {e}",
+                    read.error
+                );
+                read.error = Some(e.to_string());
+            }
+        }
+        read.positions.push(reader.position());
+    }
+    assert!(
+        reader.next_record().is_none(),
+        "the reader must stay finished"
+    );
+    read.positions.push(reader.position());
+    read
+}
+
+/// Reads the file at `path` both ways, opened by path (mapped, unless compressed or
+/// special) and streamed through `from_reader`, checks that they agree, and returns the
+/// reading.
+pub fn read_both_ways(path: &Path) -> Reading {
+    let name = path.display().to_string();
+    let opened = CaptureReader::open(path).unwrap_or_else(|e| panic!("{e}"));
+    let streamed = CaptureReader::from_reader(&name, File::open(path).unwrap()).unwrap();
+    assert_eq!(opened.format(), streamed.format(), "{name}");
+    assert_eq!(opened.compressed(), streamed.compressed(), "{name}");
+    assert_eq!(opened.interfaces(), streamed.interfaces(), "{name}");
+    let len = std::fs::metadata(path).unwrap().len();
+    assert_eq!(opened.file_len(), Some(len), "{name}");
+    assert_eq!(streamed.file_len(), None, "{name}");
+    let (a, b) = (reading(opened), reading(streamed));
+    assert_eq!(a, b, "{name}: opened by path and read from a reader differ");
+    a
 }
 
 /// The error message of a capture that fails to open.
