@@ -27,6 +27,9 @@ const CLOSED_LINGER_NS: i64 = 120_000_000_000;
 const OPEN_IDLE_NS: i64 = 3_600_000_000_000;
 /// Finished connections are looked for every this many packets.
 const SWEEP_EVERY: u64 = 1 << 16;
+/// Capture times are clamped to ±2^62 ns (±146 years around 1970) so that the
+/// difference of any two fits in an `i64`: a corrupt timestamp must not overflow.
+const TS_LIMIT: i64 = (1 << 62) - 1;
 /// Entries of the connection cache (a power of two).
 const CACHE_SIZE: usize = 1024;
 
@@ -90,10 +93,11 @@ impl Analyzer {
     /// Analyses the next packet of the capture into `ann` (which it resets).
     pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
         *ann = Annotation::default();
-        let t0 = *self.first_ts.get_or_insert(p.ts_ns);
+        let ts = p.ts_ns.clamp(-TS_LIMIT, TS_LIMIT);
+        let t0 = *self.first_ts.get_or_insert(ts);
         self.packets += 1;
         if self.packets.is_multiple_of(SWEEP_EVERY) {
-            self.sweep(p.ts_ns, t0);
+            self.sweep(ts, t0);
         }
         let mac_retry = p.decoded.wlan.as_ref().is_some_and(|w| self.mac.is_retry(w));
         if mac_retry {
@@ -111,11 +115,11 @@ impl Analyzer {
         let hit = cached.and_then(|slot| Some((slot, self.conns.get(slot)?.direction_of(&src, &dst)?)));
         let (slot, d) = match hit {
             Some((slot, d)) => (slot, d),
-            None => self.lookup(src, dst, tcp, p.ts_ns),
+            None => self.lookup(src, dst, tcp, ts),
         };
         self.cache[index] = slot as u32 + 1;
         if syn_only && self.conns[slot].base_seq(d).is_some_and(|isn| isn != tcp.seq) {
-            self.reuse(slot, src, dst, p.ts_ns, t0);
+            self.reuse(slot, src, dst, ts, t0);
             ann.flags.insert(Flags::REUSED_PORTS);
         }
         let d = if syn_only { self.conns[slot].direction_of(&src, &dst).unwrap_or(d) } else { d };
@@ -130,13 +134,13 @@ impl Analyzer {
             dir.m.mac_retries += 1;
             return;
         }
-        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, p.ts_ns, may_repeat) {
+        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat) {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;
             ann.flags.insert(Flags::CAPTURE_DUPLICATE);
             return;
         }
-        let seg = Seg { ts_ns: p.ts_ns, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
+        let seg = Seg { ts_ns: ts, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
         conn.process(d, &seg, ann);
     }
 

@@ -61,22 +61,26 @@ struct RttEstimator {
 }
 
 impl RttEstimator {
+    /// Takes one sample (ns, positive: see [`crate::analyzer`] for the time range).
     fn sample(&mut self, r: i64) {
         if self.srtt_ns == 0 {
             // RFC 6298 (2.2)
             self.srtt_ns = r.max(1);
             self.rttvar_ns = r / 2;
         } else {
-            // RFC 6298 (2.3), alpha = 1/8, beta = 1/4
-            self.rttvar_ns = (3 * self.rttvar_ns + (self.srtt_ns - r).abs()) / 4;
-            self.srtt_ns = (7 * self.srtt_ns + r) / 8;
+            // RFC 6298 (2.3), alpha = 1/8, beta = 1/4, in 128 bits: a capture's clock
+            // may jump by years.
+            let (srtt, rttvar, r) = (self.srtt_ns as i128, self.rttvar_ns as i128, r as i128);
+            self.rttvar_ns = ((3 * rttvar + (srtt - r).abs()) / 4) as i64;
+            self.srtt_ns = ((7 * srtt + r) / 8).max(1) as i64;
         }
     }
 
     /// How long both directions must have been silent before a retransmission
     /// that otherwise looks ACK-driven is read as a timeout.
     fn timeout_silence_ns(&self) -> Option<i64> {
-        (self.srtt_ns > 0).then(|| (self.srtt_ns * 3 / 2).max(self.srtt_ns + 4 * self.rttvar_ns))
+        (self.srtt_ns > 0)
+            .then(|| (self.srtt_ns / 2).saturating_add(self.srtt_ns).max(self.srtt_ns.saturating_add(self.rttvar_ns.saturating_mul(4))))
     }
 }
 
@@ -142,8 +146,9 @@ impl Dir {
             }
             self.outstanding.pop_front();
         }
-        // Karn's rule (RFC 6298 section 3): only segments never retransmitted give samples.
-        if let Some(r) = sample {
+        // Karn's rule (RFC 6298 section 3): only segments never retransmitted give
+        // samples; a capture clock that went backwards gives none.
+        if let Some(r) = sample.filter(|&r| r > 0) {
             ann.ack_rtt_ns = r;
             self.rtt.sample(r);
             self.m.rtt.add(r);

@@ -20,7 +20,7 @@ pub struct RttStats {
     #[serde(skip)]
     sum_ns: i128,
     #[serde(skip)]
-    sum_sq_ns: i128,
+    sum_sq_ns: f64,
 }
 
 impl RttStats {
@@ -32,7 +32,7 @@ impl RttStats {
         self.max_ns = self.max_ns.max(rtt_ns);
         self.samples += 1;
         self.sum_ns += rtt_ns as i128;
-        self.sum_sq_ns += rtt_ns as i128 * rtt_ns as i128;
+        self.sum_sq_ns += rtt_ns as f64 * rtt_ns as f64;
     }
 
     fn finish(&mut self) {
@@ -45,7 +45,7 @@ impl RttStats {
         self.max_s = Some(self.max_ns as f64 * 1e-9);
         self.avg_s = Some(mean_ns * 1e-9);
         let var_ns = if self.samples > 1 {
-            ((self.sum_sq_ns as f64 - n * mean_ns * mean_ns) / (n - 1.0)).max(0.0)
+            ((self.sum_sq_ns - n * mean_ns * mean_ns) / (n - 1.0)).max(0.0)
         } else {
             0.0
         };
