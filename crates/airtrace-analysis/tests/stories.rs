@@ -196,3 +196,22 @@ fn a_zero_window_stall_is_counted_and_probed() {
     let conns = x.finish();
     assert_eq!((conns[0].a_to_b.zero_window_advertisements, conns[0].b_to_a.zero_window_probes), (2, 1));
 }
+
+/// Found by the `analyze_capture` fuzz target: an ACK dated a century after its
+/// segment overflowed the RTT estimator. Times are clamped and the arithmetic widened.
+#[test]
+fn a_clock_that_jumps_by_a_century_does_not_overflow() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.data(300.0, 0);
+    x.ack(400.0, 1);
+    x.data(500.0, 1);
+    let century_ms = 100.0 * 365.25 * 86_400e3;
+    let late = x.ack(century_ms, 2);
+    assert!(late.ack_rtt_ns > 0);
+    x.data(century_ms + 1.0, 2);
+    let back = x.ack(-century_ms, 3);
+    assert_eq!(back.ack_rtt_ns, NONE_I64, "a clock that went backwards gives no sample");
+    let conns = x.finish();
+    assert_eq!(conns[0].b_to_a.rtt.samples, 3, "SYN/ACK, segment 0 and segment 1");
+}
