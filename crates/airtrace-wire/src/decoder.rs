@@ -8,7 +8,7 @@
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
-use crate::{ethernet, gtp, ieee80211, ipv4, ipv6, tcp, udp};
+use crate::{ethernet, fast, gtp, ieee80211, ipv4, ipv6, tcp, udp};
 
 /// What the decoder knows about the bytes still in scope.
 pub(crate) struct Cx<'a> {
@@ -82,6 +82,10 @@ pub(crate) fn run(mut next: Next, cx: &mut Cx<'_>, out: &mut Decoded) {
             Next::Llc(off) => ethernet::llc(off, cx),
             Next::Wlan(off) => ieee80211::decode(off, cx, out),
             Next::Ip { off, layer } => ip_by_version(off, layer, cx),
+            // The fast path's IP and transport layers first: when they take the packet
+            // they decode it to the end.
+            Next::Ipv4(off) if fast::ipv4_in_loop(cx.f, off, out.tunnel_depth, out) => return,
+            Next::Ipv6(off) if fast::ipv6_in_loop(cx.f, off, out.tunnel_depth, out) => return,
             Next::Ipv4(off) => ipv4::decode(off, cx, out),
             Next::Ipv6(off) => ipv6::decode(off, cx, out),
             Next::Payload { proto, off } => payload(proto, off, cx, out),

@@ -6,7 +6,7 @@ use crate::packet::{Layer, Stop};
 use crate::read::{be16, need, unsupported};
 
 /// ARPHRD_NETLINK: the payload is a netlink message, whatever the protocol says.
-const ARPHRD_NETLINK: u16 = 824;
+pub(crate) const ARPHRD_NETLINK: u16 = 824;
 /// Linux protocol value for frames that start with an 802.2 LLC header (ETH_P_802_2).
 const ETH_P_802_2: u16 = 0x0004;
 

@@ -3,7 +3,7 @@
 
 use crate::decoder::{Cx, Next};
 use crate::packet::{Decoded, Layer, Stop, Tcp, Transport, MAX_SACK_BLOCKS};
-use crate::read::{be16, be32, malformed, need, truncated};
+use crate::read::{arr, be16, be32, malformed, need, truncated};
 
 /// Decode the TCP header at `off`. The segment length comes from the IP length
 /// (`cx.end`), so a header-only capture still reports the full `payload_len`.
@@ -55,22 +55,89 @@ mod kind {
     pub const TIMESTAMPS: u8 = 8;
 }
 
+/// TSval and TSecr, if the options area (`declared` bytes, `opts` captured) is exactly
+/// NOP, NOP, timestamps: the layout of nearly every segment of a timestamps-enabled
+/// connection (RFC 7323 Appendix A). Reading it is then all [`options`] would do.
+#[inline(always)]
+pub(crate) fn only_timestamps(opts: &[u8], declared: usize) -> Option<(u32, u32)> {
+    let o: &[u8; 12] = opts.try_into().ok()?;
+    if declared != 12 || be32(arr(o, 0)) != NOP_NOP_TIMESTAMPS {
+        return None;
+    }
+    Some((be32(arr(o, 4)), be32(arr(o, 8))))
+}
+
+/// NOP, NOP, then the kind and length of the timestamps option, as one big-endian word.
+const NOP_NOP_TIMESTAMPS: u32 = u32::from_be_bytes([kind::NOP, kind::NOP, kind::TIMESTAMPS, 10]);
+
 /// Read the options area: `opts` holds its captured bytes, `declared` its length from
 /// the data offset. Options not read here are skipped by their length, as RFC 9293
 /// section 3.2 asks of a receiver; an impossible length stops the walk as malformed,
 /// keeping what was read before it.
+///
+/// The layouts Linux sends are read without the walk: NOP, NOP, timestamps (RFC 7323
+/// Appendix A), then possibly NOP, NOP, SACK; and the options of its SYNs.
 #[inline(always)]
-fn options(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(), Stop> {
-    // Fast path for the layout nearly every segment of a timestamps-enabled connection
-    // starts with (RFC 7323 Appendix A): NOP, NOP, TS.
-    if let Some(([1, 1, kind::TIMESTAMPS, 10, a, b, c, d, e, f, g, h], rest)) = opts.split_first_chunk() {
-        tcp.timestamps = Some((be32([*a, *b, *c, *d]), be32([*e, *f, *g, *h])));
-        if rest.is_empty() && declared == 12 {
-            return Ok(());
+pub(crate) fn options(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(), Stop> {
+    let (mut rest, mut declared) = (opts, declared);
+    if let Some((ts, after)) = opts.split_first_chunk::<12>() {
+        if be32(arr(ts, 0)) == NOP_NOP_TIMESTAMPS {
+            tcp.timestamps = Some((be32(arr(ts, 4)), be32(arr(ts, 8))));
+            (rest, declared) = (after, declared - 12);
         }
-        return options_in_general(rest, declared - 12, tcp);
     }
-    options_in_general(opts, declared, tcp)
+    if rest.len() == declared && (rest.is_empty() || only_sack(rest, tcp) || only_syn_options(rest, tcp)) {
+        return Ok(());
+    }
+    options_in_general(rest, declared, tcp)
+}
+
+/// Read `opts` if it is exactly the options of Linux's SYN and SYN-ACK segments: MSS,
+/// SACK permitted, timestamps, NOP, window scale; `false` if it is not.
+#[inline(always)]
+fn only_syn_options(opts: &[u8], tcp: &mut Tcp) -> bool {
+    let Ok(o) = <&[u8; 20]>::try_from(opts) else { return false };
+    let mss = [kind::MSS, 4];
+    let sack_permitted_timestamps = [kind::SACK_PERMITTED, 2, kind::TIMESTAMPS, 10];
+    let nop_window_scale = [kind::NOP, kind::WINDOW_SCALE, 3];
+    if o[..2] != mss || o[4..8] != sack_permitted_timestamps || o[16..19] != nop_window_scale {
+        return false;
+    }
+    tcp.mss = Some(be16([o[2], o[3]]));
+    tcp.sack_permitted = true;
+    tcp.timestamps = Some((be32(arr(o, 8)), be32(arr(o, 12))));
+    tcp.window_scale = Some(o[19]);
+    true
+}
+
+/// [`options`], recording a stop in `stop` (which is left alone otherwise). Returning
+/// the `Result` would take a stack slot in the caller, and so a stack frame in the
+/// fast path.
+#[inline(never)]
+pub(crate) fn options_or_stop(opts: &[u8], declared: usize, tcp: &mut Tcp, stop: &mut Option<Stop>) {
+    if let Err(s) = options(opts, declared, tcp) {
+        *stop = Some(s);
+    }
+}
+
+/// Read `opts` if it is exactly NOP, NOP, SACK with one to four blocks (RFC 2018
+/// section 3), into a `tcp` that holds no SACK block yet; `false` if it is not.
+#[inline(always)]
+fn only_sack(opts: &[u8], tcp: &mut Tcp) -> bool {
+    let Some((head, blocks)) = opts.split_first_chunk::<4>() else { return false };
+    let n = blocks.len() / 8;
+    if blocks.len() % 8 != 0 || !(1..=MAX_SACK_BLOCKS).contains(&n) {
+        return false;
+    }
+    // n <= 4: the option length 2 + 8n fits its byte.
+    if be32(*head) != u32::from_be_bytes([kind::NOP, kind::NOP, kind::SACK, 2 + 8 * n as u8]) {
+        return false;
+    }
+    for (edges, b) in tcp.sack.iter_mut().zip(blocks.chunks_exact(8)) {
+        *edges = (be32([b[0], b[1], b[2], b[3]]), be32([b[4], b[5], b[6], b[7]]));
+    }
+    tcp.sack_count = n as u8;
+    true
 }
 
 /// The general case of [`options`]: walk the options one by one.
@@ -259,6 +326,46 @@ mod tests {
         assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("TCP data offset beyond the IP payload"));
         let d = dec(RAW, &ipv4(6, &[0; 12]));
         assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("IP payload shorter than a TCP header"));
+    }
+
+    #[test]
+    fn the_layout_readers_agree_with_the_walk() {
+        // `options` reads the usual layouts without walking them: it must give what
+        // the walk gives, whatever the bytes and the declared and captured lengths.
+        let ts = [1u8, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8];
+        let sack = |n: usize| {
+            let mut o = vec![1, 1, 5, (2 + 8 * n) as u8];
+            o.extend((0..8 * n as u8).map(|b| b.wrapping_mul(37)));
+            o
+        };
+        let syn = [2u8, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
+        let mut layouts: Vec<Vec<u8>> = vec![ts.to_vec(), syn.to_vec()];
+        // Five blocks fit in the options area only without timestamps; the walk keeps
+        // the first four.
+        for n in 1..=5 {
+            layouts.push(sack(n));
+            layouts.push(cat(&[&ts, &sack(n)]));
+        }
+        let same = |opts: &[u8], declared: usize| {
+            let (mut a, mut b) = (Tcp::default(), Tcp::default());
+            let ra = super::options(opts, declared, &mut a);
+            let rb = super::options_in_general(opts, declared, &mut b);
+            assert_eq!((ra, a), (rb, b), "options {opts:?}, declared {declared}");
+        };
+        for o in &layouts {
+            for declared in [o.len(), o.len() + 4, o.len().saturating_sub(4)] {
+                for cut in 0..=o.len().min(declared) {
+                    same(&o[..cut], declared);
+                }
+            }
+            for at in 0..o.len() {
+                for value in [0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 17, 18, 26, 34, 42, 0xFF, o[at] ^ 0x80] {
+                    let mut m = o.clone();
+                    m[at] = value;
+                    same(&m, m.len());
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::packet::{Decoded, Layer, Stop, Transport, Udp};
 use crate::read::{be16, malformed, need};
 
 /// GTP-U's registered port (3GPP TS 29.281 section 4.4.2.3).
-const GTP_U_PORT: u16 = 2152;
+pub(crate) const GTP_U_PORT: u16 = 2152;
 
 /// Decode the UDP header at `off`; datagrams to or from port 2152 continue as GTP-U.
 #[inline(always)]
