@@ -93,10 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _analyze_one(path: str, *, progress: bool, table: bool) -> _core.Analysis | None:
+def _analyze_one(path: str, *, progress: bool, table: bool, name: str | None = None) -> _core.Analysis | None:
     """The analysis of one file, or None (after printing the error) if nothing could be read."""
     try:
-        analysis = _core.analyze(path, progress=progress, table=table)
+        analysis = _core.analyze(path, progress=progress, table=table, name=name)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return None
@@ -137,7 +137,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     with resources.as_file(sample) as path:
         print(f"airtrace demo: analysing {sample.name}, a real 4 MB transfer between two network namespaces")
         print("over a shaped link (see testdata/pcaps/README.md in the repository for how it was made).\n")
-        analysis = _analyze_one(str(path), progress=False, table=True)
+        analysis = _analyze_one(str(path), progress=False, table=True, name=sample.name)
     if analysis is None:
         return 1
     sys.stdout.write(analysis.table or "")

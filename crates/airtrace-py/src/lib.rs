@@ -14,7 +14,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use airtrace_analysis::analyze_file;
+use airtrace_analysis::analyze_capture;
+use airtrace_pcap::CaptureReader;
 use columns::PacketColumns;
 
 /// A progress bar on stderr that shows itself only once a file takes more than a moment.
@@ -78,20 +79,29 @@ struct Analysis {
 /// Analyse one capture file.
 ///
 /// Returns an `Analysis`: the report as JSON, and, if asked for, the summary table
-/// and the packets table as columns. Raises ValueError with a one-line message
-/// naming the file and the place when nothing could be read.
+/// and the packets table as columns. `name` names the file in the report and the
+/// messages (default: the path). Raises ValueError with a one-line message naming
+/// the file and the place when nothing could be read.
 #[pyfunction]
-#[pyo3(signature = (path, packets = false, progress = false, table = false))]
-fn analyze(py: Python<'_>, path: PathBuf, packets: bool, progress: bool, table: bool) -> PyResult<Analysis> {
-    let name = path.display().to_string();
+#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None))]
+fn analyze(
+    py: Python<'_>,
+    path: PathBuf,
+    packets: bool,
+    progress: bool,
+    table: bool,
+    name: Option<String>,
+) -> PyResult<Analysis> {
+    let name = name.unwrap_or_else(|| path.display().to_string());
     let result = py.detach(move || {
+        let reader = CaptureReader::open(&path).map_err(|e| e.to_string())?;
         let mut bar = Progress::new(progress);
         let mut on_progress = |pos: u64, len: Option<u64>| bar.update(pos, len, &name);
         let out = if packets {
             let mut cols = PacketColumns::default();
-            analyze_file(&path, &mut cols, &mut on_progress).map(|r| (r, Some(cols)))
+            analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| (r, Some(cols)))
         } else {
-            analyze_file(&path, &mut (), &mut on_progress).map(|r| (r, None))
+            analyze_capture(reader, &name, &mut (), &mut on_progress).map(|r| (r, None))
         };
         bar.finish();
         let (report, cols) = out?;
