@@ -113,16 +113,18 @@ impl Analyzer {
         let index = cache_index(&src, &dst);
         let cached = (self.cache[index] as usize).checked_sub(1);
         let hit = cached.and_then(|slot| Some((slot, self.conns.get(slot)?.direction_of(&src, &dst)?)));
-        let (slot, d) = match hit {
-            Some((slot, d)) => (slot, d),
-            None => self.lookup(src, dst, tcp, ts),
+        let (mut slot, mut d) = match hit {
+            Some(found) => found,
+            None => {
+                let found = self.lookup(src, dst, tcp, ts);
+                self.cache[index] = found.0 as u32 + 1;
+                found
+            }
         };
-        self.cache[index] = slot as u32 + 1;
         if syn_only && self.conns[slot].base_seq(d).is_some_and(|isn| isn != tcp.seq) {
-            self.reuse(slot, src, dst, ts, t0);
+            (slot, d) = (self.reuse(slot, src, dst, ts, t0), 0);
             ann.flags.insert(Flags::REUSED_PORTS);
         }
-        let d = if syn_only { self.conns[slot].direction_of(&src, &dst).unwrap_or(d) } else { d };
         let conn = &mut self.conns[slot];
         ann.conn = conn.id;
         ann.dir = d as u8;
@@ -176,14 +178,16 @@ impl Analyzer {
 
     /// A new SYN with a new initial sequence number: the ports are reused, and a new
     /// connection takes the slot of the old one, whose summary is kept.
+    /// Returns the slot; the SYN's sender is the new connection's `a` (direction 0).
     #[cold]
     #[inline(never)]
-    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64) {
+    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64) -> usize {
         self.finished.push(self.conns[slot].summary(t0));
         let mut c = Conn::new(self.next_id, src, dst, ts);
         c.reused_ports = true;
         self.next_id += 1;
         self.conns[slot] = c;
+        slot
     }
 
     /// Moves connections that have been silent long enough to the finished list.
