@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         help="rebuild and measure every TCP connection in capture files",
         description="Rebuild every TCP connection in pcap/pcapng files (gzip too), annotate every "
         "packet and print per-connection metrics.",
+        epilog="A file cut short or corrupt is analysed up to the damage, with a warning. Exit status: 0 when "
+        "every file gave packets; 1 when some file gave none (the others are still reported); 2 for a usage "
+        "error.",
     )
     analyze.add_argument("files", nargs="+", metavar="FILE", help="capture files (pcap, pcapng, .gz)")
     analyze.add_argument("--json", action="store_true", help="print the report as JSON (docs/json-schema.md)")
