@@ -128,3 +128,19 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "198.18.0.1" in out and "retx" in out
+
+
+def test_the_sample_capture_shows_its_known_fade_and_stall() -> None:
+    """The bundled capture was made with a 0.6 s fade (6.88-7.48 s) and a 2.5 s stall
+    (13.52-16.02 s) on the link (testdata/pcaps/README.md). At the sender, the fade
+    costs one timeout and its backed-off repeat; the stall three timeouts of the same
+    segment, each waiting twice as long."""
+    from importlib import resources
+
+    with resources.as_file(resources.files("airtrace") / "data" / "sample-sender.pcapng") as path:
+        p = airtrace.read(path).packets()
+    expiries = p[(p.retrans_kind == "timeout") & (p.backoff >= 1)]
+    got = [(int(r.frame), int(r.backoff), round(float(r.time_rel), 2)) for r in expiries.itertuples()]
+    assert got == [(1140, 1, 7.18), (1141, 2, 7.82), (2163, 1, 14.09), (2164, 2, 14.73), (2165, 3, 16.01)]
+    gaps = expiries["idle_gap"].round(2).tolist()
+    assert gaps[2:] == [0.34, 0.64, 1.28], "the RTO doubles"
