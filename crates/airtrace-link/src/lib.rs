@@ -1,0 +1,54 @@
+//! Link models shared by the airtrace simulator and emulator.
+//!
+//! The simulator runs links in simulated time; the emulator runs the same code in real
+//! time inside its TUN forwarder. For "simulate, then check it on real TCP" to be honest
+//! the two must share one implementation, so nothing here reads a clock: every call
+//! takes the current time as `now_ns: i64` (nanoseconds since the start of the run),
+//! and every random choice comes from a named stream derived from the scenario seed.
+//! Same scenario + same seed ⇒ same losses, in the simulator and in the emulator.
+//!
+//! # Map of the code
+//!
+//! - [`rng`]: [`Streams`](rng::Streams), one independent ChaCha8 stream per name,
+//!   derived from the scenario seed. Start here.
+//! - [`loss`]: [`LossModel`](loss::LossModel) (none, Bernoulli, Gilbert-Elliott, bursts
+//!   scheduled in time as in Rais & Tripathi 1995, loss traces) and
+//!   [`LossProcess`](loss::LossProcess), which answers "is the packet sent now lost?".
+//!
+//! # Not yet here
+//!
+//! Queues (drop-tail in packets and bytes, RED/CoDel), link rate and serialisation
+//! delay, propagation delay and jitter, link-layer ARQ (GSM RLP, 802.11 retries),
+//! fragmentation, SNR-driven loss, delivery-opportunity traces, next-deadline reporting
+//! and typed link events for the bundle. Those are the next steps; the loss process is
+//! the piece they all sit on.
+//!
+//! # How sim and emu use it
+//!
+//! Both build one [`LossProcess`](loss::LossProcess) per link direction from the
+//! scenario's [`LossModel`](loss::LossModel) and a stream named after that direction,
+//! then ask it once per packet. The simulator passes its event time, the emulator the
+//! monotonic time elapsed since the run started.
+//!
+//! ```
+//! use airtrace_link::loss::{LossModel, LossProcess};
+//! use airtrace_link::rng::Streams;
+//!
+//! let streams = Streams::new(2026);
+//! let model = LossModel::GilbertElliott {
+//!     p_good_to_bad: 0.01,
+//!     p_bad_to_good: 0.2,
+//!     loss_in_good: 0.0,
+//!     loss_in_bad: 1.0,
+//! };
+//! let mut down = LossProcess::new(model.clone(), streams.stream("link0/down/loss"))?;
+//! let mut again = LossProcess::new(model, streams.stream("link0/down/loss"))?;
+//! for i in 0..1000 {
+//!     let now_ns = i * 1_000_000; // one packet per millisecond
+//!     assert_eq!(down.lose(now_ns), again.lose(now_ns));
+//! }
+//! # Ok::<(), airtrace_link::loss::LossConfigError>(())
+//! ```
+
+pub mod loss;
+pub mod rng;
