@@ -14,14 +14,18 @@
 //! - [`loss`]: [`LossModel`](loss::LossModel) (none, Bernoulli, Gilbert-Elliott, bursts
 //!   scheduled in time as in Rais & Tripathi 1995, loss traces) and
 //!   [`LossProcess`](loss::LossProcess), which answers "is the packet sent now lost?".
+//! - [`queue`]: [`DropTail`](queue::DropTail), a FIFO that drops arrivals beyond a
+//!   limit in packets or bytes ([`QueueLimit`](queue::QueueLimit)).
+//! - [`link`]: [`Direction`](link::Direction), one direction of a link: queue,
+//!   transmitter at a fixed rate, loss process, propagation delay; driven by
+//!   `send` / `next_deadline` / `poll` and reporting typed [`Event`](link::Event)s.
 //!
 //! # Not yet here
 //!
-//! Queues (drop-tail in packets and bytes, RED/CoDel), link rate and serialisation
-//! delay, propagation delay and jitter, link-layer ARQ (GSM RLP, 802.11 retries),
-//! fragmentation, SNR-driven loss, delivery-opportunity traces, next-deadline reporting
-//! and typed link events for the bundle. Those are the next steps; the loss process is
-//! the piece they all sit on.
+//! Active queue management (RED/CoDel), jitter and reordering, time-varying rates,
+//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss,
+//! delivery-opportunity traces, and writing link events to the bundle. Those are the
+//! next steps; [`link::Direction`] is the piece they will extend.
 //!
 //! # How sim and emu use it
 //!
@@ -50,5 +54,7 @@
 //! # Ok::<(), airtrace_link::loss::LossConfigError>(())
 //! ```
 
+pub mod link;
 pub mod loss;
+pub mod queue;
 pub mod rng;
