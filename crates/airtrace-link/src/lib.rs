@@ -19,12 +19,18 @@
 //! - [`link`]: [`Direction`](link::Direction), one direction of a link: queue,
 //!   transmitter at a fixed rate, loss process, propagation delay; driven by
 //!   `send` / `next_deadline` / `poll` and reporting typed [`Event`](link::Event)s.
+//! - [`trace`]: [`DeliveryTrace`](trace::DeliveryTrace), Mahimahi delivery-opportunity
+//!   traces (one line = one 1500-byte packet may leave at that ms; the trace loops),
+//!   parsed with `FILE:LINE` errors and queried in O(log n). Not yet used by
+//!   [`link::Direction`].
 //!
 //! # Not yet here
 //!
 //! Active queue management (RED/CoDel), jitter and reordering, time-varying rates,
-//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss,
-//! delivery-opportunity traces, and writing link events to the bundle. Those are the
+//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss, a
+//! [`link::Direction`] driven by a [`DeliveryTrace`](trace::DeliveryTrace) (the trace
+//! parser and opportunity lookup are here, the link does not use them yet), and writing
+//! link events to the bundle. Those are the
 //! next steps; [`link::Direction`] is the piece they will extend.
 //!
 //! # How sim and emu use it
@@ -58,3 +64,4 @@ pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod rng;
+pub mod trace;
