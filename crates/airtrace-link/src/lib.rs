@@ -17,19 +17,18 @@
 //! - [`queue`]: [`DropTail`](queue::DropTail), a FIFO that drops arrivals beyond a
 //!   limit in packets or bytes ([`QueueLimit`](queue::QueueLimit)).
 //! - [`link`]: [`Direction`](link::Direction), one direction of a link: queue,
-//!   transmitter at a fixed rate, loss process, propagation delay; driven by
+//!   transmitter at a fixed rate or driven by a delivery trace, loss process,
+//!   propagation delay; driven by
 //!   `send` / `next_deadline` / `poll` and reporting typed [`Event`](link::Event)s.
 //! - [`trace`]: [`DeliveryTrace`](trace::DeliveryTrace), Mahimahi delivery-opportunity
 //!   traces (one line = one 1500-byte packet may leave at that ms; the trace loops),
-//!   parsed with `FILE:LINE` errors and queried in O(log n). Not yet used by
-//!   [`link::Direction`].
+//!   parsed with `FILE:LINE` errors and queried in O(log n); drives
+//!   [`Direction::with_trace`](link::Direction::with_trace).
 //!
 //! # Not yet here
 //!
 //! Active queue management (RED/CoDel), jitter and reordering, time-varying rates,
-//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss, a
-//! [`link::Direction`] driven by a [`DeliveryTrace`](trace::DeliveryTrace) (the trace
-//! parser and opportunity lookup are here, the link does not use them yet), and writing
+//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss, and writing
 //! link events to the bundle. Those are the
 //! next steps; [`link::Direction`] is the piece they will extend.
 //!

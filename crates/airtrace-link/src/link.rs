@@ -1,5 +1,5 @@
-//! One direction of a link: a drop-tail queue, a transmitter of fixed rate, a loss
-//! process, and a propagation delay.
+//! One direction of a link: a drop-tail queue, a transmitter (a fixed rate or a
+//! Mahimahi delivery trace), a loss process, and a propagation delay.
 //!
 //! [`Direction`] has no clock. The caller hands it packets with [`Direction::send`],
 //! asks [`Direction::next_deadline`] when it next needs attention, and collects what
@@ -14,12 +14,21 @@
 //!   bits/s); with no rate (unlimited) that time is 0. The next packet starts the
 //!   instant the previous one ends, so back-to-back packets are spaced by exactly their
 //!   serialisation time.
+//! - **Trace-driven transmitter** ([`Direction::with_trace`]). Instead of a rate, a
+//!   [`DeliveryTrace`] gives the times at which [`MTU_BYTES`] may leave, as in
+//!   Mahimahi's `mm-link`. A packet of `len` bytes needs `max(1, ceil(len / MTU_BYTES))`
+//!   opportunities: it takes the first unused opportunity at or after the time it
+//!   reaches the head of the line, plus the consecutive ones its bytes need, and its
+//!   transmission ends at the last of them. Each opportunity is used at most once; one
+//!   that passes while no packet is waiting is wasted. The packet waiting for its
+//!   opportunity holds the transmitter (it is not in the queue), and the trace loops.
 //! - **Queue.** A packet sent while the transmitter is idle starts at once and never
 //!   enters the queue. Otherwise it waits in the [`DropTail`] queue, or is dropped
 //!   and handed back if the queue is full ([`Sent::Dropped`]). The packet being
 //!   transmitted does not count against the queue limit.
 //! - **Loss.** The [`LossProcess`] is asked once per packet, at the time the packet
-//!   starts its transmission ("sent onto the wire"). A lost packet still occupies the
+//!   starts its transmission ("sent onto the wire"; with a trace, the time of its first
+//!   opportunity). A lost packet still occupies the
 //!   transmitter for its serialisation time, so losses never change the timing of the
 //!   other packets.
 //! - **Delivery.** A packet whose transmission ends at `t` arrives at `t + delay`:
@@ -52,6 +61,7 @@ use std::collections::VecDeque;
 
 use crate::loss::LossProcess;
 use crate::queue::{DropTail, QueueLimit};
+use crate::trace::{DeliveryTrace, MTU_BYTES};
 
 /// What [`Direction::send`] did with a packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,11 +109,55 @@ struct Transmission<T> {
     end_ns: i64,
 }
 
+/// What paces packets onto the wire.
+#[derive(Debug, Clone)]
+enum Transmitter {
+    /// A fixed rate in bits per second; `None` is unlimited.
+    Rate(Option<u64>),
+    /// Delivery opportunities from a looping trace.
+    Trace {
+        trace: DeliveryTrace,
+        /// The number of the first opportunity not yet used.
+        next_opportunity: u64,
+    },
+}
+
+impl Transmitter {
+    /// Occupies the transmitter with a packet of `len` bytes that is ready at
+    /// `start_ns`; returns when its transmission starts and ends, in ns.
+    fn occupy(&mut self, start_ns: i64, len: usize) -> (i64, i64) {
+        match self {
+            Transmitter::Rate(rate_bps) => (
+                start_ns,
+                start_ns.saturating_add(serialisation_ns(*rate_bps, len)),
+            ),
+            Transmitter::Trace {
+                trace,
+                next_opportunity,
+            } => {
+                let needed = (len as u64).div_ceil(MTU_BYTES).max(1);
+                let first = trace.first_at_or_after(start_ns).max(*next_opportunity);
+                let last = first.saturating_add(needed - 1);
+                *next_opportunity = last.saturating_add(1);
+                (trace.time_ns(first), trace.time_ns(last))
+            }
+        }
+    }
+}
+
+/// `ceil(len * 8 * 1e9 / rate)` ns, or 0 for an unlimited rate.
+fn serialisation_ns(rate_bps: Option<u64>, len: usize) -> i64 {
+    let Some(rate) = rate_bps else {
+        return 0;
+    };
+    let bit_ns = len as u128 * 8 * 1_000_000_000;
+    i64::try_from(bit_ns.div_ceil(u128::from(rate))).unwrap_or(i64::MAX)
+}
+
 /// One direction of a link (see the [module documentation](self) for the semantics).
 #[derive(Debug, Clone)]
 pub struct Direction<T> {
-    /// Bits per second; `None` is unlimited.
-    rate_bps: Option<u64>,
+    transmitter: Transmitter,
     delay_ns: i64,
     queue: DropTail<T>,
     loss: LossProcess,
@@ -122,9 +176,40 @@ impl<T> Direction<T> {
     ///
     /// If `delay_ns` is negative.
     pub fn new(rate_bps: Option<u64>, delay_ns: i64, limit: QueueLimit, loss: LossProcess) -> Self {
+        let rate_bps = rate_bps.filter(|&r| r > 0);
+        Self::with_transmitter(Transmitter::Rate(rate_bps), delay_ns, limit, loss)
+    }
+
+    /// A direction whose packets leave at the delivery opportunities of `trace` (see
+    /// the [module documentation](self)), with the given propagation delay in ns, queue
+    /// limit and loss process. The trace's time 0 is the run's time 0.
+    ///
+    /// # Panics
+    ///
+    /// If `delay_ns` is negative.
+    pub fn with_trace(
+        trace: DeliveryTrace,
+        delay_ns: i64,
+        limit: QueueLimit,
+        loss: LossProcess,
+    ) -> Self {
+        let transmitter = Transmitter::Trace {
+            trace,
+            next_opportunity: 0,
+        };
+        Self::with_transmitter(transmitter, delay_ns, limit, loss)
+    }
+
+    /// The shared part of [`new`](Self::new) and [`with_trace`](Self::with_trace).
+    fn with_transmitter(
+        transmitter: Transmitter,
+        delay_ns: i64,
+        limit: QueueLimit,
+        loss: LossProcess,
+    ) -> Self {
         assert!(delay_ns >= 0, "propagation delay {delay_ns} ns is negative");
         Self {
-            rate_bps: rate_bps.filter(|&r| r > 0),
+            transmitter,
             delay_ns,
             queue: DropTail::new(limit),
             loss,
@@ -192,20 +277,11 @@ impl<T> Direction<T> {
         }
     }
 
-    /// Puts `item` on the wire at `start_ns`; the transmitter must be idle.
+    /// Gives the idle transmitter `item`, ready at `start_ns`.
     fn start(&mut self, start_ns: i64, item: T, len: usize) {
-        let lost = self.loss.lose(start_ns);
-        let end_ns = start_ns.saturating_add(self.serialisation_ns(len));
+        let (wire_ns, end_ns) = self.transmitter.occupy(start_ns, len);
+        let lost = self.loss.lose(wire_ns);
         self.transmitting = Some(Transmission { item, lost, end_ns });
-    }
-
-    /// `ceil(len * 8 * 1e9 / rate)` ns, or 0 for an unlimited rate.
-    fn serialisation_ns(&self, len: usize) -> i64 {
-        let Some(rate) = self.rate_bps else {
-            return 0;
-        };
-        let bit_ns = len as u128 * 8 * 1_000_000_000;
-        i64::try_from(bit_ns.div_ceil(u128::from(rate))).unwrap_or(i64::MAX)
     }
 }
 
@@ -426,6 +502,129 @@ mod tests {
         let lost = a.iter().filter(|e| matches!(e, Event::Lost { .. })).count();
         assert!(lost > 0 && lost < a.len());
         assert_eq!(a.len() + a_dropped.len(), 200); // every packet accounted for
+    }
+
+    /// A link driven by the trace "0 0 5 10" (ms), queue of 1000 packets.
+    fn traced(delay_ns: i64, loss: LossModel) -> Direction<u32> {
+        let trace = DeliveryTrace::parse("t", "0\n0\n5\n10\n").unwrap();
+        let loss = LossProcess::new(loss, Streams::new(7).stream("test/down/loss")).unwrap();
+        Direction::with_trace(trace, delay_ns, QueueLimit::Packets(1000), loss)
+    }
+
+    #[test]
+    fn trace_delivers_one_packet_per_opportunity() {
+        let mut d = traced(10 * MS, LossModel::None);
+        for i in 0..3 {
+            assert_eq!(d.send(0, i, 1500), Sent::Queued);
+        }
+        assert_eq!(d.queue().len(), 0); // two left at 0 ms, the third holds the transmitter
+        assert_eq!(d.next_deadline(), Some(5 * MS)); // the third's opportunity
+        assert_eq!(
+            drain(&mut d),
+            [
+                delivered(10 * MS, 0),
+                delivered(10 * MS, 1),
+                delivered(15 * MS, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn trace_packet_waits_for_the_next_opportunity() {
+        let mut d = traced(10 * MS, LossModel::None);
+        assert_eq!(d.send(MS, 7, 100), Sent::Queued);
+        assert_eq!(d.next_deadline(), Some(5 * MS));
+        assert_eq!(d.poll(5 * MS), []);
+        assert_eq!(d.poll(15 * MS), [delivered(15 * MS, 7)]);
+    }
+
+    #[test]
+    fn trace_wastes_opportunities_on_an_empty_queue() {
+        let mut d = traced(0, LossModel::None);
+        let _ = d.send(0, 0, 1500); // uses the first 0 ms opportunity; the second is wasted
+        assert_eq!(d.poll(6 * MS), [delivered(0, 0)]); // 5 ms also passes unused
+        let _ = d.send(6 * MS, 1, 1500);
+        let _ = d.send(6 * MS, 2, 1500);
+        // 10 ms (last line) and 10 ms (next cycle's first "0"), both of the same ms.
+        assert_eq!(
+            drain(&mut d),
+            [delivered(10 * MS, 1), delivered(10 * MS, 2)]
+        );
+    }
+
+    #[test]
+    fn trace_loops_past_its_period() {
+        let mut d = traced(MS, LossModel::None);
+        for i in 0..9 {
+            let _ = d.send(0, i, 1500);
+        }
+        let times: Vec<i64> = drain(&mut d).iter().map(|e| e.at_ns() / MS).collect();
+        // Opportunities 0, 0, 5, 10 | 10, 10, 15, 20 | 20: each plus 1 ms of delay.
+        assert_eq!(times, [1, 1, 6, 11, 11, 11, 16, 21, 21]);
+    }
+
+    #[test]
+    fn trace_large_packet_uses_consecutive_opportunities() {
+        let mut d = traced(0, LossModel::None);
+        let _ = d.send(0, 0, 1501); // two opportunities: both at 0 ms
+        let _ = d.send(0, 1, 3000); // two more: 5 and 10 ms
+        let _ = d.send(0, 2, 0); // an empty packet still takes one: 10 ms (next cycle)
+        assert_eq!(
+            drain(&mut d),
+            [
+                delivered(0, 0),
+                delivered(10 * MS, 1),
+                delivered(10 * MS, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn trace_applies_loss_per_packet_and_keeps_the_timing() {
+        let mut lossless = traced(2 * MS, LossModel::None);
+        let mut lossy = traced(2 * MS, LossModel::Bernoulli { p: 1.0 });
+        for i in 0..6 {
+            let _ = lossless.send(0, i, 1500);
+            let _ = lossy.send(0, i, 1500);
+        }
+        let want = drain(&mut lossless);
+        let got = drain(&mut lossy);
+        assert_eq!(got.len(), 6);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(matches!(g, Event::Lost { .. }), "{g:?}");
+            assert_eq!(g.at_ns(), w.at_ns());
+        }
+    }
+
+    #[test]
+    fn trace_same_seed_same_events() {
+        let run = |seed: u64| {
+            let trace = DeliveryTrace::parse("t", "0\n0\n3\n4\n4\n9\n").unwrap();
+            let loss = LossProcess::new(
+                LossModel::Bernoulli { p: 0.3 },
+                Streams::new(seed).stream("link0/down/loss"),
+            )
+            .unwrap();
+            let mut d = Direction::with_trace(trace, 5 * MS, QueueLimit::Packets(8), loss);
+            let mut events = Vec::new();
+            let mut dropped = 0;
+            for i in 0..300u32 {
+                let now = i64::from(i) * MS / 2;
+                events.extend(d.poll(now));
+                if let Sent::Dropped(_) = d.send(now, i, 200 + (i as usize % 9) * 300) {
+                    dropped += 1;
+                }
+            }
+            events.extend(drain(&mut d));
+            (events, dropped)
+        };
+        let (a, a_dropped) = run(42);
+        assert_eq!(run(42), (a.clone(), a_dropped));
+        assert_ne!(run(43).0, a);
+        assert!(a.windows(2).all(|w| w[0].at_ns() <= w[1].at_ns()));
+        let lost = a.iter().filter(|e| matches!(e, Event::Lost { .. })).count();
+        assert!(lost > 0 && lost < a.len() && a_dropped > 0);
+        assert_eq!(a.len() + a_dropped, 300);
     }
 
     #[test]
