@@ -151,7 +151,7 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn lookup(&mut self, src: Endpoint, dst: Endpoint, tcp: &Tcp, ts: i64) -> (usize, usize) {
-        let key = FlowKey::of(src, dst).0;
+        let key = FlowKey::of(src, dst);
         if let Some(&slot) = self.live.get(&key) {
             if let Some(d) = self.conns[slot].direction_of(&src, &dst) {
                 return (slot, d);
