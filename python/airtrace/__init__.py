@@ -5,8 +5,10 @@
     >>> trace.connections                               # doctest: +SKIP
     >>> trace.packets()[lambda p: p.retransmission]     # doctest: +SKIP
 
-This module stays light so that the command line starts fast: `read`, `Trace` and
-`AnalysisError` are loaded on first use, and pandas and pyarrow only when a table
+    >>> airtrace.simulate("scenarios/rais_burst_fixed.toml", out="run1")  # doctest: +SKIP
+
+This module stays light so that the command line starts fast: `read`, `simulate`
+and the rest are loaded on first use, and pandas and pyarrow only when a table
 is built.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from airtrace._core import __version__
 
-__all__ = ["AnalysisError", "Trace", "read", "__version__"]
+__all__ = ["AnalysisError", "ScenarioError", "Trace", "read", "simulate", "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -22,4 +24,8 @@ def __getattr__(name: str) -> object:
         from airtrace import trace
 
         return getattr(trace, name)
+    if name in ("simulate", "ScenarioError"):
+        from airtrace import simulate
+
+        return getattr(simulate, name)
     raise AttributeError(f"module 'airtrace' has no attribute {name!r}")

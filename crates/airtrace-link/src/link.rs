@@ -253,6 +253,12 @@ impl<T> Direction<T> {
         self.in_flight.drain(..due).collect()
     }
 
+    /// True while a packet occupies the transmitter (being serialised, or with a
+    /// trace, waiting for its delivery opportunity).
+    pub fn is_busy(&self) -> bool {
+        self.transmitting.is_some()
+    }
+
     /// Packets waiting in the queue (not counting the one being transmitted).
     pub fn queue(&self) -> &DropTail<T> {
         &self.queue

@@ -1,10 +1,11 @@
 //! The private Python module `airtrace._core`: the only crate that touches PyO3.
 //!
-//! It exposes one function, [`analyze`]; the Python package wraps it
-//! (`airtrace.read`, the `airtrace` command). Keep this boundary thin: Rust does
+//! It exposes [`analyze`] and [`simulate::simulate`]; the Python package wraps them
+//! (`airtrace.read`, `airtrace.simulate`, the `airtrace` command). Keep this boundary thin: Rust does
 //! the work and returns JSON for summaries and raw column buffers for tables.
 
 mod columns;
+mod simulate;
 mod table;
 
 use std::path::PathBuf;
@@ -135,6 +136,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analysis>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

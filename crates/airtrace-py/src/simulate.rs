@@ -1,0 +1,55 @@
+//! `airtrace._core.simulate`: runs a scenario file through the simulator.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+use airtrace_sim::{Options, Scenario, SimError};
+
+/// Runs the scenario at `path`; writes a bundle to `out` when given. Returns the
+/// summary as JSON text (the bundle's summary.json). Raises ValueError for a
+/// scenario that does not load (`FILE:LINE:COL: message`) and OSError when the
+/// bundle cannot be written.
+#[pyfunction]
+#[pyo3(signature = (path, out = None, seed = None, progress = false))]
+pub fn simulate(py: Python<'_>, path: PathBuf, out: Option<PathBuf>, seed: Option<u64>, progress: bool) -> PyResult<String> {
+    let text = std::fs::read_to_string(&path).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let scenario = Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let result = py.detach(move || {
+        let started = Instant::now();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let mut report = |now: i64, end: i64| {
+            if !progress || started.elapsed() < Duration::from_millis(700) {
+                return;
+            }
+            let bar = bar.get_or_insert_with(|| {
+                let bar = indicatif::ProgressBar::with_draw_target(
+                    Some((end / 1_000_000) as u64),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                let style = indicatif::ProgressStyle::with_template("simulated {msg} {wide_bar} {pos}/{len} ms {eta}")
+                    .expect("valid template");
+                bar.set_style(style);
+                bar
+            });
+            bar.set_position((now / 1_000_000) as u64);
+        };
+        let options = Options {
+            out: out.as_deref(),
+            seed,
+            progress: Some(&mut report),
+        };
+        let summary = airtrace_sim::run(&scenario, &text, options);
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        summary
+    });
+    match result {
+        Ok(summary) => serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string())),
+        Err(SimError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
+        Err(SimError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
+    }
+}

@@ -1,0 +1,158 @@
+//! Writing a bundle: the directory of files a run leaves behind (../shared/DESIGN.md).
+//!
+//! ```text
+//! BUNDLE/
+//!   meta.json       what produced it: scenario name, seed, airtrace version, vantage
+//!                   points and their files, the clock
+//!   scenario.toml   the scenario file, verbatim
+//!   <vantage>.pcap  one capture per vantage point (LINKTYPE_RAW, nanosecond stamps)
+//!   link.jsonl      link events, one JSON object per line (docs/bundle.md)
+//!   tcpstate.jsonl  TCP sender state at every change (docs/bundle.md)
+//!   summary.json    per-flow results
+//! ```
+//!
+//! Every file goes into a temporary directory beside the destination, which is
+//! renamed into place only when the run has finished, so a bundle is never seen half
+//! written. A previous bundle at the destination is replaced; any other existing path
+//! is left alone and reported. Nothing in a bundle depends on the wall clock, the
+//! host or the run's path: the same scenario and seed give the same bytes.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use airtrace_pcap::{PcapWriter, Resolution};
+
+use crate::scenario::Vantage;
+
+/// LINKTYPE_RAW: each record is an IPv4 or IPv6 packet with no link header.
+pub const LINKTYPE_RAW: u32 = 101;
+
+/// The simulated clock's time 0 in pcap time stamps: 2026-01-01T00:00:00Z, so that
+/// captures show a plausible date and times read as seconds from the start.
+pub const EPOCH_NS: i64 = 1_767_225_600 * 1_000_000_000;
+
+/// A file being written inside the temporary directory.
+pub type Out = BufWriter<File>;
+
+/// A bundle under construction.
+pub struct BundleWriter {
+    dest: PathBuf,
+    tmp: PathBuf,
+    captures: Vec<(Vantage, PcapWriter<Out>)>,
+    /// The link event log, when the scenario asks for it.
+    pub link_log: Option<Out>,
+    /// The TCP state log, when the scenario asks for it.
+    pub tcp_log: Option<Out>,
+}
+
+fn io_error(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+fn create(path: &Path) -> io::Result<Out> {
+    File::create(path)
+        .map(|f| BufWriter::with_capacity(1 << 20, f))
+        .map_err(|e| io_error(path, e))
+}
+
+impl BundleWriter {
+    /// Starts a bundle that will appear at `dest`.
+    pub fn create(
+        dest: &Path,
+        captures: &[Vantage],
+        snaplen: u32,
+        link_log: bool,
+        tcp_log: bool,
+    ) -> io::Result<Self> {
+        if dest.exists() && !dest.join("meta.json").is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists and is not a bundle; not replacing it", dest.display()),
+            ));
+        }
+        let name = dest.file_name().map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = dest.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+        }
+        fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+        let mut writer = BundleWriter {
+            dest: dest.to_path_buf(),
+            tmp,
+            captures: Vec::new(),
+            link_log: None,
+            tcp_log: None,
+        };
+        for &v in captures {
+            let path = writer.tmp.join(format!("{}.pcap", v.name()));
+            let pcap = PcapWriter::new(create(&path)?, LINKTYPE_RAW, snaplen, Resolution::Nano)
+                .map_err(|e| io_error(&path, e))?;
+            writer.captures.push((v, pcap));
+        }
+        if link_log {
+            writer.link_log = Some(create(&writer.tmp.join("link.jsonl"))?);
+        }
+        if tcp_log {
+            writer.tcp_log = Some(create(&writer.tmp.join("tcpstate.jsonl"))?);
+        }
+        Ok(writer)
+    }
+
+    /// The capture at `vantage`, if the scenario takes one there.
+    pub fn capture(&mut self, vantage: Vantage) -> Option<&mut PcapWriter<Out>> {
+        self.captures.iter_mut().find(|(v, _)| *v == vantage).map(|(_, w)| w)
+    }
+
+    /// Which vantage points are captured.
+    pub fn vantages(&self) -> Vec<Vantage> {
+        self.captures.iter().map(|(v, _)| *v).collect()
+    }
+
+    /// Writes a small file (meta.json, summary.json, scenario.toml) into the bundle.
+    pub fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.tmp.join(name);
+        fs::write(&path, bytes).map_err(|e| io_error(&path, e))
+    }
+
+    /// Flushes every file and moves the bundle into place, replacing a previous bundle.
+    pub fn finish(self) -> io::Result<PathBuf> {
+        let BundleWriter {
+            dest,
+            tmp,
+            captures,
+            link_log,
+            tcp_log,
+        } = self;
+        let flush = |out: Out| -> io::Result<()> {
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()
+        };
+        for (_, pcap) in captures {
+            let mut out = pcap.into_inner();
+            out.flush()?;
+            flush(out)?;
+        }
+        for log in [link_log, tcp_log].into_iter().flatten() {
+            flush(log)?;
+        }
+        if dest.exists() {
+            let old = dest.with_file_name(format!(
+                ".{}.old-{}",
+                dest.file_name().map_or("bundle".into(), |n| n.to_string_lossy().into_owned()),
+                std::process::id()
+            ));
+            fs::rename(&dest, &old).map_err(|e| io_error(&dest, e))?;
+            fs::rename(&tmp, &dest).map_err(|e| io_error(&dest, e))?;
+            fs::remove_dir_all(&old).map_err(|e| io_error(&old, e))?;
+        } else {
+            fs::rename(&tmp, &dest).map_err(|e| io_error(&dest, e))?;
+        }
+        Ok(dest)
+    }
+
+    /// Removes the temporary directory of a run that failed.
+    pub fn abandon(self) {
+        let _ = fs::remove_dir_all(&self.tmp);
+    }
+}

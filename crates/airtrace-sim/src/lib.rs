@@ -1,0 +1,37 @@
+//! The airtrace simulator: TCP and an NFS-like RPC over a modelled link, in simulated
+//! time, writing the same bundle a testbed gives (captures, link log, TCP state).
+//!
+//! The studies this project grew from changed a link (bursts of loss, a reliable
+//! link layer, an overbuffered interface) and watched TCP react; this crate lets a user
+//! do the same in seconds, repeatably: same scenario and seed, same bytes.
+//!
+//! # Map of the code
+//!
+//! - [`scenario`]: the TOML scenario file (strict: unknown keys, wrong types and
+//!   impossible values are `FILE:LINE:COL` errors), with [`units`] for `"20 ms"`,
+//!   `"11 Mbit/s"`, `"128 KiB"`. Start here.
+//! - [`sim`]: the run: two hosts, the link between them, the flows, and the loop that
+//!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
+//! - [`build`]: scenario settings → link directions (from `airtrace-link`, the code
+//!   the emulator shares) and TCP configurations (from `airtrace-tcp`).
+//! - [`rpc`]: the UDP RPC client and server (NFS-like READ/WRITE, doubling timeouts).
+//! - [`packet`]: the simulated packet and its bytes (IPv4, TCP, UDP, checksums,
+//!   fragments) for the captures.
+//! - [`bundle`]: the output directory, written atomically.
+//!
+//! # Time
+//!
+//! Simulated time is an `i64` count of nanoseconds from the start of the run. Pcap time
+//! stamps are [`bundle::EPOCH_NS`] plus that.
+
+pub mod build;
+pub mod bundle;
+pub mod packet;
+pub mod rpc;
+pub mod scenario;
+pub mod sched;
+pub mod sim;
+pub mod units;
+
+pub use scenario::{Scenario, ScenarioError};
+pub use sim::{run, Options, SimError, Summary};

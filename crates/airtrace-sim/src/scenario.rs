@@ -1,0 +1,880 @@
+//! Scenario files: what to simulate, as TOML, with documented defaults.
+//!
+//! A scenario names one link between two hosts (the sender side `a` and the receiver
+//! side `b`), the flows that cross it, the seed, and which files the run writes. The
+//! reference with every key and its default is `docs/scenarios.md`; the files in
+//! `scenarios/` are runnable examples.
+//!
+//! Loading is strict, because a typo that silently falls back to a default gives a
+//! plausible but wrong result: unknown keys, wrong types and impossible values are all
+//! errors, reported as `FILE:LINE:COLUMN: message` with the rule that was broken.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use airtrace_link::loss::{Dist, LossModel};
+use serde::Deserialize;
+
+use crate::units::{Duration, Rate, Size};
+
+/// A scenario, as read from its file (see the [module documentation](self)).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A short name, used in the bundle's meta.json. Default: the file's stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text for people reading the file.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The seed every random stream derives from. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The latest simulated time; the run ends earlier when every flow has finished.
+    /// Default 1 hour.
+    #[serde(default = "default_duration")]
+    pub duration: Duration,
+    /// Where pcaps are taken: any of `sender`, `receiver`, `link_in`, `link_out`.
+    /// Default `["sender", "receiver"]`; `[]` writes none (fastest).
+    #[serde(default = "default_captures")]
+    pub captures: Vec<Vantage>,
+    /// Bytes kept of each captured packet. Default: all of it.
+    #[serde(default)]
+    pub snaplen: Option<Size>,
+    /// Write the link event log (link.jsonl). Default true.
+    #[serde(default = "yes")]
+    pub link_log: bool,
+    /// Write the TCP sender state log (tcpstate.jsonl). Default true.
+    #[serde(default = "yes")]
+    pub tcp_state_log: bool,
+    /// The link between the two hosts.
+    pub link: LinkSpec,
+    /// The flows (at least one), each a `[[flow]]` table.
+    #[serde(rename = "flow")]
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_duration() -> Duration {
+    Duration(3600 * 1_000_000_000)
+}
+fn default_captures() -> Vec<Vantage> {
+    vec![Vantage::Sender, Vantage::Receiver]
+}
+fn yes() -> bool {
+    true
+}
+
+/// A capture point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// At host `a`'s interface: what it sends as it hands it to the link, what it
+    /// receives as it arrives.
+    Sender,
+    /// At host `b`'s interface.
+    Receiver,
+    /// Every packet as it enters the link, in either direction (drops at a full queue
+    /// included: the capture sits before the queue).
+    LinkIn,
+    /// Every packet as it leaves the link at the far end, in either direction.
+    LinkOut,
+}
+
+impl Vantage {
+    /// The name used for its file (`<name>.pcap`) and in meta.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vantage::Sender => "sender",
+            Vantage::Receiver => "receiver",
+            Vantage::LinkIn => "link_in",
+            Vantage::LinkOut => "link_out",
+        }
+    }
+}
+
+/// The link: settings for both directions, each of which `forward` (a → b, the data
+/// direction) and `reverse` (b → a) may override.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Transmission rate of both directions (`"11 Mbit/s"`, `"unlimited"`).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Mahimahi delivery-opportunity trace for both directions, instead of `rate`.
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    /// One-way propagation delay. Default 0.
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// IP MTU in bytes. Default 1500.
+    #[serde(default)]
+    pub mtu: Option<Size>,
+    /// Queue limit in packets. Default 100 (unless `queue_bytes` is given).
+    #[serde(default)]
+    pub queue_packets: Option<u64>,
+    /// Queue limit in bytes, instead of packets.
+    #[serde(default)]
+    pub queue_bytes: Option<Size>,
+    /// The loss process of both directions. Default none.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Overrides for the a → b direction.
+    #[serde(default)]
+    pub forward: Option<DirSpec>,
+    /// Overrides for the b → a direction.
+    #[serde(default)]
+    pub reverse: Option<DirSpec>,
+}
+
+/// Settings of one link direction; every key is optional so that a direction table
+/// can override only some of the link's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    /// Transmission rate (`"11 Mbit/s"`, `"unlimited"`). Required unless `trace` is given.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Mahimahi delivery-opportunity trace (path relative to the scenario file), used
+    /// instead of `rate`.
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    /// One-way propagation delay. Default 0.
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// IP MTU in bytes. Default 1500.
+    #[serde(default)]
+    pub mtu: Option<Size>,
+    /// Queue limit in packets. Default 100 (unless `queue_bytes` is given).
+    #[serde(default)]
+    pub queue_packets: Option<u64>,
+    /// Queue limit in bytes, instead of packets.
+    #[serde(default)]
+    pub queue_bytes: Option<Size>,
+    /// The loss process. Default none.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+}
+
+/// A loss process, as the `loss` table writes it: `{ model = "bernoulli", p = 0.01 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Nothing is lost.
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli { p: f64 },
+    /// Two-state Markov chain per packet (Gilbert-Elliott).
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        #[serde(default)]
+        loss_in_good: f64,
+        #[serde(default = "one")]
+        loss_in_bad: f64,
+    },
+    /// Bursts in time: every packet sent in a burst is lost. `length` and `gap` are a
+    /// duration or `{ min = ..., max = ... }` (uniform); `every` (fixed bursts only)
+    /// is the start-to-start period, instead of `gap`.
+    Bursts {
+        length: DistSpec,
+        #[serde(default)]
+        gap: Option<DistSpec>,
+        #[serde(default)]
+        every: Option<Duration>,
+    },
+    /// A loss pattern: `"0001000011"` (1 = lost), cycling.
+    Pattern { pattern: String },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A duration that is fixed (`"100 ms"`) or uniform (`{ min = "50 ms", max = "150 ms" }`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum DistSpec {
+    Fixed(Duration),
+    Uniform { min: Duration, max: Duration },
+}
+
+impl DistSpec {
+    fn dist(self) -> Dist {
+        match self {
+            DistSpec::Fixed(d) => Dist::Fixed(d.0),
+            DistSpec::Uniform { min, max } => Dist::Uniform { min: min.0, max: max.0 },
+        }
+    }
+}
+
+/// What a flow's application does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKind {
+    /// Send `bytes` as fast as TCP allows (FTP-like).
+    Bulk,
+    /// Write at a constant `rate` (Bachmann's "stream").
+    Stream,
+    /// Alternate `on` periods at `rate` with silent `off` periods (Bachmann's "stopngo").
+    Onoff,
+    /// Read a file of `bytes` with RPC READ requests over UDP (NFS-like).
+    RpcRead,
+    /// Write a file of `bytes` with RPC WRITE requests over UDP (NFS-like).
+    RpcWrite,
+}
+
+impl AppKind {
+    /// True for the applications that run over TCP.
+    pub fn is_tcp(self) -> bool {
+        matches!(self, AppKind::Bulk | AppKind::Stream | AppKind::Onoff)
+    }
+}
+
+/// One `[[flow]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Name in summary.json. Default `flow<N>` (1-based).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The application.
+    pub app: AppKind,
+    /// Bytes to transfer (bulk, rpc_*: required; stream, onoff: optional limit).
+    #[serde(default)]
+    pub bytes: Option<Size>,
+    /// Application rate (stream, onoff).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// On period (onoff).
+    #[serde(default)]
+    pub on: Option<Duration>,
+    /// Off period (onoff).
+    #[serde(default)]
+    pub off: Option<Duration>,
+    /// When the flow starts. Default 0.
+    #[serde(default)]
+    pub start: Duration,
+    /// When a stream or onoff application stops writing. Default: never.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// TCP settings (TCP applications).
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+    /// RPC settings (rpc_read, rpc_write).
+    #[serde(default)]
+    pub rpc: Option<RpcSpec>,
+}
+
+/// TCP settings: a profile and overrides of its values.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// `linux` (default) or `bsd`.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// `tahoe`, `reno`, `newreno` or `sack`.
+    #[serde(default)]
+    pub variant: Option<String>,
+    #[serde(default)]
+    pub mss: Option<u16>,
+    #[serde(default)]
+    pub initial_cwnd: Option<u32>,
+    #[serde(default)]
+    pub sndbuf: Option<Size>,
+    #[serde(default)]
+    pub rcvbuf: Option<Size>,
+    #[serde(default)]
+    pub timestamps: Option<bool>,
+    #[serde(default)]
+    pub window_scaling: Option<bool>,
+    #[serde(default)]
+    pub delayed_ack: Option<bool>,
+    #[serde(default)]
+    pub ack_every: Option<u32>,
+    #[serde(default)]
+    pub delayed_ack_timeout: Option<Duration>,
+    #[serde(default)]
+    pub initial_rto: Option<Duration>,
+    #[serde(default)]
+    pub min_rto: Option<Duration>,
+    #[serde(default)]
+    pub max_rto: Option<Duration>,
+    /// Timer granularity (e.g. `"500 ms"`, the BSD tick); `"0 s"` for exact timers.
+    #[serde(default)]
+    pub granularity: Option<Duration>,
+    #[serde(default)]
+    pub max_backoff_shift: Option<u32>,
+    #[serde(default)]
+    pub dupack_threshold: Option<u32>,
+    #[serde(default)]
+    pub limited_transmit: Option<bool>,
+}
+
+/// RPC settings, with NFS-over-UDP defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RpcSpec {
+    /// Data per READ or WRITE. Default 8 KiB.
+    #[serde(default = "default_rpc_size")]
+    pub request_size: Size,
+    /// First retransmission timeout. Default 1.1 s (NFS `timeo=11`).
+    #[serde(default = "default_rpc_timeout")]
+    pub timeout: Duration,
+    /// The timeout doubles after each retransmission up to this. Default 60 s.
+    #[serde(default = "default_rpc_max_timeout")]
+    pub max_timeout: Duration,
+    /// Server time to answer a request. Default 1 ms.
+    #[serde(default = "default_rpc_service")]
+    pub service_time: Duration,
+    /// Least time between the starts of two requests. Default 0.
+    #[serde(default)]
+    pub pacing: Duration,
+    /// Requests outstanding at once. Default 1.
+    #[serde(default = "default_rpc_outstanding")]
+    pub outstanding: u32,
+}
+
+impl Default for RpcSpec {
+    fn default() -> Self {
+        Self {
+            request_size: default_rpc_size(),
+            timeout: default_rpc_timeout(),
+            max_timeout: default_rpc_max_timeout(),
+            service_time: default_rpc_service(),
+            pacing: Duration(0),
+            outstanding: default_rpc_outstanding(),
+        }
+    }
+}
+
+fn default_rpc_size() -> Size {
+    Size(8192)
+}
+fn default_rpc_timeout() -> Duration {
+    Duration(1_100_000_000)
+}
+fn default_rpc_max_timeout() -> Duration {
+    Duration(60_000_000_000)
+}
+fn default_rpc_service() -> Duration {
+    Duration(1_000_000)
+}
+fn default_rpc_outstanding() -> u32 {
+    1
+}
+
+/// A scenario that could not be loaded: `FILE:LINE:COLUMN: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// 1-based line and column, when the place is known.
+    pub place: Option<(usize, usize)>,
+    /// What is wrong, and the rule broken.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.place {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A key path inside the document, for pointing at a value that breaks a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    Name(&'static str),
+    Index(usize),
+}
+
+/// A rule broken by a value at a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub path: Vec<Key>,
+    pub message: String,
+}
+
+fn invalid(path: &[Key], message: impl Into<String>) -> Invalid {
+    Invalid {
+        path: path.to_vec(),
+        message: message.into(),
+    }
+}
+
+impl Scenario {
+    /// Reads and checks a scenario file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            place: None,
+            message: format!("cannot read the scenario: {e}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and checks scenario text; `path` names it in errors and anchors relative
+    /// trace paths.
+    pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        let error = |place: Option<(usize, usize)>, message: String| ScenarioError {
+            file: path.to_path_buf(),
+            place,
+            message,
+        };
+        let mut scenario: Scenario = toml::from_str(text).map_err(|e| {
+            let place = e.span().map(|s| line_col(text, s.start));
+            error(place, e.message().trim().to_string())
+        })?;
+        if let Err(bad) = scenario.validate() {
+            let place = span_of(text, &bad.path).map(|s| line_col(text, s.start));
+            return Err(error(place, format!("{}: {}", dotted(&bad.path), bad.message)));
+        }
+        if scenario.name.is_none() {
+            scenario.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let link = &mut scenario.link;
+        let traces = [link.trace.as_mut(), link.forward.as_mut().and_then(|d| d.trace.as_mut())];
+        let reverse = link.reverse.as_mut().and_then(|d| d.trace.as_mut());
+        for trace in traces.into_iter().chain([reverse]).flatten() {
+            {
+                if trace.is_relative() {
+                    *trace = base.join(&*trace);
+                }
+            }
+        }
+        Ok(scenario)
+    }
+
+    /// Checks every value against its rule; the first broken rule is returned.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        use Key::{Index, Name};
+        if self.flows.is_empty() {
+            return Err(invalid(&[], "a scenario needs at least one [[flow]]"));
+        }
+        if self.duration.0 <= 0 {
+            return Err(invalid(&[Name("duration")], "must be longer than 0 s"));
+        }
+        if let Some(Size(n)) = self.snaplen {
+            if n < 40 {
+                return Err(invalid(&[Name("snaplen")], "must be at least 40 bytes (the IP and TCP headers)"));
+            }
+        }
+        let mut seen = Vec::new();
+        for (i, v) in self.captures.iter().enumerate() {
+            if seen.contains(v) {
+                return Err(invalid(&[Name("captures"), Index(i)], format!("{} is listed twice", v.name())));
+            }
+            seen.push(*v);
+        }
+        for (name, dir) in [("forward", Direction::Forward), ("reverse", Direction::Reverse)] {
+            let resolved = self.link.resolve(dir);
+            let path = vec![Name("link")];
+            let overrides = match dir {
+                Direction::Forward => self.link.forward.as_ref(),
+                Direction::Reverse => self.link.reverse.as_ref(),
+            };
+            let blame = |key: &'static str| {
+                let mut p = path.clone();
+                if overrides.is_some_and(|o| o.has(key)) {
+                    p.push(Name(name));
+                }
+                p.push(Name(key));
+                p
+            };
+            if resolved.rate.is_none() && resolved.trace.is_none() {
+                return Err(invalid(&path, format!("the {name} direction needs a rate or a trace")));
+            }
+            if resolved.rate.is_some() && resolved.trace.is_some() {
+                return Err(invalid(&blame("trace"), format!("the {name} direction has both a rate and a trace; give one")));
+            }
+            if let Some(Size(mtu)) = resolved.mtu {
+                if !(68..=65535).contains(&mtu) {
+                    return Err(invalid(&blame("mtu"), "must be between 68 and 65535 bytes (RFC 791)"));
+                }
+            }
+            if resolved.queue_packets.is_some() && resolved.queue_bytes.is_some() {
+                return Err(invalid(&blame("queue_bytes"), "give queue_packets or queue_bytes, not both"));
+            }
+            if resolved.queue_packets == Some(0) || resolved.queue_bytes == Some(Size(0)) {
+                let key = if resolved.queue_packets.is_some() { "queue_packets" } else { "queue_bytes" };
+                return Err(invalid(&blame(key), "a queue must hold at least one packet"));
+            }
+            if let Some(loss) = &resolved.loss {
+                loss.model().map_err(|m| invalid(&blame("loss"), m))?;
+            }
+        }
+        for (i, flow) in self.flows.iter().enumerate() {
+            let at = |key: &'static str| vec![Name("flow"), Index(i), Name(key)];
+            let needs = |key: &'static str, present: bool| {
+                if present {
+                    Ok(())
+                } else {
+                    Err(invalid(&[Name("flow"), Index(i)], format!("a {:?} flow needs `{key}`", flow.app)))
+                }
+            };
+            match flow.app {
+                AppKind::Bulk | AppKind::RpcRead | AppKind::RpcWrite => needs("bytes", flow.bytes.is_some())?,
+                AppKind::Stream => needs("rate", flow.rate.is_some())?,
+                AppKind::Onoff => {
+                    needs("rate", flow.rate.is_some())?;
+                    needs("on", flow.on.is_some())?;
+                    needs("off", flow.off.is_some())?;
+                }
+            }
+            if flow.bytes == Some(Size(0)) {
+                return Err(invalid(&at("bytes"), "must be at least 1 byte"));
+            }
+            if flow.rate.is_some_and(|r| r.0.is_none()) {
+                return Err(invalid(&at("rate"), "an application rate must be finite"));
+            }
+            if flow.on.is_some_and(|d| d.0 <= 0) || flow.off.is_some_and(|d| d.0 < 0) {
+                return Err(invalid(&at("on"), "on must be > 0 s and off >= 0 s"));
+            }
+            if flow.tcp.is_some() && !flow.app.is_tcp() {
+                return Err(invalid(&at("tcp"), "only TCP applications (bulk, stream, onoff) take [flow.tcp]"));
+            }
+            if flow.rpc.is_some() && flow.app.is_tcp() {
+                return Err(invalid(&at("rpc"), "only rpc_read and rpc_write take [flow.rpc]"));
+            }
+            if let Some(tcp) = &flow.tcp {
+                tcp.check().map_err(|(key, m)| {
+                    let mut p = at("tcp");
+                    p.push(Name(key));
+                    invalid(&p, m)
+                })?;
+            }
+            if let Some(rpc) = &flow.rpc {
+                let mut p = at("rpc");
+                if rpc.request_size.0 == 0 || rpc.request_size.0 > 65_000 {
+                    p.push(Name("request_size"));
+                    return Err(invalid(&p, "must be 1 to 65000 bytes (one UDP datagram)"));
+                }
+                if rpc.timeout.0 <= 0 || rpc.max_timeout < rpc.timeout {
+                    p.push(Name("max_timeout"));
+                    return Err(invalid(&p, "timeout must be > 0 s and max_timeout >= timeout"));
+                }
+                if rpc.outstanding == 0 {
+                    p.push(Name("outstanding"));
+                    return Err(invalid(&p, "at least one request must be allowed outstanding"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// a → b.
+    Forward,
+    /// b → a.
+    Reverse,
+}
+
+impl DirSpec {
+    /// True if this table sets `key`.
+    fn has(&self, key: &str) -> bool {
+        match key {
+            "rate" => self.rate.is_some(),
+            "trace" => self.trace.is_some(),
+            "delay" => self.delay.is_some(),
+            "mtu" => self.mtu.is_some(),
+            "queue_packets" => self.queue_packets.is_some(),
+            "queue_bytes" => self.queue_bytes.is_some(),
+            "loss" => self.loss.is_some(),
+            _ => false,
+        }
+    }
+
+    /// `self` with every unset key taken from `base`.
+    fn or(&self, base: &DirSpec) -> DirSpec {
+        let (own_limit, base_limit) = (
+            self.queue_packets.is_some() || self.queue_bytes.is_some(),
+            (base.queue_packets, base.queue_bytes),
+        );
+        DirSpec {
+            rate: self.rate.or(if self.trace.is_some() { None } else { base.rate }),
+            trace: self.trace.clone().or(if self.rate.is_some() { None } else { base.trace.clone() }),
+            delay: self.delay.or(base.delay),
+            mtu: self.mtu.or(base.mtu),
+            queue_packets: if own_limit { self.queue_packets } else { base_limit.0 },
+            queue_bytes: if own_limit { self.queue_bytes } else { base_limit.1 },
+            loss: self.loss.clone().or_else(|| base.loss.clone()),
+        }
+    }
+}
+
+impl LinkSpec {
+    /// The settings of one direction: its overrides over the link's.
+    pub fn resolve(&self, dir: Direction) -> DirSpec {
+        let overrides = match dir {
+            Direction::Forward => &self.forward,
+            Direction::Reverse => &self.reverse,
+        };
+        let both = DirSpec {
+            rate: self.rate,
+            trace: self.trace.clone(),
+            delay: self.delay,
+            mtu: self.mtu,
+            queue_packets: self.queue_packets,
+            queue_bytes: self.queue_bytes,
+            loss: self.loss.clone(),
+        };
+        match overrides {
+            Some(o) => o.or(&both),
+            None => both,
+        }
+    }
+}
+
+impl LossSpec {
+    /// The link crate's model, or the rule this spec breaks.
+    pub fn model(&self) -> Result<LossModel, String> {
+        let model = match self {
+            LossSpec::None => LossModel::None,
+            LossSpec::Bernoulli { p } => LossModel::Bernoulli { p: *p },
+            LossSpec::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_in_good,
+                loss_in_bad,
+            } => LossModel::GilbertElliott {
+                p_good_to_bad: *p_good_to_bad,
+                p_bad_to_good: *p_bad_to_good,
+                loss_in_good: *loss_in_good,
+                loss_in_bad: *loss_in_bad,
+            },
+            LossSpec::Bursts { length, gap, every } => {
+                let gap = match (gap, every, length) {
+                    (Some(g), None, _) => g.dist(),
+                    (None, Some(every), DistSpec::Fixed(len)) if every.0 > len.0 => Dist::Fixed(every.0 - len.0),
+                    (None, Some(_), DistSpec::Fixed(_)) => return Err("`every` must be longer than `length`".into()),
+                    (None, Some(_), DistSpec::Uniform { .. }) => {
+                        return Err("`every` needs a fixed `length`; give `gap` for uniform bursts".into())
+                    }
+                    (Some(_), Some(_), _) => return Err("give `gap` or `every`, not both".into()),
+                    (None, None, _) => return Err("bursts need `gap` (time between bursts) or `every`".into()),
+                };
+                LossModel::Bursts {
+                    length: length.dist(),
+                    gap,
+                }
+            }
+            LossSpec::Pattern { pattern } => {
+                let mut entries = Vec::with_capacity(pattern.len());
+                for c in pattern.chars().filter(|c| !c.is_whitespace()) {
+                    match c {
+                        '0' => entries.push(false),
+                        '1' => entries.push(true),
+                        other => return Err(format!("a loss pattern holds only 0 and 1, not {other:?}")),
+                    }
+                }
+                LossModel::Trace(entries)
+            }
+        };
+        model.validate().map_err(|e| e.to_string())?;
+        Ok(model)
+    }
+}
+
+impl TcpSpec {
+    /// Checks the values that can be checked without building the configuration.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if let Some(p) = &self.profile {
+            if !["linux", "bsd"].contains(&p.as_str()) {
+                return Err(("profile", format!("unknown profile {p:?} (linux or bsd)")));
+            }
+        }
+        if let Some(v) = &self.variant {
+            if !["tahoe", "reno", "newreno", "sack"].contains(&v.as_str()) {
+                return Err(("variant", format!("unknown variant {v:?} (tahoe, reno, newreno or sack)")));
+            }
+        }
+        if self.mss.is_some_and(|m| m < 64) {
+            return Err(("mss", "must be at least 64 bytes".into()));
+        }
+        if self.initial_cwnd == Some(0) {
+            return Err(("initial_cwnd", "must be at least 1 segment".into()));
+        }
+        if self.ack_every == Some(0) {
+            return Err(("ack_every", "must be at least 1".into()));
+        }
+        if self.dupack_threshold == Some(0) {
+            return Err(("dupack_threshold", "must be at least 1".into()));
+        }
+        if let (Some(min), Some(max)) = (self.min_rto, self.max_rto) {
+            if min > max {
+                return Err(("max_rto", "must not be below min_rto".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// "link.forward.loss" for a key path.
+fn dotted(path: &[Key]) -> String {
+    let mut out = String::new();
+    for key in path {
+        match key {
+            Key::Name(n) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(n);
+            }
+            Key::Index(i) => out.push_str(&format!("[{}]", i + 1)),
+        }
+    }
+    if out.is_empty() {
+        "scenario".into()
+    } else {
+        out
+    }
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// The span of the value at `path` in the document (or of its nearest ancestor that
+/// is written out), found by re-reading the text with toml_edit, which keeps spans.
+fn span_of(text: &str, path: &[Key]) -> Option<Range<usize>> {
+    use toml_edit::Item;
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let mut item: &Item = doc.as_item();
+    let mut best = None;
+    for key in path {
+        let next = match key {
+            Key::Name(n) => item.get(*n),
+            Key::Index(i) => item.get(*i),
+        };
+        let Some(next) = next else { break };
+        item = next;
+        if let Some(span) = item.span() {
+            best = Some(span);
+        } else if let Item::Table(t) = item {
+            best = t.span().or(best);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+seed = 7
+captures = []
+
+[link]
+rate = "2 Mbit/s"
+delay = "50 ms"
+queue_packets = 50
+
+[link.forward]
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flow]]
+app = "bulk"
+bytes = "5 MB"
+"#;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(Path::new("s.toml"), text)
+    }
+
+    #[test]
+    fn minimal_scenario_resolves_directions() {
+        let s = parse(MINIMAL).unwrap();
+        assert_eq!(s.name.as_deref(), Some("s"));
+        let fwd = s.link.resolve(Direction::Forward);
+        let rev = s.link.resolve(Direction::Reverse);
+        assert_eq!(fwd.rate, Some(Rate(Some(2_000_000))));
+        assert_eq!(rev.delay, Some(Duration(50_000_000)));
+        assert!(matches!(fwd.loss, Some(LossSpec::Bernoulli { p }) if p == 0.01));
+        assert!(rev.loss.is_none());
+        assert_eq!(s.flows[0].bytes, Some(Size(5_000_000)));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = MINIMAL.replace("delay = \"50 ms\"", "dealy = \"50 ms\"");
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(7), "{err}");
+        assert!(err.to_string().starts_with("s.toml:7:"), "{err}");
+        assert!(err.message.contains("unknown field `dealy`"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_is_reported_where_it_is() {
+        let text = MINIMAL.replace("queue_packets = 50", "queue_packets = \"fifty\"");
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(8), "{err}");
+    }
+
+    #[test]
+    fn impossible_value_names_the_rule_and_line() {
+        let text = MINIMAL.replace("p = 0.01", "p = 1.5");
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(11), "{err}");
+        assert!(err.message.starts_with("link.forward.loss:"), "{err}");
+        assert!(err.message.contains("[0, 1]") || err.message.contains("probability"), "{err}");
+    }
+
+    #[test]
+    fn flow_rules_point_into_the_flow() {
+        let text = MINIMAL.replace("bytes = \"5 MB\"", "bytes = 0");
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(15), "{err}");
+        assert!(err.message.starts_with("flow[1].bytes:"), "{err}");
+        let text = MINIMAL.replace("bytes = \"5 MB\"", "");
+        assert!(parse(&text).unwrap_err().message.contains("needs `bytes`"));
+    }
+
+    #[test]
+    fn bursts_every_and_uniform() {
+        let s = parse(&MINIMAL.replace(
+            "{ model = \"bernoulli\", p = 0.01 }",
+            "{ model = \"bursts\", length = \"100 ms\", every = \"1 s\" }",
+        ))
+        .unwrap();
+        let model = s.link.resolve(Direction::Forward).loss.unwrap().model().unwrap();
+        assert_eq!(
+            model,
+            LossModel::Bursts {
+                length: Dist::Fixed(100_000_000),
+                gap: Dist::Fixed(900_000_000)
+            }
+        );
+        let s = parse(&MINIMAL.replace(
+            "{ model = \"bernoulli\", p = 0.01 }",
+            "{ model = \"bursts\", length = { min = \"50 ms\", max = \"150 ms\" }, gap = \"900 ms\" }",
+        ))
+        .unwrap();
+        let model = s.link.resolve(Direction::Forward).loss.unwrap().model().unwrap();
+        assert!(matches!(model, LossModel::Bursts { length: Dist::Uniform { min: 50_000_000, max: 150_000_000 }, .. }));
+    }
+
+    #[test]
+    fn directions_need_a_rate() {
+        let text = MINIMAL.replace("rate = \"2 Mbit/s\"", "");
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("needs a rate or a trace"), "{err}");
+    }
+}

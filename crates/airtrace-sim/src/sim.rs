@@ -1,0 +1,824 @@
+//! The simulation proper: two hosts, the link between them, the flows, and the loop
+//! that jumps from one wake-up to the next.
+//!
+//! Host `a` (198.18.0.1) runs every flow's sender or RPC client, host `b`
+//! (198.18.1.1) its receiver or server. Packets from `a` take the link's forward
+//! direction, packets from `b` the reverse one. The loop pops the next component due
+//! (see [`crate::sched`]), polls it at that time, hands whatever it emits to the link,
+//! and asks each touched component when it next needs attention. Nothing here reads a
+//! clock or an unseeded random source: a run is a function of the scenario and seed.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use airtrace_link::link::{Direction as LinkDirection, Event, Sent};
+use airtrace_link::rng::Streams;
+use airtrace_tcp::{Endpoint, Phase, Segment};
+use rand::RngExt;
+use serde::Serialize;
+
+use crate::build::{self, BuiltDirection};
+use crate::bundle::{BundleWriter, EPOCH_NS};
+use crate::packet::{Body, Datagram, Encoder, Packet};
+use crate::rpc;
+use crate::scenario::{AppKind, Direction, FlowSpec, Scenario, Vantage};
+use crate::sched::{Component, Scheduler};
+
+/// Bytes a stream or on-off application writes at a time.
+pub const APP_WRITE: u64 = 1460;
+/// Port of the first flow's server on host `b`; flow `i` uses `SERVER_PORT + i`.
+pub const SERVER_PORT: u16 = 5000;
+/// Port of the first flow's client on host `a`.
+pub const CLIENT_PORT: u16 = 40000;
+
+/// Results of one flow, as summary.json reports them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// The flow's name.
+    pub name: String,
+    /// The application.
+    pub app: &'static str,
+    /// `tcp` or `udp`.
+    pub protocol: &'static str,
+    /// When the application started, s.
+    pub start_s: f64,
+    /// When its last byte was delivered, s (None if none was).
+    pub end_s: Option<f64>,
+    /// True when every byte the application had to move got through.
+    pub finished: bool,
+    /// Application bytes delivered in order at the receiving side.
+    pub bytes_delivered: u64,
+    /// `bytes_delivered` × 8 / (`end_s` − `start_s`), bit/s.
+    pub goodput_bps: f64,
+    /// Packets the sending side sent again (TCP segments, RPC calls).
+    pub retransmissions: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+    /// Fast retransmits (TCP).
+    pub fast_retransmits: u64,
+    /// Time the forward link's transmitter was idle while this flow had data not yet
+    /// acknowledged (Ludwig's utilization: the link should never idle while data
+    /// waits), s.
+    pub idle_s: f64,
+    /// Packets host `a` sent for this flow.
+    pub packets_sent: u64,
+    /// Packets host `b` sent for this flow.
+    pub packets_returned: u64,
+}
+
+/// Results of a run: summary.json.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed used.
+    pub seed: u64,
+    /// Simulated time at the end of the run, s.
+    pub end_s: f64,
+    /// Wake-ups processed.
+    pub events: u64,
+    /// Per-link-direction counters.
+    pub link: LinkSummary,
+    /// One entry per `[[flow]]`, in order.
+    pub flows: Vec<FlowSummary>,
+}
+
+/// Counters of the two link directions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LinkSummary {
+    /// Forward direction (a → b).
+    pub forward: DirectionCounters,
+    /// Reverse direction (b → a).
+    pub reverse: DirectionCounters,
+}
+
+/// What one link direction did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DirectionCounters {
+    /// Packets offered to the link.
+    pub offered: u64,
+    /// Packets dropped at the queue.
+    pub queue_drops: u64,
+    /// Packets lost by the loss process.
+    pub lost: u64,
+    /// Packets delivered.
+    pub delivered: u64,
+}
+
+/// Run options besides the scenario.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// Write a bundle here; `None` runs without writing files.
+    pub out: Option<&'a Path>,
+    /// Use this seed instead of the scenario's.
+    pub seed: Option<u64>,
+    /// Called now and then with (simulated now, simulated end), in ns.
+    pub progress: Option<&'a mut dyn FnMut(i64, i64)>,
+}
+
+/// An error that stopped a run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The scenario cannot be built (a trace that does not load, a TCP setting the
+    /// model refuses).
+    #[error("{0}")]
+    Setup(String),
+    /// Writing the bundle failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// The transport state of a flow.
+enum Transport {
+    Tcp { a: Box<Endpoint>, b: Box<Endpoint> },
+    Rpc { client: rpc::Client, server: rpc::Server, request_size: u32 },
+}
+
+/// A flow and its application.
+struct Flow {
+    name: String,
+    app: AppKind,
+    ports: (u16, u16),
+    start_ns: i64,
+    stop_ns: Option<i64>,
+    transport: Transport,
+    /// Initial sequence numbers of `a` and `b`, for the payload pattern.
+    isn: (u32, u32),
+    /// Bytes the application still has to hand to TCP (bulk: the rest of the file;
+    /// stream: what it could not write yet).
+    backlog: u64,
+    /// Bytes the application may write in all (None: unlimited).
+    limit: Option<u64>,
+    /// Bytes accepted by TCP so far.
+    written: u64,
+    started: bool,
+    closed: bool,
+    /// Application rate in bit/s and on/off periods (stream, onoff).
+    rate_bps: u64,
+    on_off: Option<(i64, i64)>,
+    next_write_ns: i64,
+    delivered: u64,
+    last_delivery_ns: Option<i64>,
+    finished: bool,
+    idle_ns: i64,
+    idle_since: Option<i64>,
+    packets: (u64, u64),
+}
+
+impl Flow {
+    /// True while the flow has application data not yet acknowledged end to end.
+    fn has_waiting_data(&self) -> bool {
+        if !self.started || self.finished {
+            return false;
+        }
+        match &self.transport {
+            Transport::Tcp { a, .. } => self.backlog > 0 || self.written > a.stats().bytes_acked,
+            Transport::Rpc { client, .. } => client.finished_at().is_none(),
+        }
+    }
+}
+
+/// Component numbers: the two link directions, then three per flow.
+const FORWARD: Component = 0;
+const REVERSE: Component = 1;
+fn side_component(flow: usize, side_a: bool) -> Component {
+    2 + 3 * flow as Component + u32::from(!side_a)
+}
+fn app_component(flow: usize) -> Component {
+    2 + 3 * flow as Component + 2
+}
+
+/// Everything a run holds.
+struct World {
+    now: i64,
+    sched: Scheduler,
+    links: [LinkDirection<Packet>; 2],
+    mtu: [u32; 2],
+    flows: Vec<Flow>,
+    bundle: Option<BundleWriter>,
+    encoder: Encoder,
+    next_packet_id: u64,
+    ip_id: [u16; 2],
+    counters: [DirectionCounters; 2],
+    /// Scratch buffers, kept to avoid allocating per event.
+    segments: Vec<Segment>,
+    datagrams: Vec<Datagram>,
+    events: Vec<Event<Packet>>,
+    line: Vec<u8>,
+}
+
+/// Runs `scenario` (whose file text is `scenario_text`, copied into the bundle).
+pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Result<Summary, SimError> {
+    let seed = options.seed.unwrap_or(scenario.seed);
+    let streams = Streams::new(seed);
+    let built = |dir: Direction, name: &str| -> Result<BuiltDirection, SimError> {
+        let overrides = match dir {
+            Direction::Forward => &scenario.link.forward,
+            Direction::Reverse => &scenario.link.reverse,
+        };
+        let shared = overrides.as_ref().is_none_or(|o| o.loss.is_none());
+        build::direction(&scenario.link.resolve(dir), name, shared, &streams)
+            .map_err(|e| SimError::Setup(format!("link.{name}: {e}")))
+    };
+    let forward = built(Direction::Forward, "forward")?;
+    let reverse = built(Direction::Reverse, "reverse")?;
+    let mut flows = Vec::with_capacity(scenario.flows.len());
+    for (i, spec) in scenario.flows.iter().enumerate() {
+        flows.push(new_flow(i, spec, &streams).map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?);
+    }
+    let bundle = match options.out {
+        Some(dir) => Some(BundleWriter::create(
+            dir,
+            &scenario.captures,
+            scenario.snaplen.map_or(262_144, |s| s.0.min(262_144) as u32),
+            scenario.link_log,
+            scenario.tcp_state_log,
+        )?),
+        None => None,
+    };
+    let mut world = World {
+        now: 0,
+        sched: Scheduler::new(2 + 3 * flows.len()),
+        links: [forward.link, reverse.link],
+        mtu: [forward.mtu, reverse.mtu],
+        flows,
+        bundle,
+        encoder: Encoder::default(),
+        next_packet_id: 0,
+        ip_id: [0, 0],
+        counters: Default::default(),
+        segments: Vec::new(),
+        datagrams: Vec::new(),
+        events: Vec::new(),
+        line: Vec::with_capacity(256),
+    };
+    for (i, flow) in world.flows.iter().enumerate() {
+        world.sched.wake(app_component(i), Some(flow.start_ns));
+    }
+    let end_ns = scenario.duration.0;
+    let mut progress = options.progress;
+    let mut events = 0u64;
+    let result = (|| -> io::Result<()> {
+        while let Some((at, component)) = world.sched.pop() {
+            if at > end_ns {
+                break;
+            }
+            world.now = at;
+            events += 1;
+            match component {
+                FORWARD | REVERSE => world.service_link(component as usize)?,
+                c => {
+                    let flow = ((c - 2) / 3) as usize;
+                    match (c - 2) % 3 {
+                        0 => world.service_side(flow, true)?,
+                        1 => world.service_side(flow, false)?,
+                        _ => world.service_app(flow)?,
+                    }
+                }
+            }
+            if events & 0xffff == 0 {
+                if let Some(report) = progress.as_mut() {
+                    report(world.now, end_ns);
+                }
+            }
+            if world.all_done() {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if let Some(b) = world.bundle.take() {
+            b.abandon();
+        }
+        return Err(e.into());
+    }
+    let end = world.now;
+    world.close_idle_intervals();
+    let summary = world.summary(scenario, seed, end, events);
+    if let Some(bundle) = world.bundle.take() {
+        let meta = meta_json(scenario, seed, end, events, &bundle.vantages(), &world.flows);
+        let write = || -> io::Result<()> {
+            bundle.put("meta.json", &meta)?;
+            bundle.put("scenario.toml", scenario_text.as_bytes())?;
+            let mut json = serde_json::to_vec_pretty(&summary).map_err(io::Error::other)?;
+            json.push(b'\n');
+            bundle.put("summary.json", &json)
+        };
+        if let Err(e) = write() {
+            bundle.abandon();
+            return Err(e.into());
+        }
+        bundle.finish()?;
+    }
+    Ok(summary)
+}
+
+/// Builds flow `i` from its spec.
+fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String> {
+    let mut rng = streams.stream(&format!("flow{}/isn", i + 1));
+    let isn = (rng.random::<u32>(), rng.random::<u32>());
+    let ts_offsets = (rng.random::<u32>(), rng.random::<u32>());
+    let transport = if spec.app.is_tcp() {
+        let config = build::tcp_config(spec.tcp.as_ref())?;
+        Transport::Tcp {
+            a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
+            b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),
+        }
+    } else {
+        let rpc = spec.rpc.clone().unwrap_or_default();
+        let op = if spec.app == AppKind::RpcRead { rpc::Op::Read } else { rpc::Op::Write };
+        let request_size = rpc.request_size.0 as u32;
+        Transport::Rpc {
+            client: rpc::Client::new(rpc::ClientConfig {
+                op,
+                total: spec.bytes.map_or(0, |b| b.0),
+                request_size,
+                timeout_ns: rpc.timeout.0,
+                max_timeout_ns: rpc.max_timeout.0,
+                pacing_ns: rpc.pacing.0,
+                outstanding: rpc.outstanding,
+            }),
+            server: rpc::Server::new(rpc.service_time.0),
+            request_size,
+        }
+    };
+    let client_port = if spec.app.is_tcp() { CLIENT_PORT } else { 700 };
+    let server_port = if spec.app.is_tcp() { SERVER_PORT } else { 20049 };
+    Ok(Flow {
+        name: spec.name.clone().unwrap_or_else(|| format!("flow{}", i + 1)),
+        app: spec.app,
+        ports: (client_port + i as u16, server_port + i as u16),
+        start_ns: spec.start.0,
+        stop_ns: spec.stop.map(|d| d.0),
+        transport,
+        isn,
+        backlog: 0,
+        limit: spec.bytes.map(|b| b.0),
+        written: 0,
+        started: false,
+        closed: false,
+        rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),
+        on_off: spec.on.zip(spec.off).map(|(on, off)| (on.0, off.0)),
+        next_write_ns: spec.start.0,
+        delivered: 0,
+        last_delivery_ns: None,
+        finished: false,
+        idle_ns: 0,
+        idle_since: None,
+        packets: (0, 0),
+    })
+}
+
+fn app_name(app: AppKind) -> &'static str {
+    match app {
+        AppKind::Bulk => "bulk",
+        AppKind::Stream => "stream",
+        AppKind::Onoff => "onoff",
+        AppKind::RpcRead => "rpc_read",
+        AppKind::RpcWrite => "rpc_write",
+    }
+}
+
+fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Open => "open",
+        Phase::Disorder => "disorder",
+        Phase::Recovery => "recovery",
+        Phase::Loss => "loss",
+    }
+}
+
+impl World {
+    /// True when every flow has finished and nothing of theirs is left to exchange.
+    fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| {
+            f.finished
+                && match &f.transport {
+                    Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
+                    Transport::Rpc { .. } => true,
+                }
+        })
+    }
+
+    /// Polls link direction `d` and delivers what arrived.
+    fn service_link(&mut self, d: usize) -> io::Result<()> {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        events.extend(self.links[d].poll(self.now));
+        for event in events.drain(..) {
+            match event {
+                Event::Delivered { item, .. } => {
+                    self.counters[d].delivered += 1;
+                    self.log_link(d, "delivered", &item)?;
+                    self.capture(Vantage::LinkOut, &item, d)?;
+                    let host = if item.from_a { Vantage::Receiver } else { Vantage::Sender };
+                    self.capture(host, &item, d)?;
+                    self.deliver(item)?;
+                }
+                Event::Lost { item, .. } => {
+                    self.counters[d].lost += 1;
+                    self.log_link(d, "lost", &item)?;
+                }
+            }
+        }
+        self.events = events;
+        if d == FORWARD as usize && !self.links[d].is_busy() {
+            let now = self.now;
+            for flow in &mut self.flows {
+                if flow.idle_since.is_none() && flow.has_waiting_data() {
+                    flow.idle_since = Some(now);
+                }
+            }
+        }
+        self.sched.wake(d as Component, self.links[d].next_deadline());
+        Ok(())
+    }
+
+    /// Hands an arrived packet to its flow's endpoint and lets that endpoint answer.
+    fn deliver(&mut self, packet: Packet) -> io::Result<()> {
+        let i = packet.flow as usize;
+        let to_a = !packet.from_a;
+        let now = self.now;
+        let flow = &mut self.flows[i];
+        match (&mut flow.transport, packet.body) {
+            (Transport::Tcp { a, b }, Body::Tcp(seg)) => {
+                let ep = if to_a { a } else { b };
+                ep.on_segment(now, &seg);
+            }
+            (Transport::Rpc { client, server, request_size }, Body::Udp(d)) => {
+                if to_a {
+                    // Replies reach the client: a request's data counts as delivered
+                    // when its reply arrives (READ data comes in it; WRITE is
+                    // acknowledged by it).
+                    client.on_datagram(now, &d);
+                    let done = client.stats().bytes_done;
+                    if done > flow.delivered {
+                        flow.delivered = done;
+                        flow.last_delivery_ns = Some(now);
+                    }
+                    flow.finished |= client.finished_at().is_some();
+                } else {
+                    server.on_datagram(now, &d, *request_size);
+                }
+            }
+            _ => unreachable!("a flow's packets all have its transport"),
+        }
+        self.service_side(i, to_a)
+    }
+
+    /// Lets one side of a flow send what it can now, then asks when it is next due.
+    fn service_side(&mut self, i: usize, side_a: bool) -> io::Result<()> {
+        let now = self.now;
+        let mut segments = std::mem::take(&mut self.segments);
+        let mut datagrams = std::mem::take(&mut self.datagrams);
+        let flow = &mut self.flows[i];
+        if !flow.started {
+            self.segments = segments;
+            self.datagrams = datagrams;
+            return Ok(());
+        }
+        let mut state_changed = None;
+        let wake = match &mut flow.transport {
+            Transport::Tcp { a, b } => {
+                let ep = if side_a { a } else { b };
+                if side_a {
+                    if flow.backlog > 0 {
+                        let n = ep.write(flow.backlog);
+                        flow.backlog -= n;
+                        flow.written += n;
+                    }
+                    let app_done = flow.backlog == 0
+                        && match flow.app {
+                            AppKind::Bulk => true,
+                            _ => flow.limit.is_some_and(|l| flow.written >= l) || flow.stop_ns.is_some_and(|s| now >= s),
+                        };
+                    if app_done && !flow.closed {
+                        ep.close();
+                        flow.closed = true;
+                    }
+                }
+                while let Some(seg) = ep.poll_transmit(now) {
+                    segments.push(seg);
+                }
+                if side_a {
+                    if ep.take_state_changed() {
+                        state_changed = Some(ep.sender_state());
+                    }
+                } else {
+                    let got = ep.take_delivered();
+                    if got > 0 {
+                        flow.delivered += got;
+                        flow.last_delivery_ns = Some(now);
+                    }
+                }
+                if !flow.finished && flow.closed && a_done(flow) {
+                    flow.finished = true;
+                }
+                match &flow.transport {
+                    Transport::Tcp { a, b } => (if side_a { a } else { b }).poll_at(),
+                    Transport::Rpc { .. } => unreachable!(),
+                }
+            }
+            Transport::Rpc { client, server, .. } => {
+                if side_a {
+                    while let Some(d) = client.poll_transmit(now) {
+                        datagrams.push(d);
+                    }
+                    client.poll_at()
+                } else {
+                    while let Some(d) = server.poll_transmit(now) {
+                        datagrams.push(d);
+                    }
+                    server.poll_at()
+                }
+            }
+        };
+        if let Some(state) = state_changed {
+            self.log_tcp_state(i, &state)?;
+        }
+        for seg in segments.drain(..) {
+            self.transmit(i, side_a, Body::Tcp(seg))?;
+        }
+        for d in datagrams.drain(..) {
+            self.transmit(i, side_a, Body::Udp(d))?;
+        }
+        self.segments = segments;
+        self.datagrams = datagrams;
+        if self.flows[i].finished {
+            self.close_idle(i);
+        }
+        self.sched.wake(side_component(i, side_a), wake.map(|t| t.max(now)));
+        Ok(())
+    }
+
+    /// The application of flow `i`: starts the flow, and writes for stream and
+    /// on-off sources.
+    fn service_app(&mut self, i: usize) -> io::Result<()> {
+        let now = self.now;
+        let flow = &mut self.flows[i];
+        if !flow.started {
+            flow.started = true;
+            if flow.app == AppKind::Bulk {
+                flow.backlog = flow.limit.unwrap_or(0);
+            }
+        }
+        let mut next = None;
+        if matches!(flow.app, AppKind::Stream | AppKind::Onoff) && flow.rate_bps > 0 && !flow.closed {
+            let stopped = flow.stop_ns.is_some_and(|s| now >= s);
+            let room = flow.limit.map_or(u64::MAX, |l| l.saturating_sub(flow.written + flow.backlog));
+            let interval = ((APP_WRITE * 8 * 1_000_000_000) / flow.rate_bps).max(1) as i64;
+            if !stopped && room > 0 && now >= flow.next_write_ns {
+                let in_on = match flow.on_off {
+                    Some((on, off)) => (now - flow.start_ns) % (on + off) < on,
+                    None => true,
+                };
+                if in_on {
+                    flow.backlog += APP_WRITE.min(room);
+                    flow.next_write_ns = now + interval;
+                } else if let Some((on, off)) = flow.on_off {
+                    let cycle = on + off;
+                    let elapsed = now - flow.start_ns;
+                    flow.next_write_ns = flow.start_ns + (elapsed / cycle + 1) * cycle;
+                }
+            }
+            if !stopped && room > APP_WRITE {
+                next = Some(flow.next_write_ns.max(now + 1));
+            } else if stopped || room == 0 {
+                // The last write: the side service closes the connection.
+                next = flow.stop_ns.filter(|&s| s > now);
+            }
+            if let Some(stop) = flow.stop_ns {
+                next = next.map(|n| n.min(stop.max(now)));
+            }
+        }
+        self.sched.wake(app_component(i), next);
+        self.service_side(i, true)
+    }
+
+    /// Sends a packet from one side of flow `i` onto the link.
+    fn transmit(&mut self, i: usize, from_a: bool, body: Body) -> io::Result<()> {
+        let d = if from_a { 0 } else { 1 };
+        let ip_id = self.ip_id[d];
+        self.ip_id[d] = ip_id.wrapping_add(1);
+        let flow = &mut self.flows[i];
+        if from_a {
+            flow.packets.0 += 1;
+        } else {
+            flow.packets.1 += 1;
+        }
+        let packet = Packet {
+            id: self.next_packet_id,
+            flow: i as u32,
+            from_a,
+            ip_id,
+            ports: flow.ports,
+            body,
+        };
+        self.next_packet_id += 1;
+        let host = if from_a { Vantage::Sender } else { Vantage::Receiver };
+        self.capture(host, &packet, d)?;
+        self.capture(Vantage::LinkIn, &packet, d)?;
+        if from_a {
+            let now = self.now;
+            for flow in &mut self.flows {
+                if let Some(since) = flow.idle_since.take() {
+                    flow.idle_ns += now - since;
+                }
+            }
+        }
+        self.counters[d].offered += 1;
+        let len = packet.ip_len() as usize;
+        if let Sent::Dropped(packet) = self.links[d].send(self.now, packet, len) {
+            self.counters[d].queue_drops += 1;
+            self.log_link(d, "queue_drop", &packet)?;
+        }
+        self.sched.wake(d as Component, self.links[d].next_deadline());
+        Ok(())
+    }
+
+    /// Writes `packet` to the capture at `vantage`, if there is one.
+    fn capture(&mut self, vantage: Vantage, packet: &Packet, d: usize) -> io::Result<()> {
+        let Some(bundle) = self.bundle.as_mut() else { return Ok(()) };
+        let Some(pcap) = bundle.capture(vantage) else { return Ok(()) };
+        let flow = &self.flows[packet.flow as usize];
+        let offset = match &packet.body {
+            Body::Tcp(seg) => {
+                let isn = if packet.from_a { flow.isn.0 } else { flow.isn.1 };
+                u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
+            }
+            Body::Udp(_) => 0,
+        };
+        let ts = EPOCH_NS + self.now;
+        for frame in self.encoder.encode(packet, offset, self.mtu[d]) {
+            pcap.write_packet(ts, frame, frame.len() as u32)?;
+        }
+        Ok(())
+    }
+
+    /// Appends a line to the link log.
+    fn log_link(&mut self, d: usize, event: &str, packet: &Packet) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else { return Ok(()) };
+        let dir = if d == 0 { "forward" } else { "reverse" };
+        writeln!(
+            log,
+            r#"{{"t_ns":{},"dir":"{dir}","event":"{event}","packet":{},"flow":{},"bytes":{}}}"#,
+            self.now,
+            packet.id,
+            packet.flow,
+            packet.ip_len()
+        )
+    }
+
+    /// Appends a line to the TCP state log.
+    fn log_tcp_state(&mut self, i: usize, s: &airtrace_tcp::SenderState) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else { return Ok(()) };
+        let retransmits = match &self.flows[i].transport {
+            Transport::Tcp { a, .. } => a.stats().retransmitted_segments,
+            Transport::Rpc { .. } => 0,
+        };
+        self.line.clear();
+        write!(
+            self.line,
+            r#"{{"t_ns":{},"flow":{},"cwnd":{},"ssthresh":{},"srtt_ns":{},"rttvar_ns":{},"rto_ns":{},"phase":"{}","in_flight":{},"backoff":{},"retransmits":{}}}"#,
+            self.now,
+            i,
+            s.cwnd,
+            s.ssthresh,
+            s.srtt_ns,
+            s.rttvar_ns,
+            s.rto_ns,
+            phase_name(s.phase),
+            s.bytes_in_flight,
+            s.backoff,
+            retransmits
+        )?;
+        self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    /// Ends flow `i`'s open idle interval.
+    fn close_idle(&mut self, i: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[i];
+        if let Some(since) = flow.idle_since.take() {
+            flow.idle_ns += now - since;
+        }
+    }
+
+    fn close_idle_intervals(&mut self) {
+        for i in 0..self.flows.len() {
+            self.close_idle(i);
+        }
+    }
+
+    fn summary(&self, scenario: &Scenario, seed: u64, end: i64, events: u64) -> Summary {
+        let s = |ns: i64| ns as f64 / 1e9;
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| {
+                let (retransmissions, timeouts, fast) = match &f.transport {
+                    Transport::Tcp { a, .. } => {
+                        let st = a.stats();
+                        (st.retransmitted_segments, st.timeouts, st.fast_retransmits)
+                    }
+                    Transport::Rpc { client, .. } => {
+                        let st = client.stats();
+                        (st.retransmissions, st.retransmissions, 0)
+                    }
+                };
+                let end_s = f.last_delivery_ns.map(s);
+                let span = f.last_delivery_ns.map_or(0, |t| t - f.start_ns);
+                FlowSummary {
+                    name: f.name.clone(),
+                    app: app_name(f.app),
+                    protocol: if f.app.is_tcp() { "tcp" } else { "udp" },
+                    start_s: s(f.start_ns),
+                    end_s,
+                    finished: f.finished,
+                    bytes_delivered: f.delivered,
+                    goodput_bps: if span > 0 { f.delivered as f64 * 8.0 / s(span) } else { 0.0 },
+                    retransmissions,
+                    timeouts,
+                    fast_retransmits: fast,
+                    idle_s: s(f.idle_ns),
+                    packets_sent: f.packets.0,
+                    packets_returned: f.packets.1,
+                }
+            })
+            .collect();
+        Summary {
+            scenario: scenario.name.clone().unwrap_or_default(),
+            seed,
+            end_s: s(end),
+            events,
+            link: LinkSummary {
+                forward: self.counters[0],
+                reverse: self.counters[1],
+            },
+            flows,
+        }
+    }
+}
+
+/// True when a bulk or bounded flow's sender has handed over everything and all of it
+/// is acknowledged.
+fn a_done(flow: &Flow) -> bool {
+    match &flow.transport {
+        Transport::Tcp { a, .. } => flow.backlog == 0 && a.all_data_acked(),
+        Transport::Rpc { client, .. } => client.finished_at().is_some(),
+    }
+}
+
+/// meta.json: what produced the bundle.
+fn meta_json(scenario: &Scenario, seed: u64, end: i64, events: u64, vantages: &[Vantage], flows: &[Flow]) -> Vec<u8> {
+    let vantage_points: Vec<_> = vantages
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "name": v.name(),
+                "file": format!("{}.pcap", v.name()),
+                "linktype": crate::bundle::LINKTYPE_RAW,
+            })
+        })
+        .collect();
+    let flows: Vec<_> = flows
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "name": f.name,
+                "app": app_name(f.app),
+                "protocol": if f.app.is_tcp() { "tcp" } else { "udp" },
+                "a": format!("198.18.0.1:{}", f.ports.0),
+                "b": format!("198.18.1.1:{}", f.ports.1),
+            })
+        })
+        .collect();
+    let meta = serde_json::json!({
+        "format": "airtrace-bundle/1",
+        "source": "simulation",
+        "producer": format!("airtrace-sim {}", env!("CARGO_PKG_VERSION")),
+        "scenario": scenario.name,
+        "seed": seed,
+        "clock": {
+            "kind": "simulated",
+            "epoch_ns": EPOCH_NS,
+            "note": "pcap time stamps are epoch_ns + simulated time; every vantage point shares this clock",
+        },
+        "end_ns": end,
+        "events": events,
+        "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
+        "vantage_points": vantage_points,
+        "flows": flows,
+        "files": {
+            "scenario": "scenario.toml",
+            "summary": "summary.json",
+            "link_log": scenario.link_log.then_some("link.jsonl"),
+            "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
+        },
+    });
+    let mut out = serde_json::to_vec_pretty(&meta).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

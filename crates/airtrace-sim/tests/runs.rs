@@ -1,0 +1,195 @@
+//! Whole runs of the simulator against what theory and the seed studies say.
+
+use std::path::{Path, PathBuf};
+
+use airtrace_sim::{run, Options, Scenario, Summary};
+
+/// The repository's scenarios directory.
+fn scenarios() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+fn simulate(text: &str) -> Summary {
+    let scenario = Scenario::parse(Path::new("test.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    run(&scenario, text, Options::default()).unwrap()
+}
+
+fn simulate_file(name: &str, seed: Option<u64>, out: Option<&Path>) -> Summary {
+    let path = scenarios().join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let scenario = Scenario::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+    run(
+        &scenario,
+        &text,
+        Options {
+            out,
+            seed,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A fresh empty directory under the target directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_dir_sorted(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_losses() {
+    let dir = scratch("determinism");
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    simulate_file("loss_gilbert_elliott.toml", None, Some(&a));
+    simulate_file("loss_gilbert_elliott.toml", None, Some(&b));
+    simulate_file("loss_gilbert_elliott.toml", Some(99), Some(&c));
+    let (fa, fb, fc) = (read_dir_sorted(&a), read_dir_sorted(&b), read_dir_sorted(&c));
+    let names: Vec<_> = fa.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["link.jsonl", "meta.json", "receiver.pcap", "scenario.toml", "sender.pcap", "summary.json", "tcpstate.jsonl"]
+    );
+    assert!(fa == fb, "same scenario and seed must give byte-identical bundles");
+    let lost = |files: &[(String, Vec<u8>)]| -> Vec<String> {
+        let log = &files.iter().find(|(n, _)| n == "link.jsonl").unwrap().1;
+        String::from_utf8_lossy(log)
+            .lines()
+            .filter(|l| l.contains("\"lost\""))
+            .map(|l| l.split(",\"packet\"").next().unwrap().to_string())
+            .collect()
+    };
+    assert!(!lost(&fa).is_empty());
+    assert_ne!(lost(&fa), lost(&fc), "another seed must give another loss pattern");
+}
+
+#[test]
+fn rerun_replaces_a_bundle_but_never_another_directory() {
+    let dir = scratch("replace");
+    let out = dir.join("bundle");
+    simulate_file("rais_clean.toml", None, Some(&out));
+    simulate_file("rais_clean.toml", None, Some(&out));
+    assert!(out.join("meta.json").is_file());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, ["bundle"], "no temporary directories left behind");
+    let other = dir.join("precious");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "keep me").unwrap();
+    let path = scenarios().join("rais_clean.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let scenario = Scenario::parse(&path, &text).unwrap();
+    let err = run(&scenario, &text, Options { out: Some(&other), ..Options::default() }).unwrap_err();
+    assert!(err.to_string().contains("is not a bundle"), "{err}");
+    assert_eq!(std::fs::read_to_string(other.join("notes.txt")).unwrap(), "keep me");
+}
+
+#[test]
+fn clean_link_fills_its_payload_capacity() {
+    // 10 Mbit/s, 10 ms each way: BDP 25 kB, well inside the 4 MiB window.
+    let s = simulate(
+        r#"
+captures = []
+[link]
+rate = "10 Mbit/s"
+delay = "10 ms"
+queue_packets = 100
+[[flow]]
+app = "bulk"
+bytes = "20 MB"
+[flow.tcp]
+sndbuf = "4 MiB"
+rcvbuf = "4 MiB"
+"#,
+    );
+    let f = &s.flows[0];
+    assert!(f.finished);
+    assert_eq!(f.retransmissions, 0);
+    // Payload capacity: the link rate × payload per packet / IP packet size (1448 bytes of
+    // data in 1500 with timestamps).
+    let capacity = 10e6 * 1448.0 / 1500.0;
+    assert!(f.goodput_bps >= 0.95 * capacity, "goodput {} < 95 % of {capacity}", f.goodput_bps);
+}
+
+/// Mathis, Semke, Mahdavi & Ott (1997): BW = MSS/RTT · √(3/(2p)) for periodic loss,
+/// an ACK per segment.
+#[test]
+fn reno_follows_the_mathis_law_at_one_percent() {
+    let p = 0.01;
+    let s = simulate(&format!(
+        r#"
+captures = []
+duration = "600 s"
+[link]
+rate = "100 Mbit/s"
+delay = "20 ms"
+queue_packets = 1000
+[link.forward]
+loss = {{ model = "bernoulli", p = {p} }}
+[[flow]]
+app = "bulk"
+bytes = "200 MB"
+[flow.tcp]
+variant = "reno"
+timestamps = false
+delayed_ack = false
+mss = 1460
+sndbuf = "16 MiB"
+rcvbuf = "16 MiB"
+"#
+    ));
+    let f = &s.flows[0];
+    let rtt = 0.040 + 1500.0 * 8.0 / 100e6 + 40.0 * 8.0 / 100e6;
+    let mathis = 1460.0 * 8.0 / rtt * (3.0 / (2.0 * p)).sqrt();
+    let ratio = f.goodput_bps / mathis;
+    assert!((0.75..=1.25).contains(&ratio), "goodput {:.0} vs Mathis {mathis:.0}: ratio {ratio:.2}", f.goodput_bps);
+}
+
+/// Rais & Tripathi (1995): 100 ms bursts every second (10 % of the time) halve the
+/// throughput of a BSD TCP transfer of 3.57 MB.
+#[test]
+fn rais_bursts_halve_bsd_tcp_throughput() {
+    let clean = simulate_file("rais_clean.toml", None, None);
+    assert!(clean.flows[0].finished);
+    assert_eq!(clean.flows[0].bytes_delivered, 3_570_000);
+    for scenario in ["rais_burst_fixed.toml", "rais_burst_uniform.toml"] {
+        let bursty = simulate_file(scenario, None, None);
+        let f = &bursty.flows[0];
+        assert!(f.finished, "{scenario}");
+        let ratio = f.goodput_bps / clean.flows[0].goodput_bps;
+        assert!((0.35..=0.65).contains(&ratio), "{scenario}: throughput ratio {ratio:.2}");
+        assert!(f.timeouts > 0, "{scenario}: the pauses come from timeouts");
+    }
+}
+
+#[test]
+fn nfs_read_under_bursts_completes_with_backed_off_retries() {
+    let s = simulate_file("nfs_read_bursts.toml", None, None);
+    let f = &s.flows[0];
+    assert!(f.finished);
+    assert_eq!(f.bytes_delivered, 3_570_000);
+    assert!(f.retransmissions > 0);
+    assert!(s.link.reverse.lost > 0, "the bursts hit the replies' fragments");
+}
+
+#[test]
+fn every_scenario_in_the_repository_loads() {
+    for entry in std::fs::read_dir(scenarios()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
