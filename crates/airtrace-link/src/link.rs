@@ -241,16 +241,22 @@ impl<T> Direction<T> {
         end.into_iter().chain(arrival).min()
     }
 
-    /// Advances to `now_ns` and returns, in time order, every event with
-    /// `at_ns <= now_ns` not returned before.
-    pub fn poll(&mut self, now_ns: i64) -> Vec<Event<T>> {
+    /// Advances to `now_ns` and appends to `out`, in time order, every event with
+    /// `at_ns <= now_ns` not returned before. Allocates nothing when `out` has room:
+    /// the simulator keeps one buffer and clears it between calls.
+    pub fn poll_into(&mut self, now_ns: i64, out: &mut Vec<Event<T>>) {
         self.advance(now_ns);
-        let due = self
-            .in_flight
-            .iter()
-            .take_while(|e| e.at_ns() <= now_ns)
-            .count();
-        self.in_flight.drain(..due).collect()
+        while self.in_flight.front().is_some_and(|e| e.at_ns() <= now_ns) {
+            out.extend(self.in_flight.pop_front());
+        }
+    }
+
+    /// [`poll_into`](Self::poll_into) into a fresh `Vec` (convenient in tests and
+    /// examples; the simulator's hot loop uses `poll_into`).
+    pub fn poll(&mut self, now_ns: i64) -> Vec<Event<T>> {
+        let mut out = Vec::new();
+        self.poll_into(now_ns, &mut out);
+        out
     }
 
     /// Packets waiting in the queue (not counting the one being transmitted).
