@@ -59,8 +59,10 @@
 //! # Ok::<(), airtrace_link::loss::LossConfigError>(())
 //! ```
 
+pub mod aqm;
 pub mod link;
 pub mod loss;
 pub mod queue;
+pub mod record;
 pub mod rng;
 pub mod trace;
