@@ -64,5 +64,6 @@ pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod record;
+pub mod rlp;
 pub mod rng;
 pub mod trace;
