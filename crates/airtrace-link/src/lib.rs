@@ -59,8 +59,11 @@
 //! # Ok::<(), airtrace_link::loss::LossConfigError>(())
 //! ```
 
+pub mod aqm;
 pub mod link;
 pub mod loss;
 pub mod queue;
+pub mod record;
+pub mod rlp;
 pub mod rng;
 pub mod trace;
