@@ -60,6 +60,7 @@
 //! ```
 
 pub mod aqm;
+pub mod arq;
 pub mod link;
 pub mod loss;
 pub mod queue;
