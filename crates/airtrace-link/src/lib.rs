@@ -16,22 +16,46 @@
 //!   [`LossProcess`](loss::LossProcess), which answers "is the packet sent now lost?".
 //! - [`queue`]: [`DropTail`](queue::DropTail), a FIFO that drops arrivals beyond a
 //!   limit in packets or bytes ([`QueueLimit`](queue::QueueLimit)).
-//! - [`link`]: [`Direction`](link::Direction), one direction of a link: queue,
-//!   transmitter at a fixed rate or driven by a delivery trace, loss process,
-//!   propagation delay; driven by
-//!   `send` / `next_deadline` / `poll` and reporting typed [`Event`](link::Event)s.
+//! - [`aqm`]: [`QueueDiscipline`](aqm::QueueDiscipline): drop-tail, RED
+//!   ([`RedConfig`](aqm::RedConfig), decided at enqueue) or CoDel
+//!   ([`CoDelConfig`](aqm::CoDelConfig), RFC 8289, decided at dequeue), either marking
+//!   ECN-capable packets instead of dropping them.
+//! - [`link`]: [`Direction`](link::Direction), one direction of a link: queue (with
+//!   its discipline), transmitter at a fixed rate or driven by a delivery trace,
+//!   optional MTU (IPv4 fragmentation: each fragment its own transmission, the datagram
+//!   lost with any fragment), loss process, propagation delay; driven by
+//!   `send` / `next_deadline` / `poll_into` and reporting typed [`Event`](link::Event)s
+//!   (delivered with a CE flag, lost naming the fragment, dropped with a reason).
+//! - [`rlp`]: [`GsmRlp`](rlp::GsmRlp), both directions of a GSM RLP link as in Ludwig
+//!   et al.: 24 data bytes per 30-byte frame every 20 ms, selective reject after one RLP
+//!   round trip, N2 retransmissions then a link reset that flushes both directions,
+//!   flow control to a lower byte rate.
+//! - [`arq`]: [`StopAndWait`](arq::StopAndWait), stop-and-wait ARQ like 802.11 DCF
+//!   retries: one packet at a time per direction, ACK turnaround, retry limit, fixed or
+//!   slotted contention-window backoff.
+//! - [`record`]: [`LinkRecord`](record::LinkRecord), the link log (the bundle's
+//!   `link.jsonl`, schema in `docs/link-log.md`), written by every link type when
+//!   `enable_log` was called; [`LinkDir`](record::LinkDir) and
+//!   [`DropReason`](record::DropReason).
 //! - [`trace`]: [`DeliveryTrace`](trace::DeliveryTrace), Mahimahi delivery-opportunity
 //!   traces (one line = one 1500-byte packet may leave at that ms; the trace loops),
 //!   parsed with `FILE:LINE` errors and queried in O(log n); drives
 //!   [`Direction::with_trace`](link::Direction::with_trace).
 //!
+//! All link types share one clock-free style: `send(now_ns, ...)`, `next_deadline()`,
+//! `poll_into(now_ns, &mut out)`; the two-way ARQ links take the direction in `send`
+//! and report `(LinkDir, Event)` pairs.
+//!
 //! # Not yet here
 //!
-//! Active queue management (RED/CoDel), jitter and reordering, time-varying rates,
-//! link-layer ARQ (GSM RLP, 802.11 retries), fragmentation, SNR-driven loss, and writing
-//! link events to the bundle. Those are the
-//! next steps; [`link::Direction`] is the piece they will extend.
-//!
+//! Jitter and reordering, time-varying rates, SNR- and frame-length-driven loss
+//! (Bachmann), a shared medium between the two directions of an 802.11 link
+//! (collisions, one backoff for both), ACK loss, RLP checkpoint recovery (lost SREJs,
+//! timer T1), XON/XOFF flow-control bursts, ECN and fragmentation in the ARQ links
+//! (they carry packets whole and never mark), and writing the link log into the
+//! bundle (the record type and its schema are here; the simulator and emulator write
+//! the file).
+
 //! # How sim and emu use it
 //!
 //! Both build one [`LossProcess`](loss::LossProcess) per link direction from the
@@ -60,6 +84,7 @@
 //! ```
 
 pub mod aqm;
+pub mod arq;
 pub mod link;
 pub mod loss;
 pub mod queue;

@@ -28,8 +28,8 @@
 //!   enters the queue. Otherwise it waits in the queue, or is dropped
 //!   and handed back if the queue is full ([`Sent::Dropped`]). The packet being
 //!   transmitted does not count against the queue limit.
-//! - **Loss.** The [`LossProcess`] is asked once per packet, at the time the packet
-//!   starts its transmission ("sent onto the wire"; with a trace, the time of its first
+//! - **Loss.** The [`LossProcess`] is asked once per packet (once per fragment of a
+//!   fragmented datagram), at the time it starts its transmission ("sent onto the wire"; with a trace, the time of its first
 //!   opportunity). A lost packet still occupies the
 //!   transmitter for its serialisation time, so losses never change the timing of the
 //!   other packets.
@@ -37,6 +37,7 @@
 //!   [`Event::Delivered`] with `at_ns = t + delay`. A lost packet gives
 //!   [`Event::Lost`] at the same `at_ns` it would have arrived at, so events come out
 //!   in time order and a lossy run lines up with a loss-free one packet by packet.
+//!   Events come out in time order; at equal times, arrivals before CoDel drops.
 //! - **Queue discipline** ([`Direction::with_queue`]). Drop-tail by default; RED
 //!   decides at enqueue (a refused packet comes back as `Sent::Dropped(item,
 //!   DropReason::Aqm)`), CoDel at dequeue (a dropped packet comes out of `poll` as
@@ -843,6 +844,27 @@ mod tests {
         assert_eq!(d.poll(11 * MS - 1), []); // not a nanosecond early
         assert_eq!(d.poll(11 * MS), [delivered(11 * MS, 1)]);
         assert_eq!(d.next_deadline(), None);
+    }
+
+    #[test]
+    fn poll_into_appends_to_the_callers_buffer() {
+        let mut d = plain(Some(12_000_000), 0);
+        for i in 0..3 {
+            let _ = d.send(0, i, 1500);
+        }
+        let mut out = vec![delivered(-1, 99)]; // whatever the caller already holds
+        d.poll_into(2 * MS, &mut out);
+        assert_eq!(
+            out,
+            [delivered(-1, 99), delivered(MS, 0), delivered(2 * MS, 1)]
+        );
+        out.clear();
+        let cap = out.capacity();
+        d.poll_into(3 * MS, &mut out);
+        assert_eq!(
+            (out.as_slice(), out.capacity()),
+            (&[delivered(3 * MS, 2)][..], cap)
+        );
     }
 
     #[test]
