@@ -213,8 +213,8 @@ fn poll_at_shows_the_backed_off_deadline() {
     let mut last = None;
     while net.step(2 * S) {
         let d = net.ep[A].poll_at();
-        if d != last && net.ep[A].stats().fast_retransmits == 1 && d.is_some() {
-            deadlines.push((net.now, d.unwrap()));
+        if let (true, Some(d)) = (d != last && net.ep[A].stats().fast_retransmits == 1, d) {
+            deadlines.push((net.now, d));
         }
         last = d;
     }
