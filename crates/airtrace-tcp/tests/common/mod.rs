@@ -283,6 +283,15 @@ impl Net {
         self
     }
 
+    /// Moves the clock to `t` (nothing may be pending before it) and polls both ends:
+    /// lets a test's application act at a given time.
+    pub fn at(&mut self, t: i64) -> &mut Self {
+        assert!(t >= self.now);
+        self.now = t;
+        self.poll_all();
+        self
+    }
+
     pub fn run(&mut self) -> &mut Self {
         self.run_until(3_600 * S)
     }
