@@ -15,7 +15,7 @@ fn from_b(ack: u32, tsecr: u32, now_ms: u32, syn: bool) -> Segment {
     };
     let mut flags = Flags::ACK;
     if syn {
-        flags = flags | Flags::SYN;
+        flags |= Flags::SYN;
         options.mss = Some(1460);
         options.window_scale = Some(7);
         options.sack_permitted = true;
