@@ -199,3 +199,15 @@ fn window_covering_the_bdp_fills_the_link() {
     // Pinned: slow start from IW10 leaves the link partly idle for two RTTs.
     assert_eq!(done, 1_309_020_800);
 }
+
+#[test]
+fn the_server_can_send_too() {
+    let mut net = Net::same(Config::linux(), 10 * MS).send_open(3000);
+    net.run_until(100 * MS);
+    assert_eq!(net.ep[B].write(50_000), 50_000);
+    net.at(100 * MS).run();
+    assert_eq!(net.delivered, 3000);
+    assert_eq!(net.ep[A].stats().bytes_delivered, 50_000);
+    assert_eq!(net.ep[B].stats().retransmitted_segments, 0);
+    assert!(net.ep[B].all_data_acked());
+}

@@ -397,3 +397,36 @@ fn reno_fast_retransmits_spuriously_after_a_timeout() {
     let s = state_at(&net, last_rtx);
     assert_eq!((s.phase, s.ssthresh), (Phase::Recovery, 4 * SEG));
 }
+
+// ---------------------------------------------------------------------------
+// RFC 3042 limited transmit
+// ---------------------------------------------------------------------------
+
+/// A cwnd-limited sender (large receive window) loses segment 30. The first two
+/// duplicate ACKs each release one new segment with limited transmit, none without.
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+    for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
+        for (lt, want) in [(true, 2), (false, 0)] {
+            let mut c = Config::linux();
+            c.variant = variant;
+            c.limited_transmit = lt;
+            let mut net = Net::same(c, 20 * MS).rate(10_000_000).bulk(200 * u64::from(SEG));
+            net.drop_seg(30, 1);
+            net.run();
+            let p = phase_changes(&net);
+            let (t_dis, t_rec) = (p[1].0, p[2].0);
+            assert_eq!((p[1].1, p[2].1), (Phase::Disorder, Phase::Recovery));
+            let mut seen = std::collections::HashSet::new();
+            let new_in_disorder = net
+                .log
+                .iter()
+                .filter(|s| s.from == A && s.is_data())
+                .filter(|s| seen.insert(s.rel_seq()))
+                .filter(|s| s.t >= t_dis && s.t < t_rec)
+                .count();
+            assert_eq!(new_in_disorder, want, "{variant:?} limited transmit {lt}");
+            finished_cleanly(&net);
+        }
+    }
+}
