@@ -64,7 +64,9 @@
 //!   `max_backoff_shift` and `max_ns`, kept until a new RTT sample (Karn). On a
 //!   timeout: ssthresh = max(FlightSize/2, 2·SMSS) (held on a second timeout of the same
 //!   data), cwnd = 1 SMSS, everything outstanding and not SACKed is marked lost and
-//!   resent from snd_una (go-back-N) as cwnd allows.
+//!   resent from snd_una (go-back-N) as cwnd allows. The timer also restarts with a
+//!   fast retransmission, as in BSD and ns-2 (RFC 6298 (5.1) alone would leave it
+//!   running).
 //! - RTT samples: with timestamps, from TSecr on every ACK of new data (RFC 7323 §4.1),
 //!   at the 1 ms resolution of the timestamp clock (TSval = ts_offset + now/1 ms);
 //!   without, one segment timed at a time as BSD does (`t_rtseq`), never a
@@ -91,7 +93,21 @@
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
 //! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),
 //! BSD's 200 ms delayed-ACK tick (the delayed ACK here fires exactly `timeout_ns` after
-//! arming). Sequence numbers wrap correctly; no transfer may exceed 2^31 bytes in flight.
+//! arming), Linux's quick-ACK mode at the start of a connection (every segment acked at
+//! once), Linux's per-ACK (not per-byte) slow start and 4.4BSD's one-SMSS-per-ACK slow
+//! start (both are byte counting here). Sequence numbers wrap correctly; no transfer
+//! may have 2^31 bytes or more in flight.
+//!
+//! # Tests
+//!
+//! `tests/common/mod.rs` is a two-endpoint network (fixed delay, optional rate, drop
+//! rules: "drop data segment k the n-th time it is sent", "drop the n-th ACK", any
+//! predicate) that logs every segment in tcpdump notation, so tests read as packet
+//! exchanges: `tests/exchanges.rs` (handshake, options, delayed ACK, close, SACK
+//! blocks, clean transfers), `tests/recovery.rs` (each variant against targeted
+//! losses), `tests/rto.rs` (RFC 6298, Karn, BSD ticks, backoff caps),
+//! `tests/random_loss.rs` (property test), `tests/speed.rs` (ignored; segments per
+//! second).
 
 pub mod config;
 pub mod endpoint;
