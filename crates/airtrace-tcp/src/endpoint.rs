@@ -663,7 +663,7 @@ impl Endpoint {
             && self.snd_max != self.snd_una
         {
             // RFC 5681 §2: DUPLICATE ACKNOWLEDGMENT (a)–(e).
-            self.on_dupack(now, new_sack);
+            self.on_dupack(new_sack);
         } else if new_sack && self.phase == Phase::Recovery {
             self.mark_lost_by_sack();
         }
@@ -897,7 +897,7 @@ impl Endpoint {
                 self.grow_cwnd(acked, flight_before);
                 self.phase = self.calm_phase();
                 if new_sack && self.sack_ok {
-                    self.maybe_enter_sack_recovery(now);
+                    self.maybe_enter_sack_recovery();
                 }
             }
         }
@@ -968,7 +968,7 @@ impl Endpoint {
         self.cfg.variant == Variant::Reno || seq::gt(self.snd_una, self.recover)
     }
 
-    fn on_dupack(&mut self, now: i64, new_sack: bool) {
+    fn on_dupack(&mut self, new_sack: bool) {
         self.stats.dupacks_received += 1;
         self.dupacks += 1;
         match self.phase {
@@ -993,22 +993,22 @@ impl Endpoint {
         let lost_by_sack =
             self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
         if (self.dupacks >= thresh || lost_by_sack) && self.may_fast_retransmit() {
-            self.enter_fast_retransmit(now);
+            self.enter_fast_retransmit();
         }
     }
 
     /// RFC 6675 §5 (4): IsLost(HighACK + 1) can start recovery on a new ACK too.
-    fn maybe_enter_sack_recovery(&mut self, now: i64) {
+    fn maybe_enter_sack_recovery(&mut self) {
         let thresh = self.cfg.dupack_threshold;
         if self.sacked_bytes > (thresh - 1) * self.smss
             && self.rtx.front().is_some_and(|s| s.flags & SACKED == 0)
             && self.may_fast_retransmit()
         {
-            self.enter_fast_retransmit(now);
+            self.enter_fast_retransmit();
         }
     }
 
-    fn enter_fast_retransmit(&mut self, _now: i64) {
+    fn enter_fast_retransmit(&mut self) {
         self.stats.fast_retransmits += 1;
         let fs = self.flight_size();
         // RFC 5681 §3.2 step 2, eq. (4).
