@@ -1,0 +1,252 @@
+//! Endpoint configuration: congestion-control [`Variant`], retransmission timer
+//! ([`RtoConfig`]), [`DelayedAck`], buffers and options. Two presets:
+//! [`Config::linux`] and [`Config::bsd`].
+//!
+//! Sizes are bytes, times are nanoseconds.
+
+use serde::{Deserialize, Serialize};
+
+/// Loss recovery / congestion-control variant of the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// 4.3BSD-Tahoe as ns-2 models it: fast retransmit after the dupack threshold,
+    /// then cwnd = 1 SMSS, slow start and go-back-N from the first unacknowledged byte.
+    Tahoe,
+    /// 4.4BSD-Reno, RFC 5681 §3.2: fast retransmit and fast recovery, left on the first
+    /// ACK of new data.
+    Reno,
+    /// RFC 6582: Reno whose fast recovery lasts until everything sent before it is
+    /// acknowledged, retransmitting one hole per partial ACK.
+    NewReno,
+    /// RFC 6675 SACK-based loss recovery (with RFC 2018 SACK).
+    Sack,
+}
+
+/// Retransmission timer (RFC 6298).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RtoConfig {
+    /// RTO before the first RTT sample (RFC 6298 (2.1)).
+    pub initial_ns: i64,
+    /// Lower bound of the computed RTO (RFC 6298 (2.4)).
+    pub min_ns: i64,
+    /// Upper bound of the RTO, backoff included (RFC 6298 (2.5)).
+    pub max_ns: i64,
+    /// Clock granularity G. 0: exact timers and RTT samples. G > 0 emulates BSD's coarse
+    /// timers: RTT samples count whole ticks and the retransmission timer only expires
+    /// on tick boundaries (multiples of G from time 0). See the crate documentation.
+    pub granularity_ns: i64,
+    /// Most doublings of the RTO by exponential backoff (BSD: 6, that is 64×).
+    pub max_backoff_shift: u32,
+}
+
+/// Delayed acknowledgments (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelayedAck {
+    /// false: every data segment is acknowledged at once.
+    pub enabled: bool,
+    /// Acknowledge at once when this many full-sized segments' worth of bytes (N × SMSS)
+    /// is unacknowledged (2: "every second full-sized segment").
+    pub every: u32,
+    /// An ACK held back is sent this long after the first unacknowledged segment
+    /// arrived.
+    pub timeout_ns: i64,
+}
+
+/// Everything an [`Endpoint`](crate::Endpoint) needs to know besides its ISN.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Sender's loss recovery. Also decides whether SACK is offered on the SYN:
+    /// SACK-permitted is sent (and accepted) only by `Variant::Sack` endpoints, so a
+    /// SACK receiver needs `Variant::Sack` too.
+    pub variant: Variant,
+    /// The MSS option value this endpoint announces (1460 on Ethernet). The payload
+    /// per segment (SMSS) is min(own, peer's) minus 12 when timestamps are in use, as
+    /// in Linux: 1460 becomes 1448.
+    pub mss: u16,
+    /// Initial window in segments (RFC 5681 §3.1, RFC 6928 IW10). A lost SYN or
+    /// SYN-ACK makes it one segment (RFC 5681 §3.1).
+    pub initial_cwnd_segments: u32,
+    /// Send buffer: bytes written and not yet acknowledged (sent or not).
+    pub sndbuf: u32,
+    /// Receive buffer: the window advertised is rcvbuf minus the out-of-order bytes
+    /// held (the application reads in-order data at once).
+    pub rcvbuf: u32,
+    /// Offer the timestamps option (RFC 7323); used when both ends offer it.
+    pub timestamps: bool,
+    /// Offer window scaling (RFC 7323 §2); used when both ends offer it.
+    pub window_scaling: bool,
+    /// Receiver's delayed ACK.
+    pub delayed_ack: DelayedAck,
+    /// Retransmission timer.
+    pub rto: RtoConfig,
+    /// Duplicate ACKs that trigger fast retransmit (DupThresh, 3).
+    pub dupack_threshold: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+}
+
+const MS: i64 = 1_000_000;
+const S: i64 = 1_000 * MS;
+
+impl Config {
+    /// A current Linux host: SACK, MSS option 1460 with timestamps (so 1448 payload
+    /// bytes a segment), IW10, RTO initial 1 s / min 200 ms / max 120 s (RFC 6298,
+    /// `TCP_RTO_MIN`, `TCP_RTO_MAX`), window scaling, delayed ACK 40 ms (Linux's
+    /// `TCP_DELACK_MIN`) or every 2 segments, limited transmit. Buffers are 128 KiB
+    /// each (Linux's default `tcp_rmem`; Linux advertises about half of it and
+    /// autotunes, this model advertises all of it and does not autotune).
+    pub fn linux() -> Self {
+        Config {
+            variant: Variant::Sack,
+            mss: 1460,
+            initial_cwnd_segments: 10,
+            sndbuf: 128 * 1024,
+            rcvbuf: 128 * 1024,
+            timestamps: true,
+            window_scaling: true,
+            delayed_ack: DelayedAck {
+                enabled: true,
+                every: 2,
+                timeout_ns: 40 * MS,
+            },
+            rto: RtoConfig {
+                initial_ns: S,
+                min_ns: 200 * MS,
+                max_ns: 120 * S,
+                granularity_ns: 0,
+                max_backoff_shift: 15,
+            },
+            dupack_threshold: 3,
+            limited_transmit: true,
+        }
+    }
+
+    /// A 4.4BSD-like Reno host of the RFC 1122 era: IW 1 segment, MSS 1460 (an Ethernet
+    /// neighbour; 4.4BSD used 512 off the local net), 500 ms timer tick, RTO initial 3 s
+    /// (RFC 1122 §4.2.3.1; 4.4BSD's own first SYN timeout works out to 6 s), min 1 s
+    /// (`TCPTV_MIN`, two ticks), max 64 s (`TCPTV_REXMTMAX`), backoff capped at 64×
+    /// (`tcp_backoff[]`), no timestamps, no window scaling, no SACK, delayed ACK
+    /// 200 ms or every 2 segments, no limited transmit. Buffers 16 KiB (4.4BSD shipped
+    /// 8 KiB, later BSDs 16–32 KiB).
+    pub fn bsd() -> Self {
+        Config {
+            variant: Variant::Reno,
+            mss: 1460,
+            initial_cwnd_segments: 1,
+            sndbuf: 16 * 1024,
+            rcvbuf: 16 * 1024,
+            timestamps: false,
+            window_scaling: false,
+            delayed_ack: DelayedAck {
+                enabled: true,
+                every: 2,
+                timeout_ns: 200 * MS,
+            },
+            rto: RtoConfig {
+                initial_ns: 3 * S,
+                min_ns: S,
+                max_ns: 64 * S,
+                granularity_ns: 500 * MS,
+                max_backoff_shift: 6,
+            },
+            dupack_threshold: 3,
+            limited_transmit: false,
+        }
+    }
+
+    /// Checks the rules the endpoint relies on; the message names the rule broken.
+    pub fn validate(&self) -> Result<(), String> {
+        let smss = u32::from(self.mss).saturating_sub(if self.timestamps { 12 } else { 0 });
+        if self.mss < 64 {
+            return Err(format!("mss must be at least 64 bytes, got {}", self.mss));
+        }
+        if self.initial_cwnd_segments == 0 {
+            return Err("initial_cwnd_segments must be at least 1".into());
+        }
+        if self.sndbuf < smss {
+            return Err(format!(
+                "sndbuf ({}) must hold at least one segment ({smss} bytes)",
+                self.sndbuf
+            ));
+        }
+        if self.rcvbuf < 2 * smss {
+            return Err(format!(
+                "rcvbuf ({}) must hold at least two segments ({} bytes)",
+                self.rcvbuf,
+                2 * smss
+            ));
+        }
+        if self.rcvbuf > (1 << 30) {
+            return Err(format!(
+                "rcvbuf ({}) must be at most 1 GiB (window scale 14, RFC 7323 §2.3)",
+                self.rcvbuf
+            ));
+        }
+        if !self.window_scaling && self.rcvbuf > 65535 {
+            // Not an error in TCP, but the model would never use the extra buffer.
+            return Err(format!(
+                "rcvbuf ({}) above 65535 needs window_scaling",
+                self.rcvbuf
+            ));
+        }
+        let r = &self.rto;
+        if r.min_ns <= 0 {
+            return Err(format!("rto.min_ns must be positive, got {}", r.min_ns));
+        }
+        if r.initial_ns < r.min_ns || r.initial_ns > r.max_ns {
+            return Err(format!(
+                "rto.initial_ns ({}) must lie in [rto.min_ns, rto.max_ns] = [{}, {}]",
+                r.initial_ns, r.min_ns, r.max_ns
+            ));
+        }
+        if r.granularity_ns < 0 {
+            return Err(format!(
+                "rto.granularity_ns must be 0 or positive, got {}",
+                r.granularity_ns
+            ));
+        }
+        if r.max_backoff_shift > 30 {
+            return Err(format!(
+                "rto.max_backoff_shift must be at most 30, got {}",
+                r.max_backoff_shift
+            ));
+        }
+        if self.delayed_ack.enabled {
+            if self.delayed_ack.every == 0 {
+                return Err("delayed_ack.every must be at least 1".into());
+            }
+            if self.delayed_ack.timeout_ns <= 0 {
+                return Err(format!(
+                    "delayed_ack.timeout_ns must be positive, got {}",
+                    self.delayed_ack.timeout_ns
+                ));
+            }
+        }
+        if self.dupack_threshold == 0 {
+            return Err("dupack_threshold must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid() {
+        assert_eq!(Config::linux().validate(), Ok(()));
+        assert_eq!(Config::bsd().validate(), Ok(()));
+    }
+
+    #[test]
+    fn validate_names_the_rule() {
+        let mut c = Config::linux();
+        c.rto.initial_ns = 1;
+        assert!(c.validate().unwrap_err().contains("rto.initial_ns"));
+        let mut c = Config::bsd();
+        c.rcvbuf = 100_000;
+        assert!(c.validate().unwrap_err().contains("window_scaling"));
+    }
+}

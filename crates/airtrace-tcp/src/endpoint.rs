@@ -1,0 +1,1483 @@
+//! One TCP endpoint: handshake, sender (congestion control, loss recovery,
+//! retransmission timer) and receiver (cumulative and selective ACKs, delayed ACK,
+//! window), driven by [`Endpoint::on_segment`] and [`Endpoint::poll_transmit`].
+//!
+//! RFCs to read first: 793 (state, sequence space), 5681 (congestion control), 6298
+//! (RTO), 6582 (NewReno), 6675 and 2018 (SACK), 7323 (timestamps, window scale), 3042
+//! (limited transmit), 3465 (byte counting).
+//!
+//! The retransmission queue holds one entry per segment sent (sequence range and
+//! flags), never bytes; its counters (`sacked_bytes`, `lost_bytes`, `retrans_bytes`)
+//! make the bytes in flight an O(1) sum, as Linux's `tcp_packets_in_flight`.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, Variant};
+use crate::segment::{Flags, Options, SackBlocks, Segment};
+
+/// Modular sequence-number comparisons (RFC 793 §3.3).
+mod seq {
+    #[inline]
+    pub fn lt(a: u32, b: u32) -> bool {
+        (a.wrapping_sub(b) as i32) < 0
+    }
+    #[inline]
+    pub fn le(a: u32, b: u32) -> bool {
+        (a.wrapping_sub(b) as i32) <= 0
+    }
+    #[inline]
+    pub fn gt(a: u32, b: u32) -> bool {
+        lt(b, a)
+    }
+    #[inline]
+    pub fn ge(a: u32, b: u32) -> bool {
+        le(b, a)
+    }
+}
+
+const NS_PER_MS: i64 = 1_000_000;
+/// ssthresh before the first loss: "arbitrarily high" (RFC 5681 §3.1), Linux's
+/// `TCP_INFINITE_SSTHRESH`.
+pub const INITIAL_SSTHRESH: u32 = 0x7fff_ffff;
+/// SMSS assumed until the peer's MSS option is known (RFC 1122 §4.2.2.6 default 536).
+const DEFAULT_PEER_MSS: u16 = 536;
+
+/// Sender's loss-recovery state, named after Linux's `tcp_ca_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Nothing unusual.
+    Open,
+    /// Duplicate ACKs or SACKed data seen, below the fast-retransmit threshold.
+    Disorder,
+    /// Fast retransmit / fast recovery (Reno, NewReno, SACK).
+    Recovery,
+    /// After a retransmission timeout (and Tahoe's fast retransmit), until everything
+    /// sent before it is acknowledged.
+    Loss,
+}
+
+/// The sender variables a simulator samples (the bundle's `tcpstate`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SenderState {
+    /// Congestion window, bytes.
+    pub cwnd: u32,
+    /// Slow-start threshold, bytes ([`INITIAL_SSTHRESH`] before the first loss).
+    pub ssthresh: u32,
+    /// Smoothed RTT; 0 before the first sample.
+    pub srtt_ns: i64,
+    /// RTT variation.
+    pub rttvar_ns: i64,
+    /// The retransmission timeout in use now, backoff included.
+    pub rto_ns: i64,
+    /// Loss-recovery state.
+    pub phase: Phase,
+    /// Bytes the sender counts as in the network (Linux `tcp_packets_in_flight` in
+    /// bytes; RFC 6675 "pipe" for SACK): sent and not acknowledged, minus what is SACKed
+    /// or marked lost, plus retransmissions in flight. In Reno/NewReno fast recovery it
+    /// equals FlightSize (the inflated cwnd is compared with it, RFC 5681 §3.2).
+    pub bytes_in_flight: u32,
+    /// Consecutive timeouts not yet cleared by a new RTT sample (Karn, RFC 6298 §5).
+    pub backoff: u32,
+    /// Oldest unacknowledged sequence number.
+    pub snd_una: u32,
+    /// Next new sequence number (highest sent + 1; does not go back on timeouts).
+    pub snd_nxt: u32,
+}
+
+/// Counters of one endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Every segment sent (SYN, data, pure ACK, FIN, retransmissions).
+    pub segments_sent: u64,
+    /// Segments with payload.
+    pub data_segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Retransmitted segments (SYN, SYN-ACK and FIN included).
+    pub retransmitted_segments: u64,
+    /// Retransmitted payload bytes.
+    pub retransmitted_bytes: u64,
+    /// Fast retransmit events (the dupack threshold reached; one per recovery episode,
+    /// not one per segment retransmitted during it).
+    pub fast_retransmits: u64,
+    /// Retransmission timer expirations.
+    pub timeouts: u64,
+    /// Payload bytes newly acknowledged (cumulative ACKs).
+    pub bytes_acked: u64,
+    /// Duplicate ACKs received (RFC 5681 §2 definition).
+    pub dupacks_received: u64,
+    /// Receiver: in-order payload bytes handed to the application.
+    pub bytes_delivered: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+}
+
+// Retransmission-queue entry flags.
+const SACKED: u8 = 1;
+/// Marked lost (needs a retransmission; with RETRANS: retransmitted since).
+const LOST: u8 = 2;
+/// Retransmitted since last marked lost, the retransmission still counted in flight.
+const RETRANS: u8 = 4;
+/// The entry's last sequence number is the FIN.
+const FIN_SEQ: u8 = 8;
+
+/// One segment sent and not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct TxSeg {
+    seq: u32,
+    /// Sequence space: payload plus 1 for a FIN.
+    len: u32,
+    flags: u8,
+}
+
+impl TxSeg {
+    fn end(&self) -> u32 {
+        self.seq.wrapping_add(self.len)
+    }
+    fn payload(&self) -> u32 {
+        self.len - u32::from(self.flags & FIN_SEQ != 0)
+    }
+}
+
+/// A sans-IO TCP endpoint. See the crate documentation for how to drive it.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    cfg: Config,
+    ts_offset: u32,
+
+    // --- connection ---
+    is_client: bool,
+    /// Server waiting for a SYN.
+    listening: bool,
+    /// Our SYN (client) or SYN-ACK (server) must be (re)sent.
+    syn_pending: bool,
+    syn_retransmitted: bool,
+    /// Client: the pure ACK completing the handshake is due.
+    handshake_ack_pending: bool,
+    /// Our SYN is acknowledged.
+    syn_acked: bool,
+    /// The peer's SYN is received.
+    peer_syn: bool,
+    fin_requested: bool,
+    fin_queued: bool,
+    fin_acked: bool,
+    peer_fin: bool,
+    /// Sequence number of the peer's FIN when it arrived out of order.
+    peer_fin_seq: Option<u32>,
+
+    // --- negotiated ---
+    smss: u32,
+    ts_ok: bool,
+    sack_ok: bool,
+    ws_ok: bool,
+    snd_wscale: u8,
+    rcv_wscale: u8,
+
+    // --- sender ---
+    iss: u32,
+    snd_una: u32,
+    snd_max: u32,
+    snd_wnd: u32,
+    snd_wl1: u32,
+    snd_wl2: u32,
+    last_wnd_raw: u16,
+    app_written: u64,
+    app_sent: u64,
+    app_acked: u64,
+    rtx: VecDeque<TxSeg>,
+    sacked_bytes: u32,
+    lost_bytes: u32,
+    retrans_bytes: u32,
+    /// No lost-and-not-retransmitted entry lies below this sequence number.
+    rtx_hint: u32,
+    /// The next retransmission may exceed cwnd (fast retransmit, partial ACK).
+    force_rtx: bool,
+    cwnd: u32,
+    ssthresh: u32,
+    /// RFC 3465 byte counter for congestion avoidance.
+    ca_acked: u32,
+    phase: Phase,
+    /// The current Loss phase began with a timeout (RFC 5681 §3.1: ssthresh is held on
+    /// later timeouts of the same data).
+    loss_by_rto: bool,
+    dupacks: u32,
+    /// RFC 6582 `recover` / RFC 6675 `RecoveryPoint`: snd_max when recovery or the Loss
+    /// phase began.
+    recover: u32,
+    partial_acks: u32,
+    has_rtt: bool,
+    srtt: i64,
+    rttvar: i64,
+    backoff: u32,
+    /// Without timestamps: the segment being timed (seq, send time), BSD `t_rtseq`.
+    timing: Option<(u32, i64)>,
+    rto_deadline: Option<i64>,
+
+    // --- receiver ---
+    irs: u32,
+    rcv_nxt: u32,
+    /// Right edge of the window last advertised (never moved left, RFC 7323 §2.4).
+    rcv_adv: u32,
+    /// Out-of-order ranges held, sorted, disjoint, not touching.
+    ooo: VecDeque<(u32, u32)>,
+    ooo_bytes: u32,
+    /// Left edges of the ranges last reported in SACK blocks, most recent first.
+    sack_recent: SackBlocks,
+    ts_recent: u32,
+    last_ack_sent: u32,
+    pending_ack: bool,
+    delack_deadline: Option<i64>,
+    unacked_rcv_bytes: u32,
+    delivered_pending: u64,
+
+    stats: Stats,
+    last_state: Option<SenderState>,
+}
+
+impl Endpoint {
+    /// Active open: the first [`poll_transmit`](Endpoint::poll_transmit) sends the SYN.
+    pub fn client(cfg: Config, isn: u32, ts_offset: u32) -> Self {
+        let mut e = Self::new(cfg, isn, ts_offset, true);
+        e.syn_pending = true;
+        e
+    }
+
+    /// Passive open (LISTEN): answers a SYN with a SYN-ACK.
+    pub fn server(cfg: Config, isn: u32, ts_offset: u32) -> Self {
+        let mut e = Self::new(cfg, isn, ts_offset, false);
+        e.listening = true;
+        e
+    }
+
+    fn new(cfg: Config, isn: u32, ts_offset: u32, is_client: bool) -> Self {
+        let smss = u32::from(cfg.mss);
+        let cwnd = cfg.initial_cwnd_segments * smss;
+        Endpoint {
+            ts_offset,
+            is_client,
+            listening: false,
+            syn_pending: false,
+            syn_retransmitted: false,
+            handshake_ack_pending: false,
+            syn_acked: false,
+            peer_syn: false,
+            fin_requested: false,
+            fin_queued: false,
+            fin_acked: false,
+            peer_fin: false,
+            peer_fin_seq: None,
+            smss,
+            ts_ok: false,
+            sack_ok: false,
+            ws_ok: false,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            iss: isn,
+            snd_una: isn,
+            snd_max: isn,
+            snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            last_wnd_raw: 0,
+            app_written: 0,
+            app_sent: 0,
+            app_acked: 0,
+            rtx: VecDeque::new(),
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            retrans_bytes: 0,
+            rtx_hint: isn,
+            force_rtx: false,
+            cwnd,
+            ssthresh: INITIAL_SSTHRESH,
+            ca_acked: 0,
+            phase: Phase::Open,
+            loss_by_rto: false,
+            dupacks: 0,
+            recover: isn,
+            partial_acks: 0,
+            has_rtt: false,
+            srtt: 0,
+            rttvar: 0,
+            backoff: 0,
+            timing: None,
+            rto_deadline: None,
+            irs: 0,
+            rcv_nxt: 0,
+            rcv_adv: 0,
+            ooo: VecDeque::new(),
+            ooo_bytes: 0,
+            sack_recent: SackBlocks::new(),
+            ts_recent: 0,
+            last_ack_sent: 0,
+            pending_ack: false,
+            delack_deadline: None,
+            unacked_rcv_bytes: 0,
+            delivered_pending: 0,
+            stats: Stats::default(),
+            last_state: None,
+            cfg,
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Application side
+    // ------------------------------------------------------------------
+
+    /// The application offers `bytes`; returns how many fit in the send buffer (which
+    /// counts bytes written and not yet acknowledged). Nothing fits after
+    /// [`close`](Endpoint::close).
+    pub fn write(&mut self, bytes: u64) -> u64 {
+        if self.fin_requested {
+            return 0;
+        }
+        let n = bytes.min(self.send_buffer_space());
+        self.app_written += n;
+        n
+    }
+
+    /// Free room in the send buffer.
+    pub fn send_buffer_space(&self) -> u64 {
+        if self.fin_requested {
+            return 0;
+        }
+        u64::from(self.cfg.sndbuf).saturating_sub(self.app_written - self.app_acked)
+    }
+
+    /// The application closes its side: a FIN follows the data written.
+    pub fn close(&mut self) {
+        self.fin_requested = true;
+    }
+
+    /// In-order payload bytes delivered to the application since the last call.
+    pub fn take_delivered(&mut self) -> u64 {
+        std::mem::take(&mut self.delivered_pending)
+    }
+
+    /// Both SYNs sent and acknowledged.
+    pub fn is_established(&self) -> bool {
+        self.syn_acked && self.peer_syn
+    }
+
+    /// Both FINs exchanged and ours acknowledged (TIME-WAIT counts as closed; the
+    /// endpoint still acknowledges a retransmitted FIN).
+    pub fn is_closed(&self) -> bool {
+        self.fin_acked && self.peer_fin
+    }
+
+    /// Every byte written has been acknowledged (the FIN is not counted).
+    pub fn all_data_acked(&self) -> bool {
+        self.app_acked == self.app_written
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Payload bytes per full-sized segment (SMSS) in use.
+    pub fn smss(&self) -> u32 {
+        self.smss
+    }
+
+    /// The sender's variables now.
+    pub fn sender_state(&self) -> SenderState {
+        SenderState {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            srtt_ns: self.srtt,
+            rttvar_ns: self.rttvar,
+            rto_ns: self.rto(),
+            phase: self.phase,
+            bytes_in_flight: self.in_flight(),
+            backoff: self.backoff,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+        }
+    }
+
+    /// True when a [`SenderState`] field other than `snd_nxt` and `bytes_in_flight`
+    /// changed since the last call (true on the first call).
+    pub fn take_state_changed(&mut self) -> bool {
+        let mut now = self.sender_state();
+        now.snd_nxt = 0;
+        now.bytes_in_flight = 0;
+        let changed = self.last_state != Some(now);
+        self.last_state = Some(now);
+        changed
+    }
+
+    /// Earliest pending timer (retransmission, delayed ACK), if any.
+    pub fn poll_at(&self) -> Option<i64> {
+        match (self.rto_deadline, self.delack_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // RTT and RTO (RFC 6298)
+    // ------------------------------------------------------------------
+
+    /// RTO before backoff: RFC 6298 (2.1) initial value, (2.2)/(2.3)
+    /// SRTT + max(G, K·RTTVAR), (2.4)/(2.5) clamped to [min, max].
+    fn base_rto(&self) -> i64 {
+        let r = &self.cfg.rto;
+        if !self.has_rtt {
+            return r.initial_ns;
+        }
+        let v = self.srtt + r.granularity_ns.max(4 * self.rttvar);
+        v.clamp(r.min_ns, r.max_ns)
+    }
+
+    /// RTO with backoff (RFC 6298 (5.5)): doubled per timeout, at most
+    /// `max_backoff_shift` times, never above `max_ns`.
+    fn rto(&self) -> i64 {
+        let shift = self.backoff.min(self.cfg.rto.max_backoff_shift);
+        let v = self.base_rto().saturating_mul(1i64 << shift);
+        v.min(self.cfg.rto.max_ns)
+    }
+
+    /// When a timer of the current RTO armed `now` expires. With G > 0 it expires on
+    /// the N-th tick boundary after `now` (N = ceil(RTO / G), at least 1), as BSD's
+    /// `t_timer[TCPT_REXMT]` counts down in `tcp_slowtimo`.
+    fn rto_deadline_from(&self, now: i64) -> i64 {
+        let rto = self.rto();
+        let g = self.cfg.rto.granularity_ns;
+        if g > 0 {
+            let ticks = ((rto + g - 1) / g).max(1);
+            (now.div_euclid(g) + ticks) * g
+        } else {
+            now + rto
+        }
+    }
+
+    fn arm_rto(&mut self, now: i64) {
+        self.rto_deadline = Some(self.rto_deadline_from(now));
+    }
+
+    /// RFC 6298 (5.1): start the timer when a segment is sent and it is not running.
+    fn arm_rto_if_idle(&mut self, now: i64) {
+        if self.rto_deadline.is_none() {
+            self.arm_rto(now);
+        }
+    }
+
+    /// An RTT sample measured from a send at `sent` (no timestamps). With G > 0 it is
+    /// measured in whole ticks: the tick boundaries crossed between send and ACK, times
+    /// G (BSD's `t_rtt`, incremented by the slow timeout).
+    fn measured_rtt(&self, sent: i64, now: i64) -> i64 {
+        let g = self.cfg.rto.granularity_ns;
+        if g > 0 {
+            (now.div_euclid(g) - sent.div_euclid(g)) * g
+        } else {
+            now - sent
+        }
+    }
+
+    /// RFC 6298 (2.2), (2.3) with α = 1/8, β = 1/4, in integer nanoseconds (truncated).
+    /// A sample clears the backoff (Karn's algorithm keeps it until then).
+    fn rtt_sample(&mut self, r: i64) {
+        let r = r.max(0);
+        self.stats.rtt_samples += 1;
+        if !self.has_rtt {
+            self.has_rtt = true;
+            self.srtt = r;
+            self.rttvar = r / 2;
+        } else {
+            self.rttvar = (3 * self.rttvar + (self.srtt - r).abs()) / 4;
+            self.srtt = (7 * self.srtt + r) / 8;
+        }
+        self.backoff = 0;
+    }
+
+    fn ts_now(&self, now: i64) -> u32 {
+        self.ts_offset
+            .wrapping_add((now.div_euclid(NS_PER_MS)) as u32)
+    }
+
+    // ------------------------------------------------------------------
+    // Receiving
+    // ------------------------------------------------------------------
+
+    /// Processes a segment from the peer.
+    pub fn on_segment(&mut self, now_ns: i64, seg: &Segment) {
+        let now = now_ns;
+        if seg.flags.contains(Flags::RST) {
+            return;
+        }
+        if self.listening {
+            if seg.flags.contains(Flags::SYN) && !seg.flags.contains(Flags::ACK) {
+                self.accept_syn(seg);
+                self.listening = false;
+                self.syn_pending = true;
+            }
+            return;
+        }
+        if !self.peer_syn {
+            // Client in SYN-SENT: RFC 793 §3.9, a SYN-ACK acknowledging our SYN.
+            if seg.flags.contains(Flags::SYN | Flags::ACK)
+                && seg.ack == self.iss.wrapping_add(1)
+            {
+                self.accept_syn(seg);
+                self.complete_handshake(now, seg);
+                self.handshake_ack_pending = true;
+            }
+            return;
+        }
+        if seg.flags.contains(Flags::SYN) {
+            if !self.is_client && !self.syn_acked {
+                // The client retransmitted its SYN: our SYN-ACK was lost.
+                self.syn_pending = true;
+            } else {
+                // A retransmitted SYN-ACK: our ACK was lost.
+                self.pending_ack = true;
+            }
+            return;
+        }
+        // RFC 7323 §4.3 (2): TS.Recent from a segment covering Last.ACK.sent.
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.options.timestamps {
+                if seq::ge(tsval, self.ts_recent) && seq::le(seg.seq, self.last_ack_sent) {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
+        if seg.flags.contains(Flags::ACK) {
+            self.on_ack(now, seg);
+        }
+        if seg.len > 0 || seg.flags.contains(Flags::FIN) {
+            self.on_data(now, seg);
+        }
+    }
+
+    /// Records the peer's SYN and negotiates options (RFC 7323 §2.2 / §3.2, RFC 2018 §2).
+    fn accept_syn(&mut self, seg: &Segment) {
+        let o = &seg.options;
+        self.peer_syn = true;
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq.wrapping_add(1);
+        self.last_ack_sent = self.rcv_nxt;
+        self.rcv_adv = self.rcv_nxt;
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        self.sack_ok = self.cfg.variant == Variant::Sack && o.sack_permitted;
+        self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
+        if self.ws_ok {
+            self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
+            self.rcv_wscale = Self::wscale_for(self.cfg.rcvbuf);
+        } else {
+            self.snd_wscale = 0;
+            self.rcv_wscale = 0;
+        }
+        if let (true, Some((tsval, _))) = (self.ts_ok, o.timestamps) {
+            self.ts_recent = tsval;
+        }
+        let peer_mss = o.mss.unwrap_or(DEFAULT_PEER_MSS);
+        let mss = u32::from(self.cfg.mss.min(peer_mss));
+        self.smss = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
+        // The window of a SYN is never scaled (RFC 7323 §2.2).
+        self.snd_wnd = u32::from(seg.window);
+        self.last_wnd_raw = seg.window;
+        self.snd_wl1 = seg.seq;
+        self.snd_wl2 = seg.ack;
+    }
+
+    /// Smallest shift that lets the 16-bit field carry the whole buffer.
+    fn wscale_for(rcvbuf: u32) -> u8 {
+        let mut s = 0u8;
+        while s < 14 && (rcvbuf >> s) > 65535 {
+            s += 1;
+        }
+        s
+    }
+
+    /// Our SYN is acknowledged (client on SYN-ACK, server on the third segment).
+    fn complete_handshake(&mut self, now: i64, seg: &Segment) {
+        self.syn_acked = true;
+        self.snd_una = self.iss.wrapping_add(1);
+        self.snd_max = self.snd_una;
+        self.rtx_hint = self.snd_una;
+        // One below snd_una, so that a loss of the very first segment can be fast
+        // retransmitted (see `may_fast_retransmit`).
+        self.recover = self.iss;
+        // RTT of the handshake: from the TS echo, else from the SYN's send time when it
+        // was not retransmitted (Karn).
+        if self.ts_ok {
+            if let Some((_, tsecr)) = seg.options.timestamps {
+                if tsecr != 0 {
+                    let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
+                    self.rtt_sample(r);
+                }
+            }
+        } else if let Some((_, sent)) = self.timing.take() {
+            let r = self.measured_rtt(sent, now);
+            self.rtt_sample(r);
+        }
+        self.timing = None;
+        self.rto_deadline = None;
+        // RFC 5681 §3.1: a lost SYN or SYN-ACK leaves an initial window of 1 segment.
+        self.cwnd = if self.syn_retransmitted {
+            self.smss
+        } else {
+            self.cfg.initial_cwnd_segments * self.smss
+        };
+    }
+
+    fn on_ack(&mut self, now: i64, seg: &Segment) {
+        let ack = seg.ack;
+        if !self.syn_acked {
+            if ack != self.iss.wrapping_add(1) {
+                return;
+            }
+            self.complete_handshake(now, seg);
+        }
+        if seq::gt(ack, self.snd_max) {
+            // Acknowledges something never sent (RFC 793 §3.9): answer with an ACK.
+            self.pending_ack = true;
+            return;
+        }
+        let window_changed = seg.window != self.last_wnd_raw;
+        // RFC 793 §3.9 window update, guarded by SND.WL1 / SND.WL2.
+        if seq::lt(self.snd_wl1, seg.seq)
+            || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
+        {
+            self.snd_wnd = u32::from(seg.window) << self.snd_wscale;
+            self.last_wnd_raw = seg.window;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+        }
+        let new_sack = if self.sack_ok && !seg.options.sack.is_empty() {
+            self.process_sack(&seg.options.sack)
+        } else {
+            false
+        };
+        if seq::gt(ack, self.snd_una) {
+            self.on_new_ack(now, seg, new_sack);
+        } else if ack == self.snd_una
+            && seg.len == 0
+            && !seg.flags.contains(Flags::FIN)
+            && !window_changed
+            && self.snd_max != self.snd_una
+        {
+            // RFC 5681 §2: DUPLICATE ACKNOWLEDGMENT (a)–(e).
+            self.on_dupack(new_sack);
+        } else if new_sack && self.phase == Phase::Recovery {
+            self.mark_lost_by_sack();
+        }
+    }
+
+    /// Marks the queued segments a SACK block covers; true when anything new.
+    fn process_sack(&mut self, blocks: &SackBlocks) -> bool {
+        let mut new = false;
+        for (left, right) in blocks.iter() {
+            // Ignore D-SACKs and blocks outside what is outstanding.
+            if seq::le(right, self.snd_una) || seq::gt(right, self.snd_max) || seq::ge(left, right)
+            {
+                continue;
+            }
+            let start = self.rtx.partition_point(|s| seq::lt(s.seq, left));
+            for i in start..self.rtx.len() {
+                let s = self.rtx[i];
+                if seq::gt(s.end(), right) {
+                    break;
+                }
+                if s.flags & SACKED == 0 {
+                    if s.flags & LOST != 0 {
+                        self.lost_bytes -= s.len;
+                    }
+                    if s.flags & RETRANS != 0 {
+                        self.retrans_bytes -= s.len;
+                    }
+                    self.sacked_bytes += s.len;
+                    self.rtx[i].flags = (s.flags & FIN_SEQ) | SACKED;
+                    new = true;
+                }
+            }
+        }
+        new
+    }
+
+    /// RFC 6675 §4 IsLost for every hole: an un-SACKed segment is lost when DupThresh
+    /// SACKed segments, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it.
+    fn mark_lost_by_sack(&mut self) {
+        let thresh = self.cfg.dupack_threshold;
+        let byte_limit = (thresh - 1) * self.smss;
+        let mut count = 0u32;
+        let mut bytes = 0u32;
+        for i in (0..self.rtx.len()).rev() {
+            let s = self.rtx[i];
+            if s.flags & SACKED != 0 {
+                count += 1;
+                bytes += s.len;
+            } else if count >= thresh || bytes > byte_limit {
+                if s.flags & LOST != 0 {
+                    // Everything below was judged when this one was.
+                    break;
+                }
+                self.set_lost(i);
+            }
+        }
+    }
+
+    fn set_lost(&mut self, i: usize) {
+        let s = &mut self.rtx[i];
+        if s.flags & (LOST | SACKED) == 0 {
+            s.flags |= LOST;
+            self.lost_bytes += s.len;
+            let seq = s.seq;
+            if seq::lt(seq, self.rtx_hint) {
+                self.rtx_hint = seq;
+            }
+        }
+    }
+
+    /// Marks the first unacknowledged segment for an immediate retransmission, even if
+    /// it was retransmitted already (BSD sets `snd_nxt = th_ack` and sends it again).
+    fn retransmit_head(&mut self) {
+        if let Some(s) = self.rtx.front_mut() {
+            if s.flags & SACKED != 0 {
+                return;
+            }
+            if s.flags & RETRANS != 0 {
+                s.flags &= !RETRANS;
+                self.retrans_bytes -= s.len;
+            }
+            self.set_lost(0);
+            self.rtx_hint = self.snd_una;
+            self.force_rtx = true;
+        }
+    }
+
+    /// Go-back-N: every un-SACKed segment is lost, earlier retransmissions too.
+    fn mark_all_lost(&mut self) {
+        for s in self.rtx.iter_mut() {
+            if s.flags & SACKED != 0 {
+                continue;
+            }
+            if s.flags & RETRANS != 0 {
+                s.flags &= !RETRANS;
+                self.retrans_bytes -= s.len;
+            }
+            if s.flags & LOST == 0 {
+                s.flags |= LOST;
+                self.lost_bytes += s.len;
+            }
+        }
+        self.rtx_hint = self.snd_una;
+    }
+
+    /// FlightSize (RFC 5681 §2): sent and not cumulatively acknowledged.
+    fn flight_size(&self) -> u32 {
+        self.snd_max.wrapping_sub(self.snd_una)
+    }
+
+    fn in_flight(&self) -> u32 {
+        if !self.syn_acked {
+            return 0;
+        }
+        let sacked = if self.phase == Phase::Disorder && !self.cfg.limited_transmit {
+            0
+        } else {
+            self.sacked_bytes
+        };
+        (self.flight_size() + self.retrans_bytes)
+            .saturating_sub(sacked + self.lost_bytes)
+    }
+
+    /// cwnd plus RFC 3042 limited transmit's allowance (non-SACK senders; a SACK
+    /// sender gets it from the SACKed bytes leaving the pipe).
+    fn cwnd_allowance(&self) -> u32 {
+        if self.phase == Phase::Disorder && self.cfg.limited_transmit && !self.sack_ok {
+            let n = self.dupacks.min(self.cfg.dupack_threshold.saturating_sub(1));
+            self.cwnd + n * self.smss
+        } else {
+            self.cwnd
+        }
+    }
+
+    fn on_new_ack(&mut self, now: i64, seg: &Segment, new_sack: bool) {
+        let ack = seg.ack;
+        let acked = ack.wrapping_sub(self.snd_una);
+        let flight_before = self.flight_size();
+        // RTT sample: RFC 7323 §4.1 from TSecr on an ACK of new data; otherwise the
+        // timed segment, never a retransmitted one (RFC 6298 §3, Karn).
+        if self.ts_ok {
+            if let Some((_, tsecr)) = seg.options.timestamps {
+                if tsecr != 0 {
+                    let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
+                    self.rtt_sample(r);
+                }
+            }
+        } else if let Some((tseq, sent)) = self.timing {
+            if seq::gt(ack, tseq) {
+                self.timing = None;
+                let r = self.measured_rtt(sent, now);
+                self.rtt_sample(r);
+            }
+        }
+        // Drop what is acknowledged from the queue.
+        let mut data_acked = acked;
+        while let Some(front) = self.rtx.front_mut() {
+            if seq::le(front.end(), ack) {
+                let s = *front;
+                self.rtx.pop_front();
+                self.forget(s.flags, s.len);
+                if s.flags & FIN_SEQ != 0 {
+                    self.fin_acked = true;
+                    data_acked -= 1;
+                }
+            } else if seq::lt(front.seq, ack) {
+                let n = ack.wrapping_sub(front.seq);
+                let flags = front.flags;
+                front.seq = ack;
+                front.len -= n;
+                self.forget(flags, n);
+                break;
+            } else {
+                break;
+            }
+        }
+        self.snd_una = ack;
+        if seq::lt(self.rtx_hint, ack) {
+            self.rtx_hint = ack;
+        }
+        self.app_acked += u64::from(data_acked);
+        self.stats.bytes_acked += u64::from(data_acked);
+        self.dupacks = 0;
+        let mut restart_timer = true;
+        match self.phase {
+            Phase::Recovery => match self.cfg.variant {
+                // RFC 5681 §3.2 step 6: deflate and leave on the first new ACK.
+                Variant::Reno | Variant::Tahoe => {
+                    self.cwnd = self.ssthresh;
+                    self.leave_recovery();
+                }
+                Variant::NewReno => {
+                    if seq::ge(ack, self.recover) {
+                        // RFC 6582 §3.2 step 3 full ACK, option (1).
+                        let fs = self.flight_size();
+                        self.cwnd = self.ssthresh.min(fs.max(self.smss) + self.smss);
+                        self.leave_recovery();
+                    } else {
+                        // RFC 6582 §3.2 step 3 partial ACK: retransmit the next hole,
+                        // deflate by the amount acked, add back one SMSS if at least
+                        // one SMSS was acked; reset the timer on the first partial ACK
+                        // only ("Impatient", RFC 6582 §4).
+                        self.retransmit_head();
+                        self.cwnd = self.cwnd.saturating_sub(acked);
+                        if acked >= self.smss {
+                            self.cwnd += self.smss;
+                        }
+                        self.cwnd = self.cwnd.max(self.smss);
+                        self.partial_acks += 1;
+                        restart_timer = self.partial_acks == 1;
+                    }
+                }
+                Variant::Sack => {
+                    if seq::ge(ack, self.recover) {
+                        // RFC 6675 §5: recovery ends at RecoveryPoint; cwnd stays
+                        // ssthresh.
+                        self.leave_recovery();
+                    } else if new_sack {
+                        self.mark_lost_by_sack();
+                    }
+                }
+            },
+            Phase::Loss => {
+                self.grow_cwnd(acked, flight_before);
+                if seq::ge(ack, self.recover) {
+                    self.loss_by_rto = false;
+                    self.phase = self.calm_phase();
+                }
+            }
+            Phase::Open | Phase::Disorder => {
+                self.grow_cwnd(acked, flight_before);
+                self.phase = self.calm_phase();
+                if new_sack && self.sack_ok {
+                    self.maybe_enter_sack_recovery();
+                }
+            }
+        }
+        // RFC 6298 (5.2), (5.3).
+        if self.snd_una == self.snd_max {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.arm_rto(now);
+        }
+    }
+
+    /// Removes `len` bytes with entry `flags` from the counters.
+    fn forget(&mut self, flags: u8, len: u32) {
+        if flags & SACKED != 0 {
+            self.sacked_bytes -= len;
+        } else {
+            if flags & LOST != 0 {
+                self.lost_bytes -= len;
+            }
+            if flags & RETRANS != 0 {
+                self.retrans_bytes -= len;
+            }
+        }
+    }
+
+    fn calm_phase(&self) -> Phase {
+        if self.lost_bytes > 0 {
+            Phase::Loss
+        } else if self.sacked_bytes > 0 || self.dupacks > 0 {
+            Phase::Disorder
+        } else {
+            Phase::Open
+        }
+    }
+
+    fn leave_recovery(&mut self) {
+        self.partial_acks = 0;
+        self.force_rtx = false;
+        self.phase = self.calm_phase();
+    }
+
+    /// RFC 5681 §3.1 slow start with RFC 3465 byte counting (L = 2·SMSS), congestion
+    /// avoidance by byte counting (cwnd += SMSS once a cwnd's worth is acked). cwnd only
+    /// grows while it limits the sender (flight + SMSS > cwnd before the ACK), as
+    /// Linux's `tcp_is_cwnd_limited`, so an rwnd- or application-limited sender does
+    /// not inflate it without bound.
+    fn grow_cwnd(&mut self, acked: u32, flight_before: u32) {
+        if flight_before + self.smss <= self.cwnd {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            self.cwnd += acked.min(2 * self.smss);
+        } else {
+            self.ca_acked += acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += self.smss;
+            }
+        }
+    }
+
+    /// RFC 6582 §3.2 step 1 and §4.1 (also used by Tahoe, as ns-2's `bug_fix_`, and by
+    /// SACK, RFC 6675 §5): fast retransmit only if the cumulative ACK covers more than
+    /// `recover`, so duplicate ACKs for data sent before a timeout (or a recovery) do
+    /// not start another. As FreeBSD, "covers more than" is `ack > recover` with
+    /// `recover` = snd_max then. Reno (4.4BSD) has no such rule.
+    fn may_fast_retransmit(&self) -> bool {
+        self.cfg.variant == Variant::Reno || seq::gt(self.snd_una, self.recover)
+    }
+
+    fn on_dupack(&mut self, new_sack: bool) {
+        self.stats.dupacks_received += 1;
+        self.dupacks += 1;
+        match self.phase {
+            Phase::Recovery => {
+                match self.cfg.variant {
+                    // RFC 5681 §3.2 step 4 / RFC 6582 step 4: inflate.
+                    Variant::Reno | Variant::NewReno | Variant::Tahoe => {
+                        self.cwnd += self.smss;
+                    }
+                    Variant::Sack => {
+                        if new_sack {
+                            self.mark_lost_by_sack();
+                        }
+                    }
+                }
+                return;
+            }
+            Phase::Open => self.phase = Phase::Disorder,
+            Phase::Disorder | Phase::Loss => {}
+        }
+        let thresh = self.cfg.dupack_threshold;
+        let lost_by_sack =
+            self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
+        if (self.dupacks >= thresh || lost_by_sack) && self.may_fast_retransmit() {
+            self.enter_fast_retransmit();
+        }
+    }
+
+    /// RFC 6675 §5 (4): IsLost(HighACK + 1) can start recovery on a new ACK too.
+    fn maybe_enter_sack_recovery(&mut self) {
+        let thresh = self.cfg.dupack_threshold;
+        if self.sacked_bytes > (thresh - 1) * self.smss
+            && self.rtx.front().is_some_and(|s| s.flags & SACKED == 0)
+            && self.may_fast_retransmit()
+        {
+            self.enter_fast_retransmit();
+        }
+    }
+
+    fn enter_fast_retransmit(&mut self) {
+        self.stats.fast_retransmits += 1;
+        let fs = self.flight_size();
+        // RFC 5681 §3.2 step 2, eq. (4).
+        self.ssthresh = (fs / 2).max(2 * self.smss);
+        self.recover = self.snd_max;
+        self.ca_acked = 0;
+        self.partial_acks = 0;
+        self.timing = None; // Karn: the timed segment may be retransmitted.
+        match self.cfg.variant {
+            Variant::Tahoe => {
+                self.cwnd = self.smss;
+                self.mark_all_lost();
+                self.force_rtx = true;
+                self.phase = Phase::Loss;
+                self.loss_by_rto = false;
+            }
+            Variant::Reno | Variant::NewReno => {
+                // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+                self.cwnd = self.ssthresh + self.cfg.dupack_threshold * self.smss;
+                self.retransmit_head();
+                self.phase = Phase::Recovery;
+            }
+            Variant::Sack => {
+                // RFC 6675 §5 (4.1)–(4.3).
+                self.cwnd = self.ssthresh;
+                self.mark_lost_by_sack();
+                self.retransmit_head();
+                self.phase = Phase::Recovery;
+            }
+        }
+        // As BSD: the timer restarts with the fast retransmission.
+        self.rto_deadline = None;
+    }
+
+    /// RFC 6298 (5.4)–(5.6) and RFC 5681 §3.1 eq. (4)/(5).
+    fn on_rto(&mut self, now: i64) {
+        self.stats.timeouts += 1;
+        if !self.syn_acked || !self.peer_syn {
+            if self.is_client || self.peer_syn {
+                self.backoff = self.backoff.saturating_add(1);
+                self.syn_pending = true;
+                self.syn_retransmitted = true;
+                self.timing = None;
+                self.arm_rto(now);
+            }
+            return;
+        }
+        if self.snd_una == self.snd_max {
+            self.rto_deadline = None;
+            return;
+        }
+        self.backoff = self.backoff.saturating_add(1);
+        if !(self.phase == Phase::Loss && self.loss_by_rto) {
+            self.ssthresh = (self.flight_size() / 2).max(2 * self.smss);
+        }
+        self.cwnd = self.smss;
+        self.ca_acked = 0;
+        self.recover = self.snd_max;
+        self.phase = Phase::Loss;
+        self.loss_by_rto = true;
+        self.dupacks = 0;
+        self.partial_acks = 0;
+        self.force_rtx = false;
+        self.timing = None;
+        self.mark_all_lost();
+        self.arm_rto(now);
+    }
+
+    /// Receiver: payload and FIN (RFC 793 §3.9, RFC 5681 §4.2, RFC 1122 §4.2.3.2).
+    fn on_data(&mut self, now: i64, seg: &Segment) {
+        if !self.peer_syn {
+            return;
+        }
+        let mut start = seg.seq;
+        let mut len = seg.len;
+        let fin = seg.flags.contains(Flags::FIN);
+        let end = start.wrapping_add(len);
+        if seq::le(end, self.rcv_nxt) && !(fin && end == self.rcv_nxt && !self.peer_fin) {
+            // Entirely old: a duplicate. ACK at once (it may be a lost ACK's fault).
+            self.pending_ack = true;
+            return;
+        }
+        if seq::lt(start, self.rcv_nxt) {
+            let d = self.rcv_nxt.wrapping_sub(start);
+            start = self.rcv_nxt;
+            len -= d;
+        }
+        // Trim to the window we advertised.
+        let edge = if seq::gt(self.rcv_adv, self.rcv_nxt) {
+            self.rcv_adv
+        } else {
+            self.rcv_nxt.wrapping_add(self.cfg.rcvbuf.saturating_sub(self.ooo_bytes))
+        };
+        let mut fin_here = fin;
+        if seq::gt(start.wrapping_add(len), edge) {
+            len = edge.wrapping_sub(start).min(len);
+            fin_here = false;
+            if len == 0 {
+                self.pending_ack = true;
+                return;
+            }
+        }
+        if fin_here {
+            self.peer_fin_seq = Some(start.wrapping_add(len));
+        }
+        if start == self.rcv_nxt {
+            let filled_gap = !self.ooo.is_empty();
+            self.deliver(len);
+            while let Some(&(a, b)) = self.ooo.front() {
+                if seq::gt(a, self.rcv_nxt) {
+                    break;
+                }
+                self.ooo.pop_front();
+                self.ooo_bytes -= b.wrapping_sub(a);
+                if seq::gt(b, self.rcv_nxt) {
+                    self.deliver(b.wrapping_sub(self.rcv_nxt));
+                }
+            }
+            self.unacked_rcv_bytes += len;
+            if filled_gap {
+                // RFC 5681 §4.2: ACK at once a segment that fills (part of) a gap.
+                self.pending_ack = true;
+            } else if !self.cfg.delayed_ack.enabled
+                || self.unacked_rcv_bytes >= self.cfg.delayed_ack.every * self.smss
+            {
+                self.pending_ack = true;
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.delayed_ack.timeout_ns);
+            }
+        } else {
+            if len > 0 {
+                self.insert_ooo(start, start.wrapping_add(len));
+            }
+            // RFC 5681 §4.2: an out-of-order segment is acknowledged at once.
+            self.pending_ack = true;
+        }
+        if let Some(f) = self.peer_fin_seq {
+            if f == self.rcv_nxt && !self.peer_fin {
+                self.peer_fin = true;
+                self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
+                self.pending_ack = true;
+                // The application reads end-of-stream and closes its side.
+                self.fin_requested = true;
+            }
+        }
+    }
+
+    fn deliver(&mut self, n: u32) {
+        self.rcv_nxt = self.rcv_nxt.wrapping_add(n);
+        self.delivered_pending += u64::from(n);
+        self.stats.bytes_delivered += u64::from(n);
+    }
+
+    /// Adds [start, end) to the out-of-order ranges (merging) and records the range as
+    /// the most recent for SACK (RFC 2018 §4: the first block reports the segment
+    /// received last).
+    fn insert_ooo(&mut self, start: u32, end: u32) {
+        let mut s = start;
+        let mut e = end;
+        let i = self.ooo.partition_point(|&(_, b)| seq::lt(b, s));
+        while i < self.ooo.len() {
+            let (a, b) = self.ooo[i];
+            if seq::gt(a, e) {
+                break;
+            }
+            // Overlapping or touching: merge.
+            if seq::lt(a, s) {
+                s = a;
+            }
+            if seq::gt(b, e) {
+                e = b;
+            }
+            self.ooo_bytes -= b.wrapping_sub(a);
+            self.ooo.remove(i);
+        }
+        self.ooo.insert(i, (s, e));
+        self.ooo_bytes += e.wrapping_sub(s);
+        let mut recent = SackBlocks::new();
+        recent.push(s, e);
+        for (a, _) in self.sack_recent.iter() {
+            if recent.len() == SackBlocks::MAX {
+                break;
+            }
+            if let Some(r) = self.ooo_range_containing(a) {
+                if !recent.iter().any(|(x, _)| x == r.0) {
+                    recent.push(r.0, r.1);
+                }
+            }
+        }
+        self.sack_recent = recent;
+    }
+
+    fn ooo_range_containing(&self, x: u32) -> Option<(u32, u32)> {
+        let i = self.ooo.partition_point(|&(_, b)| seq::le(b, x));
+        self.ooo
+            .get(i)
+            .copied()
+            .filter(|&(a, b)| seq::le(a, x) && seq::lt(x, b))
+    }
+
+    /// SACK blocks for an outgoing ACK: the recorded order, each block refreshed to the
+    /// range holding it now, those below rcv_nxt dropped.
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut out = SackBlocks::new();
+        for (a, _) in self.sack_recent.iter() {
+            if seq::lt(a, self.rcv_nxt) {
+                continue;
+            }
+            if let Some(r) = self.ooo_range_containing(a) {
+                if !out.iter().any(|(x, _)| x == r.0) {
+                    out.push(r.0, r.1);
+                }
+            }
+        }
+        out
+    }
+
+    // ------------------------------------------------------------------
+    // Sending
+    // ------------------------------------------------------------------
+
+    /// Fires any timer due at `now_ns`, then returns the next segment to send now, if
+    /// any. Call until it returns `None` (after every `on_segment`, `write`, `close`,
+    /// and at [`poll_at`](Endpoint::poll_at)).
+    pub fn poll_transmit(&mut self, now_ns: i64) -> Option<Segment> {
+        let now = now_ns;
+        if self.rto_deadline.is_some_and(|d| now >= d) {
+            self.rto_deadline = None;
+            self.on_rto(now);
+        }
+        if self.delack_deadline.is_some_and(|d| now >= d) {
+            self.delack_deadline = None;
+            self.pending_ack = true;
+        }
+        if self.syn_pending {
+            self.syn_pending = false;
+            return Some(self.emit_syn(now));
+        }
+        if !self.peer_syn {
+            return None;
+        }
+        if self.handshake_ack_pending {
+            self.handshake_ack_pending = false;
+            let seq = self.snd_max;
+            return Some(self.emit(now, seq, Flags::ACK, 0));
+        }
+        if self.syn_acked {
+            if let Some(s) = self.next_retransmission(now) {
+                return Some(s);
+            }
+            if let Some(s) = self.next_new_segment(now) {
+                return Some(s);
+            }
+        }
+        if self.pending_ack {
+            let seq = self.snd_max;
+            return Some(self.emit(now, seq, Flags::ACK, 0));
+        }
+        None
+    }
+
+    fn emit_syn(&mut self, now: i64) -> Segment {
+        let retransmission = self.snd_max != self.iss;
+        self.snd_max = self.iss.wrapping_add(1);
+        if retransmission {
+            self.stats.retransmitted_segments += 1;
+        } else {
+            // Time the SYN (BSD does) for the first RTT sample.
+            self.timing = Some((self.iss, now));
+        }
+        self.arm_rto_if_idle(now);
+        let mut o = Options {
+            mss: Some(self.cfg.mss),
+            ..Options::default()
+        };
+        self.stats.segments_sent += 1;
+        let window = self.cfg.rcvbuf.min(65535) as u16;
+        if self.is_client {
+            if self.cfg.window_scaling {
+                o.window_scale = Some(Self::wscale_for(self.cfg.rcvbuf));
+            }
+            o.sack_permitted = self.cfg.variant == Variant::Sack;
+            if self.cfg.timestamps {
+                o.timestamps = Some((self.ts_now(now), 0));
+            }
+            Segment {
+                seq: self.iss,
+                ack: 0,
+                flags: Flags::SYN,
+                window,
+                len: 0,
+                options: o,
+            }
+        } else {
+            if self.ws_ok {
+                o.window_scale = Some(self.rcv_wscale);
+            }
+            o.sack_permitted = self.sack_ok;
+            if self.ts_ok {
+                o.timestamps = Some((self.ts_now(now), self.ts_recent));
+            }
+            self.rcv_adv = self.rcv_nxt.wrapping_add(u32::from(window));
+            self.last_ack_sent = self.rcv_nxt;
+            Segment {
+                seq: self.iss,
+                ack: self.rcv_nxt,
+                flags: Flags::SYN | Flags::ACK,
+                window,
+                len: 0,
+                options: o,
+            }
+        }
+    }
+
+    /// The window field to advertise: rcvbuf minus the out-of-order bytes, never moving
+    /// the right edge left (RFC 7323 §2.4, RFC 1122 §4.2.2.16), scaled down.
+    fn window_field(&mut self) -> u16 {
+        let scale = self.rcv_wscale;
+        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let mut win = free;
+        let kept = self.rcv_adv.wrapping_sub(self.rcv_nxt);
+        if seq::gt(self.rcv_adv, self.rcv_nxt) && kept > win {
+            win = kept;
+        }
+        win = win.min(65535u32 << scale);
+        let mut raw = win >> scale;
+        if seq::gt(self.rcv_adv, self.rcv_nxt) && (raw << scale) < kept {
+            raw += 1; // round up rather than shrink the window
+        }
+        let raw = raw.min(65535);
+        let adv = self.rcv_nxt.wrapping_add(raw << scale);
+        if seq::gt(adv, self.rcv_adv) {
+            self.rcv_adv = adv;
+        }
+        raw as u16
+    }
+
+    /// Builds a segment carrying an ACK and does the receiver's bookkeeping.
+    fn emit(&mut self, now: i64, seq: u32, flags: Flags, len: u32) -> Segment {
+        let mut o = Options::default();
+        if self.ts_ok {
+            o.timestamps = Some((self.ts_now(now), self.ts_recent));
+        }
+        if self.sack_ok && !self.ooo.is_empty() {
+            o.sack = self.sack_blocks();
+            let fit = o.sack_blocks_that_fit();
+            o.sack.truncate(fit);
+        }
+        let window = self.window_field();
+        self.pending_ack = false;
+        self.delack_deadline = None;
+        self.unacked_rcv_bytes = 0;
+        self.last_ack_sent = self.rcv_nxt;
+        self.stats.segments_sent += 1;
+        Segment {
+            seq,
+            ack: self.rcv_nxt,
+            flags: flags | Flags::ACK,
+            window,
+            len,
+            options: o,
+        }
+    }
+
+    /// RFC 6675 §4 NextSeg rule (1) / go-back-N: the lowest segment marked lost and not
+    /// retransmitted, if cwnd allows (or a fast retransmit forces it).
+    fn next_retransmission(&mut self, now: i64) -> Option<Segment> {
+        if self.lost_bytes <= self.retrans_bytes {
+            return None;
+        }
+        let start = self.rtx.partition_point(|s| seq::lt(s.seq, self.rtx_hint));
+        let mut found = None;
+        for i in start..self.rtx.len() {
+            let s = self.rtx[i];
+            if s.flags & (LOST | RETRANS | SACKED) == LOST {
+                found = Some(i);
+                break;
+            }
+        }
+        let i = found?;
+        let s = self.rtx[i];
+        self.rtx_hint = s.seq;
+        if !self.force_rtx && self.in_flight() + s.len > self.cwnd_allowance() {
+            return None;
+        }
+        self.force_rtx = false;
+        self.rtx[i].flags |= RETRANS;
+        self.retrans_bytes += s.len;
+        self.timing = None; // Karn (BSD cancels the timing on any retransmission).
+        let payload = s.payload();
+        self.stats.retransmitted_segments += 1;
+        self.stats.retransmitted_bytes += u64::from(payload);
+        self.count_data(payload);
+        self.arm_rto_if_idle(now);
+        let mut flags = Flags::ACK;
+        if s.flags & FIN_SEQ != 0 {
+            flags |= Flags::FIN;
+        }
+        if payload > 0 {
+            flags |= Flags::PSH;
+        }
+        Some(self.emit(now, s.seq, flags, payload))
+    }
+
+    fn count_data(&mut self, payload: u32) {
+        if payload > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.bytes_sent += u64::from(payload);
+        }
+    }
+
+    /// New data (RFC 5681 §3.1: within min(cwnd, rwnd) beyond snd_una), then the FIN.
+    fn next_new_segment(&mut self, now: i64) -> Option<Segment> {
+        if self.fin_queued {
+            return None;
+        }
+        let unsent = self.app_written - self.app_sent;
+        if unsent == 0 && !self.fin_requested {
+            return None;
+        }
+        let mut len = (self.smss as u64).min(unsent) as u32;
+        let outstanding = self.snd_max != self.snd_una;
+        // Nagle (RFC 1122 §4.2.3.4): a short segment waits while data is outstanding,
+        // unless it is the last one before the FIN.
+        if len > 0 && len < self.smss && outstanding && !self.fin_requested {
+            return None;
+        }
+        // Receiver window.
+        let wnd_end = self.snd_una.wrapping_add(self.snd_wnd);
+        let room = if seq::gt(wnd_end, self.snd_max) {
+            wnd_end.wrapping_sub(self.snd_max)
+        } else {
+            0
+        };
+        if len > room {
+            // Sender SWS avoidance: wait for a full segment unless nothing is out.
+            if outstanding || room == 0 {
+                return None;
+            }
+            len = room;
+        }
+        let fin = self.fin_requested && u64::from(len) == unsent;
+        if len > 0 && self.in_flight() + len > self.cwnd_allowance() {
+            return None;
+        }
+        let seq = self.snd_max;
+        let seq_len = len + u32::from(fin);
+        self.rtx.push_back(TxSeg {
+            seq,
+            len: seq_len,
+            flags: if fin { FIN_SEQ } else { 0 },
+        });
+        self.snd_max = seq.wrapping_add(seq_len);
+        self.app_sent += u64::from(len);
+        if fin {
+            self.fin_queued = true;
+        }
+        if !self.ts_ok && self.timing.is_none() && len > 0 {
+            self.timing = Some((seq, now));
+        }
+        self.count_data(len);
+        self.arm_rto_if_idle(now);
+        let mut flags = Flags::ACK;
+        if fin {
+            flags |= Flags::FIN;
+        }
+        if len > 0 && u64::from(len) == unsent {
+            flags |= Flags::PSH;
+        }
+        Some(self.emit(now, seq, flags, len))
+    }
+}

@@ -1,0 +1,118 @@
+//! A sans-IO TCP endpoint model for the airtrace discrete-event simulator.
+//!
+//! An [`Endpoint`] is one end of one TCP connection. It has no clock, no sockets and no
+//! payload bytes: the simulator passes the time in (`now_ns`, integer nanoseconds),
+//! hands it the segments that arrive ([`Endpoint::on_segment`]), asks for the segments
+//! to send ([`Endpoint::poll_transmit`], until `None`) and wakes it at
+//! [`Endpoint::poll_at`]. Payloads are lengths; the application is a byte counter
+//! ([`Endpoint::write`], [`Endpoint::take_delivered`]). The simulator owns links, IP
+//! headers and pcap writing; [`Options::encode`] gives it the option bytes.
+//!
+//! ```
+//! use airtrace_tcp::{Config, Endpoint};
+//!
+//! let mut a = Endpoint::client(Config::linux(), 1000, 7);
+//! let mut b = Endpoint::server(Config::linux(), 5000, 9);
+//! a.write(10_000);
+//! a.close();
+//! // A zero-delay loop: deliver everything each side sends until both are quiet.
+//! let mut now = 0;
+//! for _ in 0..100 {
+//!     let mut quiet = true;
+//!     while let Some(s) = a.poll_transmit(now) { b.on_segment(now, &s); quiet = false; }
+//!     while let Some(s) = b.poll_transmit(now) { a.on_segment(now, &s); quiet = false; }
+//!     if quiet {
+//!         match [a.poll_at(), b.poll_at()].into_iter().flatten().min() {
+//!             Some(t) => now = t,
+//!             None => break,
+//!         }
+//!     }
+//! }
+//! assert_eq!(b.take_delivered(), 10_000);
+//! assert!(a.is_closed() && b.is_closed());
+//! assert_eq!(a.stats().retransmitted_segments, 0);
+//! ```
+//!
+//! # Map of the code
+//!
+//! - [`segment`]: [`Segment`] (header fields + payload length), [`Flags`], [`Options`]
+//!   with Linux's option layout ([`Options::encode`]), [`SackBlocks`].
+//! - [`config`]: [`Config`] with the [`Config::linux`] and [`Config::bsd`] presets,
+//!   [`Variant`] (Tahoe, Reno, NewReno, SACK), [`RtoConfig`], [`DelayedAck`].
+//! - [`endpoint`]: [`Endpoint`] (start here: handshake, sender, receiver, timers),
+//!   [`SenderState`] (what the bundle's `tcpstate` samples), [`Phase`] (Linux's
+//!   `tcp_ca_state`), [`Stats`].
+//!
+//! # What is modelled
+//!
+//! - Three-way handshake with option negotiation (MSS, window scale, SACK-permitted,
+//!   timestamps: each used only when both ends offer it); SYN and SYN-ACK
+//!   retransmission with backoff; FIN in both directions. The application at either
+//!   end closes its side as soon as it reads the peer's FIN (a bulk sink), so a bulk
+//!   transfer ends with both ends [`closed`](Endpoint::is_closed).
+//! - Congestion control, RFC 5681: slow start with RFC 3465 byte counting (L = 2·SMSS),
+//!   congestion avoidance by byte counting (cwnd grows by one SMSS per cwnd of bytes
+//!   acknowledged); cwnd grows only while it limits the sender.
+//! - Loss recovery by [`Variant`]: Tahoe (ns-2's: fast retransmit, cwnd = 1 SMSS,
+//!   go-back-N), Reno (RFC 5681 §3.2), NewReno (RFC 6582, partial ACKs, `recover`,
+//!   "Impatient" timer), SACK (RFC 6675 scoreboard, IsLost, pipe, NextSeg rule 1; no
+//!   rescue retransmission). RFC 3042 limited transmit. After a timeout or a recovery,
+//!   duplicate ACKs start a fast retransmit only when the cumulative ACK is above
+//!   `recover` (RFC 6582 §4.1; Tahoe, NewReno and SACK; not Reno, as 4.4BSD).
+//! - Retransmission timer, RFC 6298: SRTT/RTTVAR in integer nanoseconds, RTO = SRTT +
+//!   max(G, 4·RTTVAR) clamped to [min, max], exponential backoff capped by
+//!   `max_backoff_shift` and `max_ns`, kept until a new RTT sample (Karn). On a
+//!   timeout: ssthresh = max(FlightSize/2, 2·SMSS) (held on a second timeout of the same
+//!   data), cwnd = 1 SMSS, everything outstanding and not SACKed is marked lost and
+//!   resent from snd_una (go-back-N) as cwnd allows. The timer also restarts with a
+//!   fast retransmission, as in BSD and ns-2 (RFC 6298 (5.1) alone would leave it
+//!   running).
+//! - RTT samples: with timestamps, from TSecr on every ACK of new data (RFC 7323 §4.1),
+//!   at the 1 ms resolution of the timestamp clock (TSval = ts_offset + now/1 ms);
+//!   without, one segment timed at a time as BSD does (`t_rtseq`), never a
+//!   retransmitted one (Karn), the SYN included.
+//! - Coarse BSD timers, `granularity_ns` = G > 0: an RTT sample is G times the number
+//!   of tick boundaries (multiples of G since time 0) crossed between the send and the
+//!   ACK, as BSD's `t_rtt` counts slow-timeout ticks; a retransmission timer armed at
+//!   time t with RTO r expires at the N-th tick boundary after t, N = ceil(r / G) (so
+//!   after between (N−1)·G and N·G), as `t_timer[TCPT_REXMT]` counts down.
+//! - Receiver: cumulative ACKs; an immediate ACK for an out-of-order segment, for a
+//!   segment filling a gap, for a duplicate and for a FIN (RFC 5681 §4.2); otherwise
+//!   delayed ACK (every N·SMSS bytes, or `timeout_ns` after the first unacknowledged
+//!   segment); SACK blocks with the most recent first (RFC 2018 §4); window = rcvbuf
+//!   minus out-of-order bytes, scaled, its right edge never moved left; TS.Recent per
+//!   RFC 7323 §4.3.
+//! - Sender SWS avoidance and Nagle: a short segment goes only when nothing is
+//!   outstanding or it is the last before the FIN.
+//!
+//! # What is not modelled
+//!
+//! RST (ignored), simultaneous open, urgent data, ECN, PAWS, D-SACK, spurious-timeout
+//! detection and undo (F-RTO, Eifel), RACK, PRR, CUBIC and other congestion controls,
+//! zero-window probes and the persist timer (the application reads at once, so the
+//! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
+//! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),
+//! BSD's 200 ms delayed-ACK tick (the delayed ACK here fires exactly `timeout_ns` after
+//! arming), Linux's quick-ACK mode at the start of a connection (every segment acked at
+//! once), Linux's per-ACK (not per-byte) slow start and 4.4BSD's one-SMSS-per-ACK slow
+//! start (both are byte counting here). Sequence numbers wrap correctly; no transfer
+//! may have 2^31 bytes or more in flight.
+//!
+//! # Tests
+//!
+//! `tests/common/mod.rs` is a two-endpoint network (fixed delay, optional rate, drop
+//! rules: "drop data segment k the n-th time it is sent", "drop the n-th ACK", any
+//! predicate) that logs every segment in tcpdump notation, so tests read as packet
+//! exchanges: `tests/exchanges.rs` (handshake, options, delayed ACK, close, SACK
+//! blocks, clean transfers), `tests/recovery.rs` (each variant against targeted
+//! losses), `tests/rto.rs` (RFC 6298, Karn, BSD ticks, backoff caps),
+//! `tests/random_loss.rs` (property test), `tests/speed.rs` (ignored; segments per
+//! second).
+
+pub mod config;
+pub mod endpoint;
+pub mod segment;
+
+pub use config::{Config, DelayedAck, RtoConfig, Variant};
+pub use endpoint::{Endpoint, Phase, SenderState, Stats};
+pub use segment::{Flags, Options, SackBlocks, Segment};
