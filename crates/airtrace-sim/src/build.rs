@@ -1,35 +1,97 @@
-//! From scenario settings to the models that run: link directions and TCP
-//! configurations.
+//! From scenario settings to the models that run: the link (from airtrace-link, the
+//! code the emulator shares) and TCP configurations (from airtrace-tcp).
 
-use airtrace_link::link::Direction as LinkDirection;
+use airtrace_link::aqm::QueueDiscipline;
+use airtrace_link::arq::{Backoff, StopAndWait, StopAndWaitConfig};
+use airtrace_link::link::Direction;
 use airtrace_link::loss::{LossModel, LossProcess};
 use airtrace_link::queue::QueueLimit;
+use airtrace_link::rlp::{GsmRlp, RlpConfig};
 use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{Config, Variant};
 
-use crate::packet::Packet;
-use crate::scenario::{DirSpec, TcpSpec};
+use crate::links::{Link, PacketId};
+use crate::scenario::{self, ArqSpec, DirSpec, LinkSpec, TcpSpec};
 
 /// Default queue limit, in packets, when a scenario gives none.
 pub const DEFAULT_QUEUE_PACKETS: u64 = 100;
 /// Default IP MTU.
 pub const DEFAULT_MTU: u32 = 1500;
 
-/// One built link direction with the settings the simulation needs besides it.
-pub struct BuiltDirection {
-    /// The link model.
-    pub link: LinkDirection<Packet>,
-    /// IP MTU in bytes.
-    pub mtu: u32,
+/// Builds the link: two plain directions, or a two-way ARQ link. Returns it with the
+/// IP MTU of each direction (for writing fragments in the captures).
+pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), String> {
+    let forward = spec.resolve(scenario::Direction::Forward);
+    let reverse = spec.resolve(scenario::Direction::Reverse);
+    let mtu = |d: &DirSpec| d.mtu.map_or(DEFAULT_MTU, |m| m.0 as u32);
+    let mtus = [mtu(&forward), mtu(&reverse)];
+    // Bursts set for the whole link share one schedule (see `loss_process`).
+    let shared = [&spec.forward, &spec.reverse].map(|o| o.as_ref().is_none_or(|o| o.loss.is_none()));
+    let loss = |d: &DirSpec, name: &str, shared: bool| {
+        loss_process(d, name, shared, streams).map_err(|e| format!("link.{name}.loss: {e}"))
+    };
+    let link = match &spec.arq {
+        None => {
+            let f = direction(&forward, "forward", loss(&forward, "forward", shared[0])?, streams)?;
+            let r = direction(&reverse, "reverse", loss(&reverse, "reverse", shared[1])?, streams)?;
+            Link::Plain(Box::new([f, r]))
+        }
+        Some(ArqSpec::GsmRlp {
+            n2,
+            frame,
+            frame_payload,
+            one_way_delay,
+            buffer_packets,
+            flow_control,
+            reset,
+        }) => {
+            let base = RlpConfig::default();
+            let rate = flow_control.and_then(|r| r.0).map_or(base.rate_bytes_per_s, |bps| [bps / 8; 2]);
+            let config = RlpConfig {
+                frame_ns: frame.map_or(base.frame_ns, |d| d.0),
+                frame_payload_bytes: frame_payload.map_or(base.frame_payload_bytes, |b| b as usize),
+                one_way_delay_ns: one_way_delay.map_or(base.one_way_delay_ns, |d| d.0),
+                n2: n2.unwrap_or(base.n2),
+                buffer_packets: buffer_packets.map_or(base.buffer_packets, |b| b as usize),
+                rate_bytes_per_s: rate,
+                reset_ns: reset.map_or(base.reset_ns, |d| d.0),
+            };
+            let losses = [loss(&forward, "forward", shared[0])?, loss(&reverse, "reverse", shared[1])?];
+            Link::Rlp(Box::new(GsmRlp::new(config, losses)))
+        }
+        Some(ArqSpec::StopAndWait { retry_limit, ack, backoff }) => {
+            let base = StopAndWaitConfig::default();
+            let queue = match (forward.queue_packets, forward.queue_bytes) {
+                (_, Some(bytes)) => QueueLimit::Bytes(bytes.0 as usize),
+                (Some(packets), None) => QueueLimit::Packets(packets as usize),
+                (None, None) => base.queue,
+            };
+            let config = StopAndWaitConfig {
+                rate_bps: forward.rate.map_or(base.rate_bps, |r| r.0),
+                delay_ns: forward.delay.map_or(base.delay_ns, |d| d.0),
+                ack_ns: ack.map_or(base.ack_ns, |d| d.0),
+                retry_limit: retry_limit.unwrap_or(base.retry_limit),
+                backoff: match backoff.as_deref() {
+                    Some("none") => Backoff::None,
+                    _ => base.backoff,
+                },
+                queue,
+            };
+            let losses = [loss(&forward, "forward", shared[0])?, loss(&reverse, "reverse", shared[1])?];
+            let rngs = [streams.stream("link/forward/backoff"), streams.stream("link/reverse/backoff")];
+            Link::StopAndWait(Box::new(StopAndWait::new(config, losses, rngs)))
+        }
+    };
+    Ok((link, mtus))
 }
 
-/// Builds a link direction; `name` (`forward` or `reverse`) names its random streams.
+/// The loss process of one direction.
 ///
 /// Bursts in time set for the whole link (`shared_bursts`) draw their schedule from one
 /// stream, `link/loss`, in both directions, so that a burst on the radio channel hits
 /// data and ACKs alike; every other loss process has its own stream per direction.
-pub fn direction(spec: &DirSpec, name: &str, shared_bursts: bool, streams: &Streams) -> Result<BuiltDirection, String> {
+fn loss_process(spec: &DirSpec, name: &str, shared_bursts: bool, streams: &Streams) -> Result<LossProcess, String> {
     let model = match &spec.loss {
         Some(loss) => loss.model()?,
         None => LossModel::None,
@@ -39,23 +101,33 @@ pub fn direction(spec: &DirSpec, name: &str, shared_bursts: bool, streams: &Stre
     } else {
         streams.stream(&format!("link/{name}/loss"))
     };
-    let loss = LossProcess::new(model, stream).map_err(|e| e.to_string())?;
+    LossProcess::new(model, stream).map_err(|e| e.to_string())
+}
+
+/// One plain direction: rate or trace, delay, queue limit and discipline, MTU.
+fn direction(spec: &DirSpec, name: &str, loss: LossProcess, streams: &Streams) -> Result<Direction<PacketId>, String> {
     let limit = match (spec.queue_packets, spec.queue_bytes) {
         (_, Some(bytes)) => QueueLimit::Bytes(bytes.0 as usize),
         (Some(packets), None) => QueueLimit::Packets(packets as usize),
         (None, None) => QueueLimit::Packets(DEFAULT_QUEUE_PACKETS as usize),
     };
     let delay = spec.delay.map_or(0, |d| d.0);
-    let link = match (&spec.trace, spec.rate) {
+    let dir = match (&spec.trace, spec.rate) {
         (Some(path), _) => {
             let trace = DeliveryTrace::load(path).map_err(|e| e.to_string())?;
-            LinkDirection::with_trace(trace, delay, limit, loss)
+            Direction::with_trace(trace, delay, limit, loss)
         }
-        (None, Some(rate)) => LinkDirection::new(rate.0, delay, limit, loss),
-        (None, None) => return Err(format!("the {name} direction needs a rate or a trace")),
+        (None, Some(rate)) => Direction::new(rate.0, delay, limit, loss),
+        (None, None) => return Err(format!("link.{name}: needs a rate or a trace")),
     };
-    let mtu = spec.mtu.map_or(DEFAULT_MTU, |m| m.0 as u32);
-    Ok(BuiltDirection { link, mtu })
+    let discipline = match &spec.aqm {
+        Some(aqm) => aqm.discipline().map_err(|e| format!("link.{name}.aqm: {e}"))?,
+        None => QueueDiscipline::DropTail,
+    };
+    let dir = dir
+        .with_queue(discipline, streams.stream(&format!("link/{name}/aqm")))
+        .map_err(|e| format!("link.{name}.aqm: {e}"))?;
+    Ok(dir.with_mtu(Some(spec.mtu.map_or(DEFAULT_MTU, |m| m.0 as u32) as usize)))
 }
 
 /// The TCP configuration of a flow: its profile (default `linux`) with the

@@ -12,8 +12,9 @@
 //!   `"11 Mbit/s"`, `"128 KiB"`. Start here.
 //! - [`sim`]: the run: two hosts, the link between them, the flows, and the loop that
 //!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
-//! - [`build`]: scenario settings → link directions (from `airtrace-link`, the code
-//!   the emulator shares) and TCP configurations (from `airtrace-tcp`).
+//! - [`build`]: scenario settings → the link (from `airtrace-link`, the code the
+//!   emulator shares) and TCP configurations (from `airtrace-tcp`).
+//! - [`links`]: one interface over the link kinds (plain directions, GSM RLP).
 //! - [`rpc`]: the UDP RPC client and server (NFS-like READ/WRITE, doubling timeouts).
 //! - [`packet`]: the simulated packet and its bytes (IPv4, TCP, UDP, checksums,
 //!   fragments) for the captures.
@@ -26,6 +27,7 @@
 
 pub mod build;
 pub mod bundle;
+pub mod links;
 pub mod packet;
 pub mod rpc;
 pub mod scenario;

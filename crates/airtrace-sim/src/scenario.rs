@@ -13,6 +13,7 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use airtrace_link::aqm::{CoDelConfig, QueueDiscipline, RedConfig};
 use airtrace_link::loss::{Dist, LossModel};
 use serde::Deserialize;
 
@@ -122,6 +123,15 @@ pub struct LinkSpec {
     /// The loss process of both directions. Default none.
     #[serde(default)]
     pub loss: Option<LossSpec>,
+    /// Queue discipline of both directions. Default drop-tail.
+    #[serde(default)]
+    pub aqm: Option<AqmSpec>,
+    /// A reliable link layer instead of a plain link. Default none.
+    #[serde(default)]
+    pub arq: Option<ArqSpec>,
+    /// VJ TCP/IP header compression (RFC 1144) on both directions. Default false.
+    #[serde(default)]
+    pub header_compression: bool,
     /// Overrides for the a → b direction.
     #[serde(default)]
     pub forward: Option<DirSpec>,
@@ -157,6 +167,79 @@ pub struct DirSpec {
     /// The loss process. Default none.
     #[serde(default)]
     pub loss: Option<LossSpec>,
+    /// Queue discipline. Default drop-tail.
+    #[serde(default)]
+    pub aqm: Option<AqmSpec>,
+}
+
+/// A queue discipline: `aqm = { kind = "red" }` or `{ kind = "codel", target = "5 ms" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AqmSpec {
+    /// Drop arrivals beyond the queue limit (the default).
+    DropTail,
+    /// Random Early Detection (Floyd & Jacobson 1993); thresholds in packets.
+    Red {
+        #[serde(default)]
+        w_q: Option<f64>,
+        #[serde(default)]
+        min_th: Option<f64>,
+        #[serde(default)]
+        max_th: Option<f64>,
+        #[serde(default)]
+        max_p: Option<f64>,
+        #[serde(default)]
+        gentle: Option<bool>,
+        #[serde(default)]
+        ecn: Option<bool>,
+    },
+    /// CoDel (RFC 8289).
+    Codel {
+        #[serde(default)]
+        target: Option<Duration>,
+        #[serde(default)]
+        interval: Option<Duration>,
+        #[serde(default)]
+        ecn: Option<bool>,
+    },
+}
+
+/// A link layer with retransmissions: `arq = { kind = "gsm_rlp" }` or
+/// `{ kind = "stop_and_wait", retry_limit = 7 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArqSpec {
+    /// GSM RLP as Ludwig et al. measured it (airtrace-link's `rlp` module): its own
+    /// 20 ms frame slots replace `rate`; `loss` applies per frame.
+    GsmRlp {
+        #[serde(default)]
+        n2: Option<u32>,
+        #[serde(default)]
+        frame: Option<Duration>,
+        #[serde(default)]
+        frame_payload: Option<u64>,
+        #[serde(default)]
+        one_way_delay: Option<Duration>,
+        #[serde(default)]
+        buffer_packets: Option<u64>,
+        /// Data rate after flow control (L2R), e.g. `"960 B/s"`. Default 1200 B/s.
+        #[serde(default)]
+        flow_control: Option<Rate>,
+        #[serde(default)]
+        reset: Option<Duration>,
+    },
+    /// 802.11-like stop-and-wait with a retry limit (airtrace-link's `arq` module):
+    /// `rate`, `delay` and `queue_packets` come from `[link]`; `loss` applies per attempt.
+    StopAndWait {
+        #[serde(default)]
+        retry_limit: Option<u32>,
+        /// SIFS + ACK + way back. Default 314 us (802.11b, 1 Mbit/s ACK).
+        #[serde(default)]
+        ack: Option<Duration>,
+        /// `"dcf"` (802.11b slotted backoff, the default) or `"none"`.
+        #[serde(default)]
+        backoff: Option<String>,
+    },
 }
 
 /// A loss process, as the `loss` table writes it: `{ model = "bernoulli", p = 0.01 }`.
@@ -491,7 +574,14 @@ impl Scenario {
                 p.push(Name(key));
                 p
             };
-            if resolved.rate.is_none() && resolved.trace.is_none() {
+            let rlp = matches!(self.link.arq, Some(ArqSpec::GsmRlp { .. }));
+            if rlp {
+                for key in ["rate", "trace", "mtu", "queue_packets", "queue_bytes", "aqm"] {
+                    if resolved.has(key) {
+                        return Err(invalid(&blame(key), "a gsm_rlp link sets its own rate and buffer; remove this key"));
+                    }
+                }
+            } else if resolved.rate.is_none() && resolved.trace.is_none() {
                 return Err(invalid(&path, format!("the {name} direction needs a rate or a trace")));
             }
             if resolved.rate.is_some() && resolved.trace.is_some() {
@@ -512,6 +602,29 @@ impl Scenario {
             if let Some(loss) = &resolved.loss {
                 loss.model().map_err(|m| invalid(&blame("loss"), m))?;
             }
+            if let Some(aqm) = &resolved.aqm {
+                aqm.discipline().map_err(|m| invalid(&blame("aqm"), m))?;
+            }
+        }
+        if let Some(ArqSpec::StopAndWait { .. }) = &self.link.arq {
+            for (name, o) in [("forward", &self.link.forward), ("reverse", &self.link.reverse)] {
+                if let Some(o) = o {
+                    for key in ["rate", "trace", "delay", "mtu", "queue_packets", "queue_bytes", "aqm"] {
+                        if o.has(key) {
+                            return Err(invalid(
+                                &[Name("link"), Name(name), Name(key)],
+                                "a stop_and_wait link is the same both ways: set this in [link] (only loss differs per direction)",
+                            ));
+                        }
+                    }
+                }
+            }
+            if self.link.trace.is_some() {
+                return Err(invalid(&[Name("link"), Name("trace")], "a stop_and_wait link needs a rate, not a trace"));
+            }
+        }
+        if let Some(arq) = &self.link.arq {
+            arq.check().map_err(|m| invalid(&[Name("link"), Name("arq")], m))?;
         }
         for (i, flow) in self.flows.iter().enumerate() {
             let at = |key: &'static str| vec![Name("flow"), Index(i), Name(key)];
@@ -593,6 +706,7 @@ impl DirSpec {
             "queue_packets" => self.queue_packets.is_some(),
             "queue_bytes" => self.queue_bytes.is_some(),
             "loss" => self.loss.is_some(),
+            "aqm" => self.aqm.is_some(),
             _ => false,
         }
     }
@@ -611,6 +725,7 @@ impl DirSpec {
             queue_packets: if own_limit { self.queue_packets } else { base_limit.0 },
             queue_bytes: if own_limit { self.queue_bytes } else { base_limit.1 },
             loss: self.loss.clone().or_else(|| base.loss.clone()),
+            aqm: self.aqm.clone().or_else(|| base.aqm.clone()),
         }
     }
 }
@@ -630,6 +745,7 @@ impl LinkSpec {
             queue_packets: self.queue_packets,
             queue_bytes: self.queue_bytes,
             loss: self.loss.clone(),
+            aqm: self.aqm.clone(),
         };
         match overrides {
             Some(o) => o.or(&both),
@@ -719,6 +835,80 @@ impl TcpSpec {
             }
         }
         Ok(())
+    }
+}
+
+impl AqmSpec {
+    /// The link crate's queue discipline, or the rule this spec breaks.
+    pub fn discipline(&self) -> Result<QueueDiscipline, String> {
+        let d = match self {
+            AqmSpec::DropTail => QueueDiscipline::DropTail,
+            AqmSpec::Red {
+                w_q,
+                min_th,
+                max_th,
+                max_p,
+                gentle,
+                ecn,
+            } => {
+                let base = RedConfig::default();
+                QueueDiscipline::Red(RedConfig {
+                    w_q: w_q.unwrap_or(base.w_q),
+                    min_th: min_th.unwrap_or(base.min_th),
+                    max_th: max_th.unwrap_or(base.max_th),
+                    max_p: max_p.unwrap_or(base.max_p),
+                    gentle: gentle.unwrap_or(base.gentle),
+                    ecn: ecn.unwrap_or(base.ecn),
+                    ..base
+                })
+            }
+            AqmSpec::Codel { target, interval, ecn } => {
+                let base = CoDelConfig::default();
+                QueueDiscipline::CoDel(CoDelConfig {
+                    target_ns: target.map_or(base.target_ns, |d| d.0),
+                    interval_ns: interval.map_or(base.interval_ns, |d| d.0),
+                    ecn: ecn.unwrap_or(base.ecn),
+                    ..base
+                })
+            }
+        };
+        d.validate().map_err(|e| e.to_string())?;
+        Ok(d)
+    }
+}
+
+impl ArqSpec {
+    /// Checks the values a configuration cannot hold.
+    fn check(&self) -> Result<(), String> {
+        match self {
+            ArqSpec::GsmRlp {
+                frame,
+                frame_payload,
+                buffer_packets,
+                flow_control,
+                ..
+            } => {
+                if frame.is_some_and(|f| f.0 <= 0) {
+                    return Err("frame must be longer than 0 s".into());
+                }
+                if *frame_payload == Some(0) || *buffer_packets == Some(0) {
+                    return Err("frame_payload and buffer_packets must be at least 1".into());
+                }
+                if flow_control.is_some_and(|r| r.0.is_none()) {
+                    return Err("flow_control must be a finite rate such as \"960 B/s\"".into());
+                }
+                Ok(())
+            }
+            ArqSpec::StopAndWait { retry_limit, backoff, .. } => {
+                if *retry_limit == Some(0) {
+                    return Err("retry_limit counts transmissions: at least 1".into());
+                }
+                match backoff.as_deref() {
+                    None | Some("dcf") | Some("none") => Ok(()),
+                    Some(other) => Err(format!("unknown backoff {other:?} (dcf or none)")),
+                }
+            }
+        }
     }
 }
 

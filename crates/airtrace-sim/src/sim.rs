@@ -11,17 +11,19 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use airtrace_link::link::{Direction as LinkDirection, Event, Sent};
+use airtrace_link::link::{Event, Sent};
+use airtrace_link::record::{DropReason, LinkDir, LinkRecord};
 use airtrace_link::rng::Streams;
 use airtrace_tcp::{Endpoint, Phase, Segment};
 use rand::RngExt;
 use serde::Serialize;
 
-use crate::build::{self, BuiltDirection};
+use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
+use crate::links::{Link, PacketId};
 use crate::packet::{Body, Datagram, Encoder, Packet};
 use crate::rpc;
-use crate::scenario::{AppKind, Direction, FlowSpec, Scenario, Vantage};
+use crate::scenario::{AppKind, FlowSpec, Scenario, Vantage};
 use crate::sched::{Component, Scheduler};
 
 /// Bytes a stream or on-off application writes at a time.
@@ -97,8 +99,11 @@ pub struct LinkSummary {
 pub struct DirectionCounters {
     /// Packets offered to the link.
     pub offered: u64,
-    /// Packets dropped at the queue.
+    /// Packets dropped at a full queue.
     pub queue_drops: u64,
+    /// Packets the link gave up on after accepting them: AQM drops, ARQ retry limit,
+    /// link resets.
+    pub link_drops: u64,
     /// Packets lost by the loss process.
     pub lost: u64,
     /// Packets delivered.
@@ -178,22 +183,24 @@ impl Flow {
     }
 }
 
-/// Component numbers: the two link directions, then three per flow.
-const FORWARD: Component = 0;
-const REVERSE: Component = 1;
+/// Component numbers: the link, then three per flow (side a, side b, application).
+const LINK: Component = 0;
 fn side_component(flow: usize, side_a: bool) -> Component {
-    2 + 3 * flow as Component + u32::from(!side_a)
+    1 + 3 * flow as Component + u32::from(!side_a)
 }
 fn app_component(flow: usize) -> Component {
-    2 + 3 * flow as Component + 2
+    1 + 3 * flow as Component + 2
 }
 
 /// Everything a run holds.
 struct World {
     now: i64,
     sched: Scheduler,
-    links: [LinkDirection<Packet>; 2],
+    link: Link,
     mtu: [u32; 2],
+    /// For the link log: each packet id's flow and IP ID (kept only with the log on).
+    packet_info: Vec<(u32, u16)>,
+    records: Vec<LinkRecord>,
     flows: Vec<Flow>,
     bundle: Option<BundleWriter>,
     encoder: Encoder,
@@ -203,7 +210,10 @@ struct World {
     /// Scratch buffers, kept to avoid allocating per event.
     segments: Vec<Segment>,
     datagrams: Vec<Datagram>,
-    events: Vec<Event<Packet>>,
+    /// Packets on the link, by id.
+    in_link: PacketStore,
+    events: Vec<(LinkDir, Event<PacketId>)>,
+    scratch: Vec<Event<PacketId>>,
     line: Vec<u8>,
 }
 
@@ -211,17 +221,11 @@ struct World {
 pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Result<Summary, SimError> {
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let built = |dir: Direction, name: &str| -> Result<BuiltDirection, SimError> {
-        let overrides = match dir {
-            Direction::Forward => &scenario.link.forward,
-            Direction::Reverse => &scenario.link.reverse,
-        };
-        let shared = overrides.as_ref().is_none_or(|o| o.loss.is_none());
-        build::direction(&scenario.link.resolve(dir), name, shared, &streams)
-            .map_err(|e| SimError::Setup(format!("link.{name}: {e}")))
-    };
-    let forward = built(Direction::Forward, "forward")?;
-    let reverse = built(Direction::Reverse, "reverse")?;
+    let (mut link, mtu) = build::link(&scenario.link, &streams).map_err(SimError::Setup)?;
+    let log_link = options.out.is_some() && scenario.link_log;
+    if log_link {
+        link.enable_log();
+    }
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, spec) in scenario.flows.iter().enumerate() {
         flows.push(new_flow(i, spec, &streams).map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?);
@@ -238,9 +242,11 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
     };
     let mut world = World {
         now: 0,
-        sched: Scheduler::new(2 + 3 * flows.len()),
-        links: [forward.link, reverse.link],
-        mtu: [forward.mtu, reverse.mtu],
+        sched: Scheduler::new(1 + 3 * flows.len()),
+        link,
+        mtu,
+        packet_info: Vec::new(),
+        records: Vec::new(),
         flows,
         bundle,
         encoder: Encoder::default(),
@@ -249,7 +255,9 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
         counters: Default::default(),
         segments: Vec::new(),
         datagrams: Vec::new(),
+        in_link: PacketStore::default(),
         events: Vec::new(),
+        scratch: Vec::new(),
         line: Vec::with_capacity(256),
     };
     for (i, flow) in world.flows.iter().enumerate() {
@@ -266,10 +274,10 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
             world.now = at;
             events += 1;
             match component {
-                FORWARD | REVERSE => world.service_link(component as usize)?,
+                LINK => world.service_link()?,
                 c => {
-                    let flow = ((c - 2) / 3) as usize;
-                    match (c - 2) % 3 {
+                    let flow = ((c - 1) / 3) as usize;
+                    match (c - 1) % 3 {
                         0 => world.service_side(flow, true)?,
                         1 => world.service_side(flow, false)?,
                         _ => world.service_app(flow)?,
@@ -401,29 +409,35 @@ impl World {
         })
     }
 
-    /// Polls link direction `d` and delivers what arrived.
-    fn service_link(&mut self, d: usize) -> io::Result<()> {
+    /// Polls the link and delivers what arrived.
+    fn service_link(&mut self) -> io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        events.extend(self.links[d].poll(self.now));
-        for event in events.drain(..) {
+        self.link.poll_into(self.now, &mut self.scratch, &mut events);
+        for (dir, event) in events.drain(..) {
+            let d = dir.index();
             match event {
                 Event::Delivered { item, .. } => {
+                    let item = self.in_link.take(item);
                     self.counters[d].delivered += 1;
-                    self.log_link(d, "delivered", &item)?;
                     self.capture(Vantage::LinkOut, &item, d)?;
                     let host = if item.from_a { Vantage::Receiver } else { Vantage::Sender };
                     self.capture(host, &item, d)?;
                     self.deliver(item)?;
                 }
                 Event::Lost { item, .. } => {
+                    self.in_link.take(item);
                     self.counters[d].lost += 1;
-                    self.log_link(d, "lost", &item)?;
+                }
+                Event::Dropped { item, .. } => {
+                    self.in_link.take(item);
+                    self.counters[d].link_drops += 1;
                 }
             }
         }
         self.events = events;
-        if d == FORWARD as usize && !self.links[d].is_busy() {
+        self.write_link_log()?;
+        if !self.link.forward_busy() {
             let now = self.now;
             for flow in &mut self.flows {
                 if flow.idle_since.is_none() && flow.has_waiting_data() {
@@ -431,7 +445,7 @@ impl World {
                 }
             }
         }
-        self.sched.wake(d as Component, self.links[d].next_deadline());
+        self.sched.wake(LINK, self.link.next_deadline());
         Ok(())
     }
 
@@ -628,12 +642,21 @@ impl World {
             }
         }
         self.counters[d].offered += 1;
-        let len = packet.ip_len() as usize;
-        if let Sent::Dropped(packet) = self.links[d].send(self.now, packet, len) {
-            self.counters[d].queue_drops += 1;
-            self.log_link(d, "queue_drop", &packet)?;
+        if self.bundle.as_ref().is_some_and(|b| b.link_log.is_some()) {
+            self.packet_info.push((packet.flow, packet.ip_id));
         }
-        self.sched.wake(d as Component, self.links[d].next_deadline());
+        let len = packet.ip_len() as usize;
+        let id = packet.id;
+        self.in_link.insert(packet);
+        if let Sent::Dropped(_, reason) = self.link.send(self.now, d, id, len) {
+            self.in_link.take(id);
+            match reason {
+                DropReason::Queue => self.counters[d].queue_drops += 1,
+                _ => self.counters[d].link_drops += 1,
+            }
+        }
+        self.write_link_log()?;
+        self.sched.wake(LINK, self.link.next_deadline());
         Ok(())
     }
 
@@ -656,18 +679,36 @@ impl World {
         Ok(())
     }
 
-    /// Appends a line to the link log.
-    fn log_link(&mut self, d: usize, event: &str, packet: &Packet) -> io::Result<()> {
+    /// Writes the link's new records to link.jsonl (docs/link-log.md), adding each
+    /// packet's flow and IP ID (to find it in the captures).
+    fn write_link_log(&mut self) -> io::Result<()> {
         let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else { return Ok(()) };
-        let dir = if d == 0 { "forward" } else { "reverse" };
-        writeln!(
-            log,
-            r#"{{"t_ns":{},"dir":"{dir}","event":"{event}","packet":{},"flow":{},"bytes":{}}}"#,
-            self.now,
-            packet.id,
-            packet.flow,
-            packet.ip_len()
-        )
+        self.records.clear();
+        self.link.drain_log(&mut self.records);
+        for r in &self.records {
+            let line = &mut self.line;
+            line.clear();
+            let dir = if r.dir == LinkDir::Down { "down" } else { "up" };
+            let kind = serde_json::to_value(r.kind).map_err(io::Error::other)?;
+            let reason = serde_json::to_value(r.reason).map_err(io::Error::other)?;
+            let info = r.packet.and_then(|id| self.packet_info.get(id as usize));
+            let opt = |v: Option<u64>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
+            writeln!(
+                line,
+                r#"{{"t_ns":{},"dir":"{dir}","kind":{kind},"packet":{},"flow":{},"ip_id":{},"frame":{},"attempt":{},"bytes":{},"queue_packets":{},"reason":{reason},"fragments":{}}}"#,
+                r.t_ns,
+                opt(r.packet),
+                opt(info.map(|i| u64::from(i.0))),
+                opt(info.map(|i| u64::from(i.1))),
+                opt(r.frame),
+                opt(r.attempt.map(u64::from)),
+                opt(r.bytes.map(u64::from)),
+                opt(r.queue_packets.map(u64::from)),
+                opt(r.fragments.map(u64::from)),
+            )?;
+            log.write_all(line)?;
+        }
+        Ok(())
     }
 
     /// Appends a line to the TCP state log.
@@ -759,6 +800,36 @@ impl World {
             },
             flows,
         }
+    }
+}
+
+/// The packets inside the link, by id. Ids are given in order and packets mostly leave
+/// in order, so a ring indexed by `id - base` holds them, its length bounded by the
+/// span of ids in the link.
+#[derive(Debug, Default)]
+struct PacketStore {
+    base: u64,
+    slots: std::collections::VecDeque<Option<Packet>>,
+}
+
+impl PacketStore {
+    /// Keeps `packet`; its id must follow the previous one's.
+    fn insert(&mut self, packet: Packet) {
+        if self.slots.is_empty() {
+            self.base = packet.id;
+        }
+        debug_assert_eq!(packet.id, self.base + self.slots.len() as u64);
+        self.slots.push_back(Some(packet));
+    }
+
+    /// Removes and returns the packet `id`.
+    fn take(&mut self, id: PacketId) -> Packet {
+        let packet = self.slots[(id - self.base) as usize].take().expect("a packet leaves the link once");
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        packet
     }
 }
 

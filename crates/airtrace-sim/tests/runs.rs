@@ -68,7 +68,7 @@ fn same_seed_same_bytes_other_seed_other_losses() {
         let log = &files.iter().find(|(n, _)| n == "link.jsonl").unwrap().1;
         String::from_utf8_lossy(log)
             .lines()
-            .filter(|l| l.contains("\"lost\""))
+            .filter(|l| l.contains("\"kind\":\"packet_lost\""))
             .map(|l| l.split(",\"packet\"").next().unwrap().to_string())
             .collect()
     };
@@ -98,7 +98,8 @@ fn rerun_replaces_a_bundle_but_never_another_directory() {
 
 #[test]
 fn clean_link_fills_its_payload_capacity() {
-    // 10 Mbit/s, 10 ms each way: BDP 25 kB, well inside the 4 MiB window.
+    // 10 Mbit/s, 10 ms each way: a BDP of 25 kB, which the 128 KiB window covers; the
+    // window also fits the BDP plus the 100-packet queue, so nothing is dropped.
     let s = simulate(
         r#"
 captures = []
@@ -110,8 +111,8 @@ queue_packets = 100
 app = "bulk"
 bytes = "20 MB"
 [flow.tcp]
-sndbuf = "4 MiB"
-rcvbuf = "4 MiB"
+sndbuf = "128 KiB"
+rcvbuf = "128 KiB"
 "#,
     );
     let f = &s.flows[0];
@@ -127,7 +128,7 @@ rcvbuf = "4 MiB"
 /// an ACK per segment.
 #[test]
 fn reno_follows_the_mathis_law_at_one_percent() {
-    let p = 0.01;
+    let p: f64 = 0.01;
     let s = simulate(&format!(
         r#"
 captures = []

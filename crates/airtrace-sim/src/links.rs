@@ -1,0 +1,123 @@
+//! The link between the two hosts, whatever its kind, behind one interface.
+//!
+//! A plain link is two independent [`Direction`]s; GSM RLP and stop-and-wait ARQ
+//! ([`StopAndWait`]) are
+//! two-way objects from `airtrace-link` (their directions are coupled). The simulation
+//! sees one [`Link`] with `send`, `next_deadline`, `poll_into`, and the link log. Index
+//! 0 is the forward direction (a → b, `LinkDir::Down` in airtrace-link: towards the
+//! mobile host), 1 the reverse one.
+
+use airtrace_link::arq::StopAndWait;
+use airtrace_link::link::{Direction, Event, Sent};
+use airtrace_link::record::{LinkDir, LinkRecord};
+use airtrace_link::rlp::GsmRlp;
+
+
+/// The link (see the [module documentation](self)).
+pub enum Link {
+    /// Two independent directions.
+    Plain(Box<[Direction<PacketId>; 2]>),
+    /// GSM RLP.
+    Rlp(Box<GsmRlp<PacketId>>),
+    /// 802.11-like stop-and-wait ARQ.
+    StopAndWait(Box<StopAndWait<PacketId>>),
+}
+
+/// airtrace-link's name for direction `d` (0 forward, 1 reverse).
+pub fn link_dir(d: usize) -> LinkDir {
+    if d == 0 {
+        LinkDir::Down
+    } else {
+        LinkDir::Up
+    }
+}
+
+/// What the link carries: the id of a packet the simulation keeps (moving a small
+/// integer through queues is much cheaper than moving the packet).
+pub type PacketId = u64;
+
+fn packet_id(p: &PacketId) -> u64 {
+    *p
+}
+
+impl Link {
+    /// Starts logging every link event.
+    pub fn enable_log(&mut self) {
+        match self {
+            Link::Plain(dirs) => {
+                for (d, dir) in dirs.iter_mut().enumerate() {
+                    dir.enable_log(link_dir(d), packet_id);
+                }
+            }
+            Link::Rlp(rlp) => rlp.enable_log(packet_id),
+            Link::StopAndWait(arq) => arq.enable_log(packet_id),
+        }
+    }
+
+    /// Offers a packet of `len` bytes to direction `d` at `now_ns`.
+    pub fn send(&mut self, now_ns: i64, d: usize, packet: PacketId, len: usize) -> Sent<PacketId> {
+        match self {
+            Link::Plain(dirs) => dirs[d].send(now_ns, packet, len),
+            Link::Rlp(rlp) => rlp.send(now_ns, link_dir(d), packet, len),
+            Link::StopAndWait(arq) => arq.send(now_ns, link_dir(d), packet, len),
+        }
+    }
+
+    /// When the link next needs a poll.
+    pub fn next_deadline(&self) -> Option<i64> {
+        match self {
+            Link::Plain(dirs) => match (dirs[0].next_deadline(), dirs[1].next_deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            Link::Rlp(rlp) => rlp.next_deadline(),
+            Link::StopAndWait(arq) => arq.next_deadline(),
+        }
+    }
+
+    /// Appends, in time order, what happened up to `now_ns` and in which direction;
+    /// `scratch` is a buffer for the plain link's directions.
+    pub fn poll_into(
+        &mut self,
+        now_ns: i64,
+        scratch: &mut Vec<Event<PacketId>>,
+        out: &mut Vec<(LinkDir, Event<PacketId>)>,
+    ) {
+        match self {
+            Link::Plain(dirs) => {
+                let start = out.len();
+                for (d, dir) in dirs.iter_mut().enumerate() {
+                    scratch.clear();
+                    dir.poll_into(now_ns, scratch);
+                    out.extend(scratch.drain(..).map(|e| (link_dir(d), e)));
+                }
+                // Both directions' events are due by now; hand them over in time order.
+                out[start..].sort_by_key(|(_, e)| e.at_ns());
+            }
+            Link::Rlp(rlp) => rlp.poll_into(now_ns, out),
+            Link::StopAndWait(arq) => arq.poll_into(now_ns, out),
+        }
+    }
+
+    /// True while the forward direction is transmitting (for the idle-time measure).
+    pub fn forward_busy(&self) -> bool {
+        match self {
+            Link::Plain(dirs) => dirs[0].is_busy(),
+            Link::Rlp(rlp) => rlp.buffered(LinkDir::Down) > 0,
+            Link::StopAndWait(arq) => arq.queued(LinkDir::Down) > 0,
+        }
+    }
+
+    /// Moves the logged records to `out`.
+    pub fn drain_log(&mut self, out: &mut Vec<LinkRecord>) {
+        match self {
+            Link::Plain(dirs) => {
+                for dir in dirs.iter_mut() {
+                    dir.drain_log(out);
+                }
+            }
+            Link::Rlp(rlp) => rlp.drain_log(out),
+            Link::StopAndWait(arq) => arq.drain_log(out),
+        }
+    }
+}
