@@ -198,6 +198,12 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.limited_transmit {
         c.limited_transmit = v;
     }
+    if let Some(v) = spec.byte_counting {
+        c.byte_counting = v;
+    }
+    if let Some(v) = spec.ssthresh_from_pipe {
+        c.ssthresh_from_pipe = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }

@@ -395,6 +395,12 @@ pub struct TcpSpec {
     pub dupack_threshold: Option<u32>,
     #[serde(default)]
     pub limited_transmit: Option<bool>,
+    /// Grow cwnd by bytes acknowledged (RFC 3465; linux) or per ACK (bsd, ns-3).
+    #[serde(default)]
+    pub byte_counting: Option<bool>,
+    /// Halve the pipe, not FlightSize, on fast retransmit (as ns-3 does).
+    #[serde(default)]
+    pub ssthresh_from_pipe: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.

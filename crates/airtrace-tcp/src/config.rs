@@ -84,6 +84,17 @@ pub struct Config {
     pub dupack_threshold: u32,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// Grow cwnd by the bytes each ACK covers (RFC 3465, L = 2·SMSS; Linux counts
+    /// packets the same way) instead of per ACK (4.4BSD, ns-2, ns-3: SMSS per ACK in
+    /// slow start, SMSS²/cwnd per ACK in congestion avoidance). Per-ACK growth is
+    /// slower with delayed ACKs.
+    pub byte_counting: bool,
+    /// On fast retransmit, halve the bytes still in the network (FlightSize less the
+    /// SACKed, or duplicate-ACKed, segments and the lost head: RFC 6675's pipe) rather
+    /// than RFC 5681's FlightSize. ns-3 does this (`GetSsThresh(tcb, BytesInFlight())`
+    /// in `TcpSocketBase::EnterRecovery`); it gives a smaller ssthresh and so a lower
+    /// throughput under random loss.
+    pub ssthresh_from_pipe: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -119,6 +130,8 @@ impl Config {
             },
             dupack_threshold: 3,
             limited_transmit: true,
+            byte_counting: true,
+            ssthresh_from_pipe: false,
         }
     }
 
@@ -152,6 +165,8 @@ impl Config {
             },
             dupack_threshold: 3,
             limited_transmit: false,
+            byte_counting: false,
+            ssthresh_from_pipe: false,
         }
     }
 

@@ -939,13 +939,23 @@ impl Endpoint {
         self.phase = self.calm_phase();
     }
 
-    /// RFC 5681 §3.1 slow start with RFC 3465 byte counting (L = 2·SMSS), congestion
-    /// avoidance by byte counting (cwnd += SMSS once a cwnd's worth is acked). cwnd only
+    /// RFC 5681 §3.1 slow start and congestion avoidance: with
+    /// [`Config::byte_counting`], RFC 3465 byte counting (slow start: + min(acked,
+    /// 2·SMSS); avoidance: + SMSS once a cwnd's worth is acked); without, per ACK as
+    /// 4.4BSD and ns-3 do (slow start: + SMSS; avoidance: + max(1, SMSS²/cwnd)). cwnd only
     /// grows while it limits the sender (flight + SMSS > cwnd before the ACK), as
     /// Linux's `tcp_is_cwnd_limited`, so an rwnd- or application-limited sender does
     /// not inflate it without bound.
     fn grow_cwnd(&mut self, acked: u32, flight_before: u32) {
         if flight_before + self.smss <= self.cwnd {
+            return;
+        }
+        if !self.cfg.byte_counting {
+            self.cwnd += if self.cwnd < self.ssthresh {
+                self.smss
+            } else {
+                (self.smss * self.smss / self.cwnd.max(1)).max(1)
+            };
             return;
         }
         if self.cwnd < self.ssthresh {
@@ -1010,7 +1020,12 @@ impl Endpoint {
 
     fn enter_fast_retransmit(&mut self) {
         self.stats.fast_retransmits += 1;
-        let fs = self.flight_size();
+        let mut fs = self.flight_size();
+        if self.cfg.ssthresh_from_pipe {
+            // ns-3's BytesInFlight: less what the receiver holds and the lost head.
+            let held = if self.sack_ok { self.sacked_bytes } else { self.dupacks * self.smss };
+            fs = fs.saturating_sub(held + self.smss);
+        }
         // RFC 5681 §3.2 step 2, eq. (4).
         self.ssthresh = (fs / 2).max(2 * self.smss);
         self.recover = self.snd_max;
