@@ -25,7 +25,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(trace, name)
     if name in ("simulate", "ScenarioError"):
-        from airtrace import simulate
+        from airtrace import simulation
 
-        return getattr(simulate, name)
+        return getattr(simulation, name)
     raise AttributeError(f"module 'airtrace' has no attribute {name!r}")

@@ -152,7 +152,7 @@ def _simulate(args: argparse.Namespace) -> int:
     """`airtrace simulate`: run the scenario, print the per-flow summary."""
     import json
 
-    from airtrace.simulate import ScenarioError, simulate
+    from airtrace.simulation import ScenarioError, simulate
 
     try:
         summary = simulate(args.scenario, args.out, seed=args.seed, progress=not args.no_progress and sys.stderr.isatty())

@@ -59,6 +59,11 @@
 //!   `ecn_marked` when decided, `fragment_delivered` / `fragment_lost` per fragment of
 //!   a fragmented datagram and `packet_delivered` / `packet_lost` when the event is
 //!   polled, at the event's time.
+//! - **Deadlines.** [`Direction::next_deadline`] is the next time something must
+//!   happen: a queued fragment starting, an arrival, a dequeue-time drop. A
+//!   transmission with nothing behind it needs no wake-up at its end: its arrival is
+//!   the deadline, and any call completes it exactly. [`Direction::idle_from`] tells
+//!   when the transmitter falls idle.
 //! - **Time.** Calls must not go back in time (checked in debug builds). Times
 //!   saturate at `i64::MAX` instead of overflowing.
 //!
@@ -73,7 +78,9 @@
 //! // 12 Mbit/s, 10 ms, room for 100 packets.
 //! let mut down = Direction::new(Some(12_000_000), 10 * MS, QueueLimit::Packets(100), loss);
 //! assert!(matches!(down.send(0, "hello", 1500), Sent::Queued));
-//! assert_eq!(down.next_deadline(), Some(MS)); // end of serialisation
+//! // Serialised by 1 ms; with nothing queued behind it, the next thing to happen is
+//! // its arrival.
+//! assert_eq!(down.next_deadline(), Some(11 * MS));
 //! assert!(down.poll(MS).is_empty());
 //! assert_eq!(down.next_deadline(), Some(11 * MS)); // arrival
 //! assert_eq!(down.poll(11 * MS), [Event::Delivered { at_ns: 11 * MS, item: "hello", ce: false }]);
@@ -310,6 +317,8 @@ pub struct Direction<T> {
     log_dir: LinkDir,
     /// The latest time seen, to check that time does not run backwards.
     last_now_ns: i64,
+    /// When the last completed transmission ended.
+    last_end_ns: i64,
 }
 
 impl<T> Direction<T> {
@@ -368,6 +377,7 @@ impl<T> Direction<T> {
             log: Log::default(),
             log_dir: LinkDir::Down,
             last_now_ns: i64::MIN,
+            last_end_ns: 0,
         }
     }
 
@@ -480,7 +490,16 @@ impl<T> Direction<T> {
     /// the far end, or a dequeue-time drop is due. `None` when the link is empty. Call
     /// [`Direction::poll_into`] then.
     pub fn next_deadline(&self) -> Option<i64> {
-        let end = self.current.as_ref().map(|t| t.end_ns);
+        // A transmission with nothing behind it only leads to its arrival: no need to
+        // wake at its end (`advance` completes it at any later call, exactly), which
+        // saves a wake-up per packet on an unloaded link.
+        let end = self.current.as_ref().map(|t| {
+            if self.queued_units == 0 {
+                t.end_ns.saturating_add(self.delay_ns)
+            } else {
+                t.end_ns
+            }
+        });
         let arrival = self.in_flight.front().map(|a| a.at_ns);
         let drop = self.dropped.front().map(Event::at_ns);
         end.into_iter().chain(arrival).chain(drop).min()
@@ -537,10 +556,15 @@ impl<T> Direction<T> {
         self.queued_bytes
     }
 
-    /// True while a fragment occupies the transmitter (being serialised, or with a
-    /// trace, waiting for its delivery opportunity).
-    pub fn is_busy(&self) -> bool {
-        self.current.is_some()
+    /// When the transmitter falls (or fell) idle: the end of the transmission under
+    /// way when nothing waits behind it, the end of the last one when idle, `None`
+    /// while fragments wait in the queue. Lets a caller measure idle time without
+    /// polling at every transmission's end.
+    pub fn idle_from(&self) -> Option<i64> {
+        if self.queued_units > 0 {
+            return None;
+        }
+        Some(self.current.as_ref().map_or(self.last_end_ns, |t| t.end_ns))
     }
 
     /// Completes every transmission that ends by `now_ns`, starting each next fragment
@@ -550,6 +574,7 @@ impl<T> Direction<T> {
         self.last_now_ns = now_ns;
         while let Some(mut cur) = self.current.take_if(|t| t.end_ns <= now_ns) {
             let end_ns = cur.end_ns;
+            self.last_end_ns = end_ns;
             let at_ns = end_ns.saturating_add(self.delay_ns);
             if cur.lost && cur.first_lost.is_none() {
                 cur.first_lost = Some(cur.index);
@@ -838,7 +863,9 @@ mod tests {
         // 1500 B at 12 Mbit/s = 12,000 bits / 12e6 bit/s = 1 ms; then 10 ms of wire.
         let mut d = plain(Some(12_000_000), 10 * MS);
         assert_eq!(d.send(0, 1, 1500), Sent::Queued);
-        assert_eq!(d.next_deadline(), Some(MS)); // transmission ends
+        // Nothing waits behind it: the next deadline is its arrival, not its end.
+        assert_eq!(d.next_deadline(), Some(11 * MS));
+        assert_eq!(d.idle_from(), Some(MS)); // the transmitter falls idle at 1 ms
         assert_eq!(d.poll(MS), []);
         assert_eq!(d.next_deadline(), Some(11 * MS)); // arrival
         assert_eq!(d.poll(11 * MS - 1), []); // not a nanosecond early
@@ -1053,7 +1080,10 @@ mod tests {
             assert_eq!(d.send(0, i, 1500), Sent::Queued);
         }
         assert_eq!(d.queue_len(), 0); // two left at 0 ms, the third holds the transmitter
-        assert_eq!(d.next_deadline(), Some(5 * MS)); // the third's opportunity
+        // The first two arrive at 10 ms; the third leaves at its opportunity (5 ms) with
+        // nothing behind it, so no wake-up is needed before the arrivals.
+        assert_eq!(d.next_deadline(), Some(10 * MS));
+        assert_eq!(d.idle_from(), Some(5 * MS));
         assert_eq!(
             drain(&mut d),
             [
@@ -1068,7 +1098,8 @@ mod tests {
     fn trace_packet_waits_for_the_next_opportunity() {
         let mut d = traced(10 * MS, LossModel::None);
         assert_eq!(d.send(MS, 7, 100), Sent::Queued);
-        assert_eq!(d.next_deadline(), Some(5 * MS));
+        assert_eq!(d.idle_from(), Some(5 * MS)); // it leaves at the 5 ms opportunity
+        assert_eq!(d.next_deadline(), Some(15 * MS)); // and arrives 10 ms later
         assert_eq!(d.poll(5 * MS), []);
         assert_eq!(d.poll(15 * MS), [delivered(15 * MS, 7)]);
     }

@@ -99,12 +99,15 @@ impl Link {
         }
     }
 
-    /// True while the forward direction is transmitting (for the idle-time measure).
-    pub fn forward_busy(&self) -> bool {
+    /// When direction `d`'s transmitter fell (or falls) idle, `None` while it has
+    /// packets waiting: see `Direction::idle_from`. The ARQ links only say whether
+    /// data waits, so for them an idle link counts from `now_ns`, the time of the
+    /// caller's event.
+    pub fn idle_from(&self, d: usize, now_ns: i64) -> Option<i64> {
         match self {
-            Link::Plain(dirs) => dirs[0].is_busy(),
-            Link::Rlp(rlp) => rlp.buffered(LinkDir::Down) > 0,
-            Link::StopAndWait(arq) => arq.queued(LinkDir::Down) > 0,
+            Link::Plain(dirs) => dirs[d].idle_from(),
+            Link::Rlp(rlp) => (rlp.buffered(link_dir(d)) == 0).then_some(now_ns),
+            Link::StopAndWait(arq) => (arq.queued(link_dir(d)) == 0).then_some(now_ns),
         }
     }
 

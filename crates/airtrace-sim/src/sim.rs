@@ -28,10 +28,16 @@ use crate::sched::{Component, Scheduler};
 
 /// Bytes a stream or on-off application writes at a time.
 pub const APP_WRITE: u64 = 1460;
-/// Port of the first flow's server on host `b`; flow `i` uses `SERVER_PORT + i`.
-pub const SERVER_PORT: u16 = 5000;
-/// Port of the first flow's client on host `a`.
-pub const CLIENT_PORT: u16 = 40000;
+/// Port of the first TCP flow's receiver on host `b`; flow `i` uses `TCP_SERVER_PORT +
+/// i`. Ports are chosen where Wireshark registers no dissector (`tshark -G decodes`), so
+/// the pattern payload is shown as data, never misread as some protocol.
+pub const TCP_SERVER_PORT: u16 = 15000;
+/// Port of the first TCP flow's sender on host `a`.
+pub const TCP_CLIENT_PORT: u16 = 40000;
+/// Ports of the first RPC flow's server (host `b`) and client (host `a`).
+pub const RPC_SERVER_PORT: u16 = 20049;
+/// See [`RPC_SERVER_PORT`].
+pub const RPC_CLIENT_PORT: u16 = 25000;
 
 /// Results of one flow, as summary.json reports them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,9 +64,9 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Fast retransmits (TCP).
     pub fast_retransmits: u64,
-    /// Time the forward link's transmitter was idle while this flow had data not yet
-    /// acknowledged (Ludwig's utilization: the link should never idle while data
-    /// waits), s.
+    /// Time the transmitter of the link direction carrying this flow's data (forward;
+    /// reverse for RPC reads) was idle while the flow had data not yet acknowledged
+    /// (Ludwig's utilization: the link should never idle while data waits), s.
     pub idle_s: f64,
     /// Packets host `a` sent for this flow.
     pub packets_sent: u64,
@@ -166,11 +172,19 @@ struct Flow {
     last_delivery_ns: Option<i64>,
     finished: bool,
     idle_ns: i64,
-    idle_since: Option<i64>,
+    /// When idle time was last settled, and whether data was waiting then.
+    settled_ns: i64,
+    waiting: bool,
     packets: (u64, u64),
 }
 
 impl Flow {
+    /// The link direction that carries the flow's data: forward (0), except for RPC
+    /// reads, whose data comes back in the replies.
+    fn data_direction(&self) -> usize {
+        usize::from(self.app == AppKind::RpcRead)
+    }
+
     /// True while the flow has application data not yet acknowledged end to end.
     fn has_waiting_data(&self) -> bool {
         if !self.started || self.finished {
@@ -201,6 +215,8 @@ struct World {
     /// For the link log: each packet id's flow and IP ID (kept only with the log on).
     packet_info: Vec<(u32, u16)>,
     records: Vec<LinkRecord>,
+    /// The link log is on.
+    log_link: bool,
     flows: Vec<Flow>,
     bundle: Option<BundleWriter>,
     encoder: Encoder,
@@ -247,6 +263,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
         mtu,
         packet_info: Vec::new(),
         records: Vec::new(),
+        log_link,
         flows,
         bundle,
         encoder: Encoder::default(),
@@ -273,6 +290,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
             }
             world.now = at;
             events += 1;
+            world.settle_idle();
             match component {
                 LINK => world.service_link()?,
                 c => {
@@ -284,6 +302,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
                     }
                 }
             }
+            world.note_waiting();
             if events & 0xffff == 0 {
                 if let Some(report) = progress.as_mut() {
                     report(world.now, end_ns);
@@ -302,7 +321,6 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
         return Err(e.into());
     }
     let end = world.now;
-    world.close_idle_intervals();
     let summary = world.summary(scenario, seed, end, events);
     if let Some(bundle) = world.bundle.take() {
         let meta = meta_json(scenario, seed, end, events, &bundle.vantages(), &world.flows);
@@ -351,8 +369,11 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
             request_size,
         }
     };
-    let client_port = if spec.app.is_tcp() { CLIENT_PORT } else { 700 };
-    let server_port = if spec.app.is_tcp() { SERVER_PORT } else { 20049 };
+    let (client_port, server_port) = if spec.app.is_tcp() {
+        (TCP_CLIENT_PORT, TCP_SERVER_PORT)
+    } else {
+        (RPC_CLIENT_PORT, RPC_SERVER_PORT)
+    };
     Ok(Flow {
         name: spec.name.clone().unwrap_or_else(|| format!("flow{}", i + 1)),
         app: spec.app,
@@ -373,7 +394,8 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
         last_delivery_ns: None,
         finished: false,
         idle_ns: 0,
-        idle_since: None,
+        settled_ns: 0,
+        waiting: false,
         packets: (0, 0),
     })
 }
@@ -437,14 +459,6 @@ impl World {
         }
         self.events = events;
         self.write_link_log()?;
-        if !self.link.forward_busy() {
-            let now = self.now;
-            for flow in &mut self.flows {
-                if flow.idle_since.is_none() && flow.has_waiting_data() {
-                    flow.idle_since = Some(now);
-                }
-            }
-        }
         self.sched.wake(LINK, self.link.next_deadline());
         Ok(())
     }
@@ -559,9 +573,6 @@ impl World {
         }
         self.segments = segments;
         self.datagrams = datagrams;
-        if self.flows[i].finished {
-            self.close_idle(i);
-        }
         self.sched.wake(side_component(i, side_a), wake.map(|t| t.max(now)));
         Ok(())
     }
@@ -633,16 +644,8 @@ impl World {
         let host = if from_a { Vantage::Sender } else { Vantage::Receiver };
         self.capture(host, &packet, d)?;
         self.capture(Vantage::LinkIn, &packet, d)?;
-        if from_a {
-            let now = self.now;
-            for flow in &mut self.flows {
-                if let Some(since) = flow.idle_since.take() {
-                    flow.idle_ns += now - since;
-                }
-            }
-        }
         self.counters[d].offered += 1;
-        if self.bundle.as_ref().is_some_and(|b| b.link_log.is_some()) {
+        if self.log_link {
             self.packet_info.push((packet.flow, packet.ip_id));
         }
         let len = packet.ip_len() as usize;
@@ -682,6 +685,9 @@ impl World {
     /// Writes the link's new records to link.jsonl (docs/link-log.md), adding each
     /// packet's flow and IP ID (to find it in the captures).
     fn write_link_log(&mut self) -> io::Result<()> {
+        if !self.log_link {
+            return Ok(());
+        }
         let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else { return Ok(()) };
         self.records.clear();
         self.link.drain_log(&mut self.records);
@@ -738,18 +744,30 @@ impl World {
         log.write_all(&self.line)
     }
 
-    /// Ends flow `i`'s open idle interval.
-    fn close_idle(&mut self, i: usize) {
+    /// Adds to each flow's idle time the part of the time since the last event during
+    /// which the link direction carrying its data sat idle while it had data waiting (the flow's
+    /// state cannot change between events, and the link only falls idle between them,
+    /// at the time `forward_idle_from` gives), then notes each flow's state now.
+    fn settle_idle(&mut self) {
         let now = self.now;
-        let flow = &mut self.flows[i];
-        if let Some(since) = flow.idle_since.take() {
-            flow.idle_ns += now - since;
+        let idle_from = [self.link.idle_from(0, now), self.link.idle_from(1, now)];
+        for flow in &mut self.flows {
+            if flow.waiting {
+                if let Some(from) = idle_from[flow.data_direction()] {
+                    let start = from.max(flow.settled_ns);
+                    if now > start {
+                        flow.idle_ns += now - start;
+                    }
+                }
+            }
+            flow.settled_ns = now;
         }
     }
 
-    fn close_idle_intervals(&mut self) {
-        for i in 0..self.flows.len() {
-            self.close_idle(i);
+    /// Notes, after an event, which flows have data waiting.
+    fn note_waiting(&mut self) {
+        for flow in &mut self.flows {
+            flow.waiting = flow.has_waiting_data();
         }
     }
 
