@@ -271,6 +271,9 @@ pub enum LossSpec {
     },
     /// A loss pattern: `"0001000011"` (1 = lost), cycling.
     Pattern { pattern: String },
+    /// A loss trace file (path relative to the scenario): one `0` or `1` per line for
+    /// each packet sent (1 = lost), `#` comments; it cycles like a pattern.
+    Trace { file: PathBuf },
 }
 
 fn one() -> f64 {
@@ -523,6 +526,7 @@ impl Scenario {
             let place = e.span().map(|s| line_col(text, s.start));
             error(place, e.message().trim().to_string())
         })?;
+        scenario.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         if let Err(bad) = scenario.validate() {
             let place = span_of(text, &bad.path).map(|s| line_col(text, s.start));
             return Err(error(place, format!("{}: {}", dotted(&bad.path), bad.message)));
@@ -530,18 +534,28 @@ impl Scenario {
         if scenario.name.is_none() {
             scenario.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         }
-        let base = path.parent().unwrap_or(Path::new("."));
-        let link = &mut scenario.link;
-        let traces = [link.trace.as_mut(), link.forward.as_mut().and_then(|d| d.trace.as_mut())];
-        let reverse = link.reverse.as_mut().and_then(|d| d.trace.as_mut());
-        for trace in traces.into_iter().chain([reverse]).flatten() {
-            {
-                if trace.is_relative() {
-                    *trace = base.join(&*trace);
+        Ok(scenario)
+    }
+
+    /// Makes the delivery-trace and loss-trace paths relative to the scenario file
+    /// absolute.
+    fn resolve_paths(&mut self, base: &Path) {
+        let link = &mut self.link;
+        let mut dirs: Vec<(&mut Option<PathBuf>, &mut Option<LossSpec>)> = vec![(&mut link.trace, &mut link.loss)];
+        for dir in [link.forward.as_mut(), link.reverse.as_mut()].into_iter().flatten() {
+            dirs.push((&mut dir.trace, &mut dir.loss));
+        }
+        for (trace, loss) in dirs {
+            let loss_file = match loss {
+                Some(LossSpec::Trace { file }) => Some(file),
+                _ => None,
+            };
+            for p in trace.as_mut().into_iter().chain(loss_file) {
+                if p.is_relative() {
+                    *p = base.join(&*p);
                 }
             }
         }
-        Ok(scenario)
     }
 
     /// Checks every value against its rule; the first broken rule is returned.
@@ -792,6 +806,21 @@ impl LossSpec {
                     length: length.dist(),
                     gap,
                 }
+            }
+            LossSpec::Trace { file } => {
+                let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the loss trace {}: {e}", file.display()))?;
+                let mut entries = Vec::new();
+                for (i, line) in text.lines().enumerate() {
+                    match line.split('#').next().unwrap_or("").trim() {
+                        "" => {}
+                        "0" => entries.push(false),
+                        "1" => entries.push(true),
+                        other => {
+                            return Err(format!("{}:{}: a loss trace line is 0 or 1, not {other:?}", file.display(), i + 1))
+                        }
+                    }
+                }
+                LossModel::Trace(entries)
             }
             LossSpec::Pattern { pattern } => {
                 let mut entries = Vec::with_capacity(pattern.len());

@@ -142,7 +142,7 @@ pub enum SimError {
 /// The transport state of a flow.
 enum Transport {
     Tcp { a: Box<Endpoint>, b: Box<Endpoint> },
-    Rpc { client: rpc::Client, server: rpc::Server, request_size: u32 },
+    Rpc { client: Box<rpc::Client>, server: Box<rpc::Server>, request_size: u32 },
 }
 
 /// A flow and its application.
@@ -356,7 +356,7 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
         let op = if spec.app == AppKind::RpcRead { rpc::Op::Read } else { rpc::Op::Write };
         let request_size = rpc.request_size.0 as u32;
         Transport::Rpc {
-            client: rpc::Client::new(rpc::ClientConfig {
+            client: Box::new(rpc::Client::new(rpc::ClientConfig {
                 op,
                 total: spec.bytes.map_or(0, |b| b.0),
                 request_size,
@@ -364,8 +364,8 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
                 max_timeout_ns: rpc.max_timeout.0,
                 pacing_ns: rpc.pacing.0,
                 outstanding: rpc.outstanding,
-            }),
-            server: rpc::Server::new(rpc.service_time.0),
+            })),
+            server: Box::new(rpc::Server::new(rpc.service_time.0)),
             request_size,
         }
     };

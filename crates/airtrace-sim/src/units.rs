@@ -47,7 +47,7 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
 /// Rounds `value * scale` to an integer, refusing negative, non-finite or huge results.
 fn scaled(value: f64, scale: f64) -> Option<u64> {
     let v = (value * scale).round();
-    (v.is_finite() && v >= 0.0 && v < 9.2e18).then_some(v as u64)
+    (0.0..9.2e18).contains(&v).then_some(v as u64)
 }
 
 /// Parses a duration such as `"20 ms"`, `"1.5s"`, `"250 us"`, `"0"`.
