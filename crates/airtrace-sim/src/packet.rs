@@ -273,6 +273,7 @@ mod tests {
                 timestamps: Some((7, 9)),
                 ..Options::default()
             },
+            ect: false,
         }
     }
 

@@ -95,6 +95,21 @@ pub struct Config {
     /// in `TcpSocketBase::EnterRecovery`); it gives a smaller ssthresh and so a lower
     /// throughput under random loss.
     pub ssthresh_from_pipe: bool,
+    /// Explicit Congestion Notification, RFC 3168 (default false in both presets; Linux
+    /// answers ECN but does not ask for it by default, `tcp_ecn = 2`). The client asks
+    /// on its SYN (ECE and CWR set), a server with `ecn` answers an ECN-setup SYN with
+    /// an ECN-setup SYN-ACK (ECE set), and the connection uses ECN when both did
+    /// (§6.1.1). Then new data segments are ECN-capable ([`Segment::ect`]; never
+    /// retransmissions, pure ACKs, SYNs or bare FINs, §6.1.5), the receiver echoes a
+    /// CE mark ([`Endpoint::on_segment_ce`]) with ECE on every ACK until a segment
+    /// with CWR arrives (§6.1.3), and the sender halves its window once per window of
+    /// data without retransmitting, then sets CWR on its next new data segment
+    /// (§6.1.2).
+    ///
+    /// [`Segment::ect`]: crate::Segment::ect
+    /// [`Endpoint::on_segment_ce`]: crate::Endpoint::on_segment_ce
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -132,6 +147,7 @@ impl Config {
             limited_transmit: true,
             byte_counting: true,
             ssthresh_from_pipe: false,
+            ecn: false,
         }
     }
 
@@ -167,6 +183,7 @@ impl Config {
             limited_transmit: false,
             byte_counting: false,
             ssthresh_from_pipe: false,
+            ecn: false,
         }
     }
 

@@ -113,6 +113,13 @@ pub struct Stats {
     pub bytes_delivered: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
+    /// Sender: window reductions in response to ECN-Echo (RFC 3168 §6.1.2), at most
+    /// one per window of data.
+    #[serde(default)]
+    pub ecn_reductions: u64,
+    /// Receiver: segments that arrived with the CE codepoint on an ECN connection.
+    #[serde(default)]
+    pub ce_received: u64,
 }
 
 // Retransmission-queue entry flags.
@@ -173,6 +180,8 @@ pub struct Endpoint {
     ts_ok: bool,
     sack_ok: bool,
     ws_ok: bool,
+    /// ECN negotiated (RFC 3168 §6.1.1).
+    ecn_ok: bool,
     snd_wscale: u8,
     rcv_wscale: u8,
 
@@ -215,6 +224,14 @@ pub struct Endpoint {
     /// Without timestamps: the segment being timed (seq, send time), BSD `t_rtseq`.
     timing: Option<(u32, i64)>,
     rto_deadline: Option<i64>,
+    /// ECN: the next new data segment carries CWR (RFC 3168 §6.1.2).
+    cwr_pending: bool,
+    /// ECN: snd_max at the last window reduction; ECE on ACKs up to it belongs to the
+    /// window already reduced for and is ignored.
+    ecn_recover: u32,
+    /// ECN: snd_max at the last reduction for ECE, while a loss of data sent before it
+    /// would fall in the window already reduced for.
+    ece_cut: Option<u32>,
 
     // --- receiver ---
     irs: u32,
@@ -232,6 +249,8 @@ pub struct Endpoint {
     delack_deadline: Option<i64>,
     unacked_rcv_bytes: u32,
     delivered_pending: u64,
+    /// ECN: a CE mark arrived and no CWR since; every ACK carries ECE (§6.1.3).
+    ece_pending: bool,
 
     stats: Stats,
     last_state: Option<SenderState>,
@@ -273,6 +292,7 @@ impl Endpoint {
             ts_ok: false,
             sack_ok: false,
             ws_ok: false,
+            ecn_ok: false,
             snd_wscale: 0,
             rcv_wscale: 0,
             iss: isn,
@@ -305,6 +325,9 @@ impl Endpoint {
             backoff: 0,
             timing: None,
             rto_deadline: None,
+            cwr_pending: false,
+            ecn_recover: isn,
+            ece_cut: None,
             irs: 0,
             rcv_nxt: 0,
             rcv_adv: 0,
@@ -317,6 +340,7 @@ impl Endpoint {
             delack_deadline: None,
             unacked_rcv_bytes: 0,
             delivered_pending: 0,
+            ece_pending: false,
             stats: Stats::default(),
             last_state: None,
             cfg,
@@ -503,8 +527,23 @@ impl Endpoint {
     // Receiving
     // ------------------------------------------------------------------
 
-    /// Processes a segment from the peer.
+    /// Processes a segment from the peer that arrived without a CE mark (the same as
+    /// [`on_segment_ce`](Endpoint::on_segment_ce) with `ce = false`).
     pub fn on_segment(&mut self, now_ns: i64, seg: &Segment) {
+        self.on_segment_ce(now_ns, seg, false);
+    }
+
+    /// True when the connection negotiated ECN (RFC 3168 §6.1.1): both ends set
+    /// [`Config::ecn`] and the handshake carried the ECN-setup SYN and SYN-ACK.
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn_ok
+    }
+
+    /// Processes a segment from the peer; `ce`: its IP header arrived with the CE
+    /// codepoint (a router or link marked it, RFC 3168 §5). On an ECN connection a CE
+    /// mark makes every ACK carry ECE until a segment with CWR arrives (§6.1.3); without
+    /// ECN the mark is ignored.
+    pub fn on_segment_ce(&mut self, now_ns: i64, seg: &Segment, ce: bool) {
         let now = now_ns;
         if seg.flags.contains(Flags::RST) {
             return;
@@ -538,6 +577,17 @@ impl Endpoint {
             }
             return;
         }
+        // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (on this very segment too)
+        // starts it.
+        if self.ecn_ok {
+            if seg.flags.contains(Flags::CWR) {
+                self.ece_pending = false;
+            }
+            if ce {
+                self.stats.ce_received += 1;
+                self.ece_pending = true;
+            }
+        }
         // RFC 7323 §4.3 (2): TS.Recent from a segment covering Last.ACK.sent.
         if self.ts_ok {
             if let Some((tsval, _)) = seg.options.timestamps {
@@ -565,6 +615,15 @@ impl Endpoint {
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.variant == Variant::Sack && o.sack_permitted;
         self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
+        // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR, an ECN-setup SYN-ACK ECE
+        // and not CWR. (The client only gets here when it sent an ECN-setup SYN or
+        // not: `cfg.ecn` says which.)
+        self.ecn_ok = self.cfg.ecn
+            && if seg.flags.contains(Flags::ACK) {
+                seg.flags.contains(Flags::ECE) && !seg.flags.contains(Flags::CWR)
+            } else {
+                seg.flags.contains(Flags::ECE | Flags::CWR)
+            };
         if self.ws_ok {
             self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
             self.rcv_wscale = Self::wscale_for(self.cfg.rcvbuf);
@@ -656,6 +715,7 @@ impl Endpoint {
         };
         if seq::gt(ack, self.snd_una) {
             self.on_new_ack(now, seg, new_sack);
+            self.on_ece(seg);
         } else if ack == self.snd_una
             && seg.len == 0
             && !seg.flags.contains(Flags::FIN)
@@ -664,8 +724,47 @@ impl Endpoint {
         {
             // RFC 5681 §2: DUPLICATE ACKNOWLEDGMENT (a)–(e).
             self.on_dupack(new_sack);
-        } else if new_sack && self.phase == Phase::Recovery {
-            self.mark_lost_by_sack();
+            self.on_ece(seg);
+        } else {
+            if new_sack && self.phase == Phase::Recovery {
+                self.mark_lost_by_sack();
+            }
+            self.on_ece(seg);
+        }
+    }
+
+    /// RFC 3168 §6.1.2: on ECN-Echo, halve the window as for a loss (ssthresh =
+    /// max(FlightSize/2, 2·SMSS), cwnd = ssthresh; RFC 5681 eq. (4)) without
+    /// retransmitting, at most once per window of data: ECE on ACKs that do not cover
+    /// more than `ecn_recover` (snd_max at the last reduction, or at the start of a
+    /// loss recovery, which reduced the window already) is ignored, and so is ECE
+    /// during a recovery or the Loss phase. Called after the ACK is processed, so the
+    /// ACK that carries ECE never grows cwnd. The next new data segment carries CWR.
+    fn on_ece(&mut self, seg: &Segment) {
+        if !self.ecn_ok || !seg.flags.contains(Flags::ECE) {
+            return;
+        }
+        if matches!(self.phase, Phase::Recovery | Phase::Loss)
+            || !seq::gt(seg.ack, self.ecn_recover)
+        {
+            return;
+        }
+        self.ssthresh = (self.flight_size() / 2).max(2 * self.smss);
+        self.cwnd = self.ssthresh;
+        self.ca_acked = 0;
+        self.ecn_recover = self.snd_max;
+        self.ece_cut = Some(self.snd_max);
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+    }
+
+    /// A loss response reduced the window: on an ECN connection it counts as this
+    /// window's reduction (ECE for the same data is ignored) and CWR tells the receiver
+    /// (RFC 3168 §6.1.2; Linux queues CWR on entering recovery too).
+    fn ecn_window_reduced(&mut self) {
+        if self.ecn_ok {
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
         }
     }
 
@@ -1026,8 +1125,13 @@ impl Endpoint {
             let held = if self.sack_ok { self.sacked_bytes } else { self.dupacks * self.smss };
             fs = fs.saturating_sub(held + self.smss);
         }
-        // RFC 5681 §3.2 step 2, eq. (4).
-        self.ssthresh = (fs / 2).max(2 * self.smss);
+        // RFC 5681 §3.2 step 2, eq. (4); not again when ECE halved the window for the
+        // same window of data (RFC 3168 §6.1.2: ssthresh is decreased at most once per
+        // round trip; Linux keeps it on entering recovery from CWR).
+        let halved_for_ece = self.ece_cut.take().is_some_and(|c| seq::lt(self.snd_una, c));
+        if !halved_for_ece {
+            self.ssthresh = (fs / 2).max(2 * self.smss);
+        }
         self.recover = self.snd_max;
         self.ca_acked = 0;
         self.partial_acks = 0;
@@ -1053,6 +1157,9 @@ impl Endpoint {
                 self.retransmit_head();
                 self.phase = Phase::Recovery;
             }
+        }
+        if !halved_for_ece {
+            self.ecn_window_reduced();
         }
         // As BSD: the timer restarts with the fast retransmission.
         self.rto_deadline = None;
@@ -1089,6 +1196,7 @@ impl Endpoint {
         self.force_rtx = false;
         self.timing = None;
         self.mark_all_lost();
+        self.ecn_window_reduced();
         self.arm_rto(now);
     }
 
@@ -1309,13 +1417,19 @@ impl Endpoint {
             if self.cfg.timestamps {
                 o.timestamps = Some((self.ts_now(now), 0));
             }
+            let mut flags = Flags::SYN;
+            if self.cfg.ecn {
+                // RFC 3168 §6.1.1: an ECN-setup SYN.
+                flags |= Flags::ECE | Flags::CWR;
+            }
             Segment {
                 seq: self.iss,
                 ack: 0,
-                flags: Flags::SYN,
+                flags,
                 window,
                 len: 0,
                 options: o,
+                ect: false,
             }
         } else {
             if self.ws_ok {
@@ -1327,13 +1441,19 @@ impl Endpoint {
             }
             self.rcv_adv = self.rcv_nxt.wrapping_add(u32::from(window));
             self.last_ack_sent = self.rcv_nxt;
+            let mut flags = Flags::SYN | Flags::ACK;
+            if self.ecn_ok {
+                // RFC 3168 §6.1.1: an ECN-setup SYN-ACK.
+                flags |= Flags::ECE;
+            }
             Segment {
                 seq: self.iss,
                 ack: self.rcv_nxt,
-                flags: Flags::SYN | Flags::ACK,
+                flags,
                 window,
                 len: 0,
                 options: o,
+                ect: false,
             }
         }
     }
@@ -1378,13 +1498,18 @@ impl Endpoint {
         self.unacked_rcv_bytes = 0;
         self.last_ack_sent = self.rcv_nxt;
         self.stats.segments_sent += 1;
+        let mut flags = flags | Flags::ACK;
+        if self.ece_pending {
+            flags |= Flags::ECE;
+        }
         Segment {
             seq,
             ack: self.rcv_nxt,
-            flags: flags | Flags::ACK,
+            flags,
             window,
             len,
             options: o,
+            ect: false,
         }
     }
 
@@ -1493,6 +1618,13 @@ impl Endpoint {
         if len > 0 && u64::from(len) == unsent {
             flags |= Flags::PSH;
         }
-        Some(self.emit(now, seq, flags, len))
+        if len > 0 && self.cwr_pending {
+            flags |= Flags::CWR;
+            self.cwr_pending = false;
+        }
+        let mut seg = self.emit(now, seq, flags, len);
+        // RFC 3168 §6.1.5: only new data is ECN-capable.
+        seg.ect = self.ecn_ok && len > 0;
+        Some(seg)
     }
 }

@@ -84,10 +84,18 @@
 //!   RFC 7323 §4.3.
 //! - Sender SWS avoidance and Nagle: a short segment goes only when nothing is
 //!   outstanding or it is the last before the FIN.
+//! - ECN, RFC 3168, when [`Config::ecn`] is set at both ends: ECN-setup SYN (ECE, CWR)
+//!   and SYN-ACK (ECE); new data segments are ECT(0) ([`Segment::ect`], never
+//!   retransmissions or pure ACKs); the simulator reports a CE mark with
+//!   [`Endpoint::on_segment_ce`]; the receiver sets ECE on every ACK until a segment
+//!   with CWR arrives; the sender answers ECE with ssthresh = max(FlightSize/2, 2·SMSS),
+//!   cwnd = ssthresh, once per window of data (a fast retransmit or a timeout counts as
+//!   that window's reduction), no retransmission, and CWR on its next new data segment
+//!   ([`Stats::ecn_reductions`]).
 //!
 //! # What is not modelled
 //!
-//! RST (ignored), simultaneous open, urgent data, ECN, PAWS, D-SACK, spurious-timeout
+//! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK, spurious-timeout
 //! detection and undo (F-RTO, Eifel), RACK, PRR, CUBIC and other congestion controls,
 //! zero-window probes and the persist timer (the application reads at once, so the
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
@@ -95,19 +103,23 @@
 //! BSD's 200 ms delayed-ACK tick (the delayed ACK here fires exactly `timeout_ns` after
 //! arming), Linux's quick-ACK mode at the start of a connection (every segment acked at
 //! once), Linux's per-ACK (not per-byte) slow start and 4.4BSD's one-SMSS-per-ACK slow
-//! start (both are byte counting here). Sequence numbers wrap correctly; no transfer
+//! start (both are byte counting here); for ECN: the fallback to a non-ECN SYN after a
+//! SYN timeout (RFC 3168 §6.1.1.1, a MAY), an immediate ACK on a CE mark (Linux's
+//! quick ACK; the ECE waits for the next ACK, delayed or not), ECT on window probes,
+//! ECN nonces, AccECN. Sequence numbers wrap correctly; no transfer
 //! may have 2^31 bytes or more in flight.
 //!
 //! # Tests
 //!
 //! `tests/common/mod.rs` is a two-endpoint network (fixed delay, optional rate, drop
 //! rules: "drop data segment k the n-th time it is sent", "drop the n-th ACK", any
-//! predicate) that logs every segment in tcpdump notation, so tests read as packet
+//! predicate; CE-mark rules on ECN-capable segments) that logs every segment in tcpdump notation, so tests read as packet
 //! exchanges: `tests/exchanges.rs` (handshake, options, delayed ACK, close, SACK
 //! blocks, clean transfers), `tests/recovery.rs` (each variant against targeted
 //! losses), `tests/rto.rs` (RFC 6298, Karn, BSD ticks, backoff caps),
-//! `tests/random_loss.rs` (property test), `tests/speed.rs` (ignored; segments per
-//! second).
+//! `tests/random_loss.rs` (property test), `tests/ecn.rs` (RFC 3168 negotiation, CE
+//! marks by a "mark CE on segment k" rule, ECE until CWR, one reduction per window),
+//! `tests/speed.rs` (ignored; segments per second).
 
 pub mod config;
 pub mod endpoint;

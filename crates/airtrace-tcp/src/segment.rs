@@ -253,6 +253,12 @@ pub struct Segment {
     pub len: u32,
     /// Options.
     pub options: Options,
+    /// The IP header's ECN field is ECT(0) (RFC 3168 §5): set by the sender on the new
+    /// data segments of a connection that negotiated ECN, never on retransmissions,
+    /// pure ACKs, SYNs or FINs without data (§6.1.4, §6.1.5). Not a TCP header field:
+    /// the simulator copies it into the IP header and lets the link mark CE on it,
+    /// then hands the mark back with [`Endpoint::on_segment_ce`](crate::Endpoint::on_segment_ce).
+    pub ect: bool,
 }
 
 impl Segment {
@@ -344,6 +350,7 @@ mod tests {
             window: 0,
             len: 0,
             options: o,
+            ect: false,
         };
         assert_eq!(seg.header_len(), 52);
     }

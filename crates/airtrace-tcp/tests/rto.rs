@@ -27,6 +27,7 @@ fn from_b(ack: u32, tsecr: u32, now_ms: u32, syn: bool) -> Segment {
         window: if syn { 65535 } else { 1024 },
         len: 0,
         options,
+        ect: false,
     }
 }
 

@@ -1,8 +1,10 @@
 //! A tiny deterministic two-endpoint network for tests that read like packet
 //! exchanges: A (client, the bulk sender) and B (server, the sink), a fixed one-way
 //! delay, an optional rate (serialisation, IPv4 header counted) in each direction, and
-//! drop rules applied to each segment sent. Every transmission is logged; `trace()`
-//! prints the log in a tcpdump-like notation with relative sequence numbers.
+//! drop rules applied to each segment sent, and CE-mark rules applied to each
+//! ECN-capable segment that is not dropped (a marking router). Every transmission is
+//! logged; `trace()` prints the log in a tcpdump-like notation with relative sequence
+//! numbers (`ect` after an ECN-capable segment, `CE` after a marked one).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -24,6 +26,8 @@ pub struct Sent {
     pub from: usize,
     pub seg: Segment,
     pub dropped: bool,
+    /// Marked CE on the way (only ECN-capable segments are).
+    pub ce: bool,
 }
 
 impl Sent {
@@ -64,10 +68,11 @@ pub struct Net {
     pub delay: [i64; 2],
     pub rate_bps: [Option<u64>; 2],
     busy: [i64; 2],
-    queue: Vec<(i64, u64, usize, Segment)>,
+    queue: Vec<(i64, u64, usize, Segment, bool)>,
     order: u64,
     pub log: Vec<Sent>,
     rules: Vec<Rule>,
+    ce_rules: Vec<Rule>,
     seen: HashMap<(usize, u32), u32>,
     pure_acks: [u64; 2],
     pub to_write: u64,
@@ -100,6 +105,7 @@ impl Net {
             order: 0,
             log: Vec::new(),
             rules: Vec::new(),
+            ce_rules: Vec::new(),
             seen: HashMap::new(),
             pure_acks: [0; 2],
             to_write: 0,
@@ -144,6 +150,20 @@ impl Net {
     pub fn drop_seg(&mut self, index: u32, k: u32) {
         let smss = self.smss();
         self.drop_if(move |c| {
+            c.from == A && c.seg.len > 0 && c.rel_seq == 1 + index * smss && c.times_seen == k
+        });
+    }
+
+    /// Mark CE on every ECN-capable segment (not dropped) for which `rule` is true.
+    pub fn mark_ce_if(&mut self, rule: impl FnMut(&Ctx) -> bool + 'static) {
+        self.ce_rules.push(Box::new(rule));
+    }
+
+    /// Mark CE on A's data segment number `index` (0-based, full-sized segments) the
+    /// `k`-th time it is sent (1 = the original), if it is ECN-capable.
+    pub fn mark_ce_seg(&mut self, index: u32, k: u32) {
+        let smss = self.smss();
+        self.mark_ce_if(move |c| {
             c.from == A && c.seg.len > 0 && c.rel_seq == 1 + index * smss && c.times_seen == k
         });
     }
@@ -200,15 +220,25 @@ impl Net {
                 break;
             }
         }
+        let mut ce = false;
+        if !dropped && seg.ect {
+            for r in &mut self.ce_rules {
+                if r(&ctx) {
+                    ce = true;
+                    break;
+                }
+            }
+        }
         self.log.push(Sent {
             t: now,
             from,
             seg,
             dropped,
+            ce,
         });
         if !dropped {
             self.order += 1;
-            self.queue.push((arrive, self.order, 1 - from, seg));
+            self.queue.push((arrive, self.order, 1 - from, seg, ce));
         }
     }
 
@@ -266,8 +296,8 @@ impl Net {
         due.sort_by_key(|q| (q.0, q.1));
         // One arrival at a time, each followed by a poll, as an event-driven simulator
         // would process them.
-        for (_, _, to, seg) in due {
-            self.ep[to].on_segment(t, &seg);
+        for (_, _, to, seg, ce) in due {
+            self.ep[to].on_segment_ce(t, &seg, ce);
             self.poll_all();
         }
         self.poll_all();
@@ -358,6 +388,12 @@ pub fn line(s: &Sent) -> String {
     for (l, r) in s.seg.options.sack.iter() {
         let base = ISN[1 - s.from];
         let _ = write!(out, " sack {}:{}", l.wrapping_sub(base), r.wrapping_sub(base));
+    }
+    if s.seg.ect {
+        out.push_str(" ect");
+    }
+    if s.ce {
+        out.push_str(" CE");
     }
     if s.dropped {
         out.push_str(" DROPPED");
