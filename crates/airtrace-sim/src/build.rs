@@ -204,6 +204,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.ssthresh_from_pipe {
         c.ssthresh_from_pipe = v;
     }
+    if let Some(v) = spec.ecn {
+        c.ecn = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }

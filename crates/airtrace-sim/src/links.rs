@@ -54,10 +54,11 @@ impl Link {
         }
     }
 
-    /// Offers a packet of `len` bytes to direction `d` at `now_ns`.
-    pub fn send(&mut self, now_ns: i64, d: usize, packet: PacketId, len: usize) -> Sent<PacketId> {
+    /// Offers a packet of `len` bytes to direction `d` at `now_ns`; `ect`: it is
+    /// ECN-capable, so AQM may mark it rather than drop it (the ARQ links have no AQM).
+    pub fn send(&mut self, now_ns: i64, d: usize, packet: PacketId, len: usize, ect: bool) -> Sent<PacketId> {
         match self {
-            Link::Plain(dirs) => dirs[d].send(now_ns, packet, len),
+            Link::Plain(dirs) => dirs[d].send_ecn(now_ns, packet, len, ect),
             Link::Rlp(rlp) => rlp.send(now_ns, link_dir(d), packet, len),
             Link::StopAndWait(arq) => arq.send(now_ns, link_dir(d), packet, len),
         }

@@ -80,6 +80,8 @@ pub struct Packet {
     pub ip_id: u16,
     /// The flow's ports on host `a` and host `b`.
     pub ports: (u16, u16),
+    /// The IP header's ECN field (RFC 3168 §5): 0 not ECN-capable, 2 ECT(0), 3 CE.
+    pub ecn: u8,
     /// TCP segment or UDP datagram.
     pub body: Body,
 }
@@ -98,6 +100,7 @@ impl Packet {
 /// Writes packets as IPv4 bytes, reusing its buffers.
 #[derive(Debug, Default)]
 pub struct Encoder {
+    ecn: u8,
     transport: Vec<u8>,
     frames: Vec<u8>,
     bounds: Vec<(usize, usize)>,
@@ -137,6 +140,7 @@ impl Encoder {
     /// (one, or its fragments), each as a byte slice; `stream_offset` is the position
     /// of a TCP segment's first payload byte in its stream (ignored for UDP).
     pub fn encode(&mut self, packet: &Packet, stream_offset: u64, mtu: u32) -> impl Iterator<Item = &[u8]> {
+        self.ecn = packet.ecn & 3;
         let (src, dst) = if packet.from_a { (ADDR_A, ADDR_B) } else { (ADDR_B, ADDR_A) };
         let (sport, dport) = if packet.from_a { packet.ports } else { (packet.ports.1, packet.ports.0) };
         self.transport.clear();
@@ -203,6 +207,7 @@ impl Encoder {
         }
         let mut header = [0u8; 20];
         header[0] = 0x45;
+        header[1] = self.ecn;
         header[2..4].copy_from_slice(&total.to_be_bytes());
         header[4..6].copy_from_slice(&ip_id.to_be_bytes());
         header[6..8].copy_from_slice(&flags_frag.to_be_bytes());
@@ -290,6 +295,7 @@ mod tests {
             from_a: true,
             ip_id: 42,
             ports: (40000, 5000),
+            ecn: 2,
             body: Body::Tcp(segment(100)),
         };
         let mut enc = Encoder::default();
@@ -305,6 +311,7 @@ mod tests {
         pseudo.extend_from_slice(&f[20..]);
         assert!(verifies(&pseudo), "TCP checksum");
         assert_eq!(f[20 + 12] >> 4, 8, "20 + 12 bytes of timestamp option");
+        assert_eq!(f[1] & 3, 2, "ECT(0) in the IP header");
     }
 
     #[test]
@@ -321,6 +328,7 @@ mod tests {
             from_a: false,
             ip_id: 7,
             ports: (700, 20049),
+            ecn: 0,
             body: Body::Udp(d),
         };
         let mut enc = Encoder::default();

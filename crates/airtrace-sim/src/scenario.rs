@@ -404,6 +404,9 @@ pub struct TcpSpec {
     /// Halve the pipe, not FlightSize, on fast retransmit (as ns-3 does).
     #[serde(default)]
     pub ssthresh_from_pipe: Option<bool>,
+    /// Negotiate ECN (RFC 3168): AQM with `ecn = true` then marks instead of dropping.
+    #[serde(default)]
+    pub ecn: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.

@@ -64,6 +64,8 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Fast retransmits (TCP).
     pub fast_retransmits: u64,
+    /// Window reductions for ECN congestion marks (TCP with `ecn`).
+    pub ecn_reductions: u64,
     /// Time the transmitter of the link direction carrying this flow's data (forward;
     /// reverse for RPC reads) was idle while the flow had data not yet acknowledged
     /// (Ludwig's utilization: the link should never idle while data waits), s.
@@ -439,8 +441,11 @@ impl World {
         for (dir, event) in events.drain(..) {
             let d = dir.index();
             match event {
-                Event::Delivered { item, .. } => {
-                    let item = self.in_link.take(item);
+                Event::Delivered { item, ce, .. } => {
+                    let mut item = self.in_link.take(item);
+                    if ce {
+                        item.ecn = 3; // RFC 3168 §5: Congestion Experienced
+                    }
                     self.counters[d].delivered += 1;
                     self.capture(Vantage::LinkOut, &item, d)?;
                     let host = if item.from_a { Vantage::Receiver } else { Vantage::Sender };
@@ -472,7 +477,7 @@ impl World {
         match (&mut flow.transport, packet.body) {
             (Transport::Tcp { a, b }, Body::Tcp(seg)) => {
                 let ep = if to_a { a } else { b };
-                ep.on_segment(now, &seg);
+                ep.on_segment_ce(now, &seg, packet.ecn == 3);
             }
             (Transport::Rpc { client, server, request_size }, Body::Udp(d)) => {
                 if to_a {
@@ -632,12 +637,14 @@ impl World {
         } else {
             flow.packets.1 += 1;
         }
+        let ect = matches!(&body, Body::Tcp(seg) if seg.ect);
         let packet = Packet {
             id: self.next_packet_id,
             flow: i as u32,
             from_a,
             ip_id,
             ports: flow.ports,
+            ecn: if ect { 2 } else { 0 },
             body,
         };
         self.next_packet_id += 1;
@@ -651,7 +658,7 @@ impl World {
         let len = packet.ip_len() as usize;
         let id = packet.id;
         self.in_link.insert(packet);
-        if let Sent::Dropped(_, reason) = self.link.send(self.now, d, id, len) {
+        if let Sent::Dropped(_, reason) = self.link.send(self.now, d, id, len, ect) {
             self.in_link.take(id);
             match reason {
                 DropReason::Queue => self.counters[d].queue_drops += 1,
@@ -777,14 +784,14 @@ impl World {
             .flows
             .iter()
             .map(|f| {
-                let (retransmissions, timeouts, fast) = match &f.transport {
+                let (retransmissions, timeouts, fast, ecn) = match &f.transport {
                     Transport::Tcp { a, .. } => {
                         let st = a.stats();
-                        (st.retransmitted_segments, st.timeouts, st.fast_retransmits)
+                        (st.retransmitted_segments, st.timeouts, st.fast_retransmits, st.ecn_reductions)
                     }
                     Transport::Rpc { client, .. } => {
                         let st = client.stats();
-                        (st.retransmissions, st.retransmissions, 0)
+                        (st.retransmissions, st.retransmissions, 0, 0)
                     }
                 };
                 let end_s = f.last_delivery_ns.map(s);
@@ -801,6 +808,7 @@ impl World {
                     retransmissions,
                     timeouts,
                     fast_retransmits: fast,
+                    ecn_reductions: ecn,
                     idle_s: s(f.idle_ns),
                     packets_sent: f.packets.0,
                     packets_returned: f.packets.1,

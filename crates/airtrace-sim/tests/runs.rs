@@ -202,3 +202,30 @@ fn every_scenario_in_the_repository_loads() {
         }
     }
 }
+
+/// Ludwig et al.'s remedy for an overbuffered link: CoDel keeps the standing queue (and
+/// so the RTT) short; with ECN it marks instead of dropping, so nothing is retransmitted.
+#[test]
+fn codel_shortens_the_queue_and_ecn_marks_instead_of_dropping() {
+    let max_srtt = |name: &str| -> (f64, airtrace_sim::sim::FlowSummary) {
+        let dir = scratch(name);
+        let out = dir.join("bundle");
+        let s = simulate_file(&format!("{name}.toml"), None, Some(&out));
+        let state = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
+        let srtt = state
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["srtt_ns"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        (srtt / 1e9, s.flows[0].clone())
+    };
+    let (plain, f) = max_srtt("overbuffered");
+    assert!(plain > 5.0, "50 packets at 64 kbit/s: a standing queue of seconds (SRTT {plain:.1} s)");
+    assert_eq!(f.retransmissions, 0);
+    let (codel, f) = max_srtt("overbuffered_codel");
+    assert!(codel < 1.0, "CoDel keeps SRTT under a second ({codel:.2} s)");
+    assert!(f.retransmissions > 0, "CoDel drops");
+    let (ecn, f) = max_srtt("overbuffered_codel_ecn");
+    assert!(ecn < plain / 4.0, "marks shorten the queue as well ({ecn:.2} s against {plain:.1} s)");
+    assert_eq!(f.retransmissions, 0, "with ECN CoDel marks instead of dropping");
+    assert!(f.ecn_reductions > 0);
+}
