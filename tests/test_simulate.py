@@ -123,3 +123,18 @@ def test_bad_scenario_is_one_line_with_file_and_line(tmp_path: Path) -> None:
     typo.write_text('[link]\nrate = "1 Mbit/s"\ndealy = "5 ms"\n[[flow]]\napp = "bulk"\nbytes = 1000\n')
     done = cli("simulate", str(typo))
     assert done.returncode == 1 and "typo.toml:3:1: unknown field `dealy`" in done.stderr
+
+
+@pytest.mark.parametrize("scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq"])
+def test_tshark_reads_other_link_kinds_cleanly(tshark: str, tmp_path: Path, scenario: str) -> None:
+    """UDP fragments (RPC), ECN bits, RLP and 802.11-like ARQ links: still clean captures."""
+    out = tmp_path / scenario
+    done = cli("simulate", str(SCENARIOS / f"{scenario}.toml"), "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    bad = (
+        "_ws.malformed || _ws.expert.severity >= error || ip.checksum.status == 0"
+        " || tcp.checksum.status == 0 || udp.checksum.status == 0"
+    )
+    for pcap in sorted(out.glob("*.pcap")):
+        assert tshark_fields(tshark, pcap, bad, "frame.number") == [], pcap.name
+        assert len(tshark_fields(tshark, pcap, "ip", "frame.number")) > 100, pcap.name
