@@ -37,6 +37,14 @@
 //!   `link.jsonl`, schema in `docs/link-log.md`), written by every link type when
 //!   `enable_log` was called; [`LinkDir`](record::LinkDir) and
 //!   [`DropReason`](record::DropReason).
+//! - [`vj`]: Van Jacobson TCP/IP header compression (RFC 1144) on a serial link:
+//!   [`Compressor`](vj::Compressor) gives each packet's kind and header bytes on the
+//!   link, [`Decompressor`](vj::Decompressor) says whether the receiving host gets it,
+//!   both fed with [`TcpIpHeader`](vj::TcpIpHeader) summaries. Models the Ludwig et al.
+//!   failure: after a damaged frame ([`link_error`](vj::Decompressor::link_error),
+//!   toss) or a silently lost one (never passed to `receive`: deltas applied to a stale
+//!   header, TCP checksum fails) every compressed segment is lost until an uncompressed
+//!   one, usually the timeout's retransmission.
 //! - [`trace`]: [`DeliveryTrace`](trace::DeliveryTrace), Mahimahi delivery-opportunity
 //!   traces (one line = one 1500-byte packet may leave at that ms; the trace loops),
 //!   parsed with `FILE:LINE` errors and queried in O(log n); drives
@@ -92,3 +100,4 @@ pub mod record;
 pub mod rlp;
 pub mod rng;
 pub mod trace;
+pub mod vj;

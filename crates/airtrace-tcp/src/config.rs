@@ -95,8 +95,9 @@ pub struct Config {
     /// in `TcpSocketBase::EnterRecovery`); it gives a smaller ssthresh and so a lower
     /// throughput under random loss.
     pub ssthresh_from_pipe: bool,
-    /// Explicit Congestion Notification, RFC 3168 (default false in both presets; Linux
-    /// answers ECN but does not ask for it by default, `tcp_ecn = 2`). The client asks
+    /// Explicit Congestion Notification, RFC 3168. False in both presets, which then
+    /// neither ask for ECN nor answer it (a real Linux host answers but does not ask,
+    /// `net.ipv4.tcp_ecn = 2`: set `ecn` on a Linux server to model that). The client asks
     /// on its SYN (ECE and CWR set), a server with `ecn` answers an ECN-setup SYN with
     /// an ECN-setup SYN-ACK (ECE set), and the connection uses ECN when both did
     /// (§6.1.1). Then new data segments are ECN-capable ([`Segment::ect`]; never

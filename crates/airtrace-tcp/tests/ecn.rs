@@ -93,7 +93,12 @@ fn ce_is_ignored_without_ecn() {
     let mut net = Net::new(ecn(true), ecn(false), 10 * MS).send_open(4 * 1448);
     // Nothing is ECN-capable, so the harness marks nothing; mark by hand instead.
     net.run();
-    let data = net.log.iter().find(|s| s.from == A && s.is_data()).unwrap().seg;
+    let data = net
+        .log
+        .iter()
+        .find(|s| s.from == A && s.is_data())
+        .unwrap()
+        .seg;
     let before = net.ep[B].stats().clone();
     net.ep[B].on_segment_ce(net.now, &data, true);
     assert_eq!(net.ep[B].stats().ce_received, before.ce_received);
@@ -128,7 +133,11 @@ fn one_ce_mark_one_reduction_ece_until_cwr_no_retransmission() {
     assert_eq!(marked.rel_seq(), 1 + 30 * SEG);
     let marked_arrival = marked.t + 1_200_000 + 20 * MS;
     // Exactly one CWR, on a new (ECN-capable) data segment.
-    let cwr: Vec<_> = net.log.iter().filter(|s| s.seg.flags.contains(Flags::CWR)).collect();
+    let cwr: Vec<_> = net
+        .log
+        .iter()
+        .filter(|s| s.seg.flags.contains(Flags::CWR))
+        .collect();
     assert_eq!(cwr.len(), 2, "the SYN and one data segment");
     let cwr = cwr[1];
     assert!(cwr.from == A && cwr.is_data() && cwr.seg.ect);
@@ -202,7 +211,11 @@ fn retransmissions_and_pure_acks_are_not_ect() {
     let rtx = net.retransmissions();
     assert_eq!(rtx.len(), 1);
     assert!(!rtx[0].seg.ect);
-    assert!(net.log.iter().filter(|s| s.is_pure_ack()).all(|s| !s.seg.ect));
+    assert!(net
+        .log
+        .iter()
+        .filter(|s| s.is_pure_ack())
+        .all(|s| !s.seg.ect));
     assert!(net
         .log
         .iter()
@@ -221,7 +234,10 @@ fn loss_and_mark(drop: u32, mark: u32) -> Net {
     assert_eq!(net.delivered, 200 * u64::from(SEG));
     let a = net.ep[A].stats();
     assert_eq!(net.ep[B].stats().ce_received, 1);
-    assert_eq!((a.fast_retransmits, a.retransmitted_segments, a.timeouts), (1, 1, 0));
+    assert_eq!(
+        (a.fast_retransmits, a.retransmitted_segments, a.timeouts),
+        (1, 1, 0)
+    );
     let mut cuts: Vec<u32> = net.states.iter().map(|(_, s)| s.ssthresh).collect();
     cuts.dedup();
     assert_eq!(cuts.len(), 2, "ssthresh set once: {cuts:?}");
@@ -231,7 +247,10 @@ fn loss_and_mark(drop: u32, mark: u32) -> Net {
         .filter(|s| s.from == A && s.is_data() && s.seg.flags.contains(Flags::CWR))
         .collect();
     assert_eq!(cwr.len(), 1);
-    assert!(cwr[0].seg.ect, "CWR rides on new data, not on the retransmission");
+    assert!(
+        cwr[0].seg.ect,
+        "CWR rides on new data, not on the retransmission"
+    );
     let cwr_arrival = cwr[0].t + 1_200_000 + 20 * MS;
     let acks = b_acks(&net);
     assert!(acks.iter().any(|a| a.1));
