@@ -56,6 +56,9 @@ pub enum DropReason {
     RetryLimit,
     /// A link reset flushed it (GSM RLP).
     Reset,
+    /// It arrived, but the receiver's header decompressor could not rebuild its header
+    /// (out of step after a loss: VJ compression, RFC 1144).
+    HeaderCompression,
 }
 
 /// What happened, in the log. Serialised as the snake_case name.
@@ -88,6 +91,9 @@ pub enum LinkEventKind {
     PacketLost,
     /// The link gave up on a packet; see `reason`.
     PacketDropped,
+    /// A packet arrived but the receiving end threw it away; see `reason` (written by
+    /// the simulator for VJ decompression failures).
+    PacketDiscarded,
     /// AQM marked the packet Congestion Experienced instead of dropping it.
     EcnMarked,
 }

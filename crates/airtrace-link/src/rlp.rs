@@ -36,8 +36,10 @@
 //! - **N2 and link reset.** A frame may be retransmitted at most `n2` times (default
 //!   6, the study's default and the parameter its resets came from). When an SREJ
 //!   arrives for a frame that has been lost `n2 + 1` times, the link resets at that
-//!   instant: both senders and receivers flush their buffers (every packet not yet
-//!   delivered, in both directions, is dropped with [`DropReason::Reset`]), sequence
+//!   instant: both senders and receivers flush their buffers (every packet with bytes
+//!   already in frames and not yet delivered, in both directions, is dropped with
+//!   [`DropReason::Reset`]; packets still wholly in the interface buffer above RLP
+//!   survive and are sent after the reset), sequence
 //!   numbers restart from 0, frames in the air are discarded, and no frame is sent
 //!   for `reset_ns` (default 400 ms, one SABM/UA exchange taking an RLP round trip).
 //!   Packets sent during the reset wait in the (empty) buffer.
@@ -536,7 +538,19 @@ impl<T> GsmRlp<T> {
         });
         for d in LinkDir::BOTH {
             let side = &mut self.sides[d.index()];
+            // RLP flushes its own buffers: every packet with bytes already in frames is
+            // lost. Packets still wholly in the interface buffer above RLP survive and
+            // start the stream afresh.
+            let framed = side.framed;
+            let first_kept = side.buffer.partition_point(|p| p.end - (p.len as u64) < framed);
+            let mut kept = side.buffer.split_off(first_kept);
             let buffer = std::mem::take(&mut side.buffer);
+            let shift = kept.front().map_or(side.stream_end, |p| p.end - p.len as u64);
+            for p in kept.iter_mut() {
+                p.end -= shift;
+            }
+            side.stream_end -= shift;
+            side.buffer = kept;
             for p in buffer {
                 if self.log.on() {
                     let id = self.log.id(&p.item);
@@ -557,7 +571,6 @@ impl<T> GsmRlp<T> {
                     },
                 ));
             }
-            side.stream_end = 0;
             side.framed = 0;
             side.base_seq = 0;
             side.next_seq = 0;
@@ -745,7 +758,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_lost_n2_plus_one_times_resets_the_link_and_flushes_both_buffers() {
+    fn a_frame_lost_n2_plus_one_times_resets_the_link_and_flushes_what_rlp_holds() {
         // Down loses its first 7 transmissions (1 + N2), then nothing.
         let mut down_loss = vec![true; 7];
         down_loss.extend([false; 10]);
@@ -764,10 +777,15 @@ mod tests {
         let mut want: Vec<(LinkDir, Event<u32>)> = (0..13)
             .map(|k| delivered(LinkDir::Up, (200 * (i64::from(k) + 1) + 180) * MS, k))
             .collect();
+        // The reset flushes what RLP holds: the down frame's packet and up packets 13
+        // and 14, whose bytes were in frames. Packets 15..=19 are still wholly in the
+        // interface buffer above RLP: they survive.
         want.push(reset_drop(LinkDir::Down, 2940 * MS, 100));
-        want.extend((13..20).map(|k| reset_drop(LinkDir::Up, 2940 * MS, k)));
-        // After 400 ms of reset, packet 101 goes in slot 3340 ms and arrives 200 later.
+        want.extend((13..15).map(|k| reset_drop(LinkDir::Up, 2940 * MS, k)));
+        // After 400 ms of reset, packet 101 goes in slot 3340 ms and arrives 200 later;
+        // up packet 15 starts in the same slot, its 10th frame leaves at 3520 ms.
         want.push(delivered(LinkDir::Down, 3540 * MS, 101));
+        want.extend((15..20).map(|k| delivered(LinkDir::Up, (3720 + 200 * (i64::from(k) - 15)) * MS, k)));
         assert_eq!(out, want);
 
         let log = log_of(&mut r);
@@ -792,7 +810,7 @@ mod tests {
             .iter()
             .filter(|x| x.reason == Some(DropReason::Reset))
             .count();
-        assert_eq!(flushed, 8);
+        assert_eq!(flushed, 3, "packet 100 down, 13 and 14 up");
     }
 
     #[test]

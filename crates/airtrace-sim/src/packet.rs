@@ -10,6 +10,9 @@
 //! written as the IPv4 fragments a host would send (RFC 791 §3.2: each fragment's
 //! payload a multiple of 8 bytes but the last).
 
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use airtrace_link::vj::{Encoded, TcpIpHeader};
 use airtrace_tcp::Segment;
 
 /// The IPv4 address of host `a` (the sender side): 198.18.0.1, inside the
@@ -82,11 +85,35 @@ pub struct Packet {
     pub ports: (u16, u16),
     /// The IP header's ECN field (RFC 3168 §5): 0 not ECN-capable, 2 ECT(0), 3 CE.
     pub ecn: u8,
+    /// How VJ header compression sent it, on links that compress.
+    pub vj: Option<(Encoded, TcpIpHeader)>,
     /// TCP segment or UDP datagram.
     pub body: Body,
 }
 
 impl Packet {
+    /// The header summary VJ compression works on, for a TCP packet; `conn` names the
+    /// connection and direction.
+    pub fn tcp_ip_header(&self, conn: u64) -> Option<TcpIpHeader> {
+        let Body::Tcp(seg) = &self.body else { return None };
+        let mut options = DefaultHasher::new();
+        seg.options.hash(&mut options);
+        Some(TcpIpHeader {
+            conn,
+            ip_hdr_len: IP_HEADER as u16,
+            tcp_hdr_len: seg.header_len() as u16,
+            tos: self.ecn,
+            ip_id: self.ip_id,
+            seq: seg.seq,
+            ack: seg.ack,
+            window: seg.window,
+            flags: seg.flags.0,
+            payload_len: seg.len,
+            options: if seg.options == Default::default() { 0 } else { options.finish() },
+            ..TcpIpHeader::default()
+        })
+    }
+
     /// IPv4 total length in bytes: what the link carries.
     pub fn ip_len(&self) -> u32 {
         IP_HEADER
@@ -296,6 +323,7 @@ mod tests {
             ip_id: 42,
             ports: (40000, 5000),
             ecn: 2,
+            vj: None,
             body: Body::Tcp(segment(100)),
         };
         let mut enc = Encoder::default();
@@ -329,6 +357,7 @@ mod tests {
             ip_id: 7,
             ports: (700, 20049),
             ecn: 0,
+            vj: None,
             body: Body::Udp(d),
         };
         let mut enc = Encoder::default();

@@ -12,20 +12,23 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use airtrace_link::link::{Event, Sent};
-use airtrace_link::record::{DropReason, LinkDir, LinkRecord};
+use airtrace_link::record::{DropReason, LinkDir, LinkEventKind, LinkRecord};
 use airtrace_link::rng::Streams;
+use airtrace_link::vj::{Compressor, Decompressor, Verdict};
 use airtrace_tcp::{Endpoint, Phase, Segment};
 use rand::RngExt;
 use serde::Serialize;
 
 use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
-use crate::links::{Link, PacketId};
+use crate::links::{link_dir, Link, PacketId};
 use crate::packet::{Body, Datagram, Encoder, Packet};
 use crate::rpc;
 use crate::scenario::{AppKind, FlowSpec, Scenario, Vantage};
 use crate::sched::{Component, Scheduler};
 
+/// VJ compression slots per direction (RFC 1144's default of 16).
+const VJ_SLOTS: u8 = 16;
 /// Bytes a stream or on-off application writes at a time.
 pub const APP_WRITE: u64 = 1460;
 /// Port of the first TCP flow's receiver on host `b`; flow `i` uses `TCP_SERVER_PORT +
@@ -112,6 +115,9 @@ pub struct DirectionCounters {
     /// Packets the link gave up on after accepting them: AQM drops, ARQ retry limit,
     /// link resets.
     pub link_drops: u64,
+    /// Packets that arrived but that the VJ header decompressor discarded (out of
+    /// step after a loss; the receiving TCP would drop them for a bad checksum).
+    pub decompressor_discards: u64,
     /// Packets lost by the loss process.
     pub lost: u64,
     /// Packets delivered.
@@ -219,6 +225,9 @@ struct World {
     records: Vec<LinkRecord>,
     /// The link log is on.
     log_link: bool,
+    /// VJ header compression per direction (compressor at the sending end,
+    /// decompressor at the receiving end), on links that compress.
+    vj: Option<Box<[(Compressor, Decompressor); 2]>>,
     flows: Vec<Flow>,
     bundle: Option<BundleWriter>,
     encoder: Encoder,
@@ -266,6 +275,10 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
         packet_info: Vec::new(),
         records: Vec::new(),
         log_link,
+        vj: scenario
+            .link
+            .header_compression
+            .then(|| Box::new([0, 1].map(|_| (Compressor::new(VJ_SLOTS), Decompressor::new(VJ_SLOTS))))),
         flows,
         bundle,
         encoder: Encoder::default(),
@@ -441,13 +454,16 @@ impl World {
         for (dir, event) in events.drain(..) {
             let d = dir.index();
             match event {
-                Event::Delivered { item, ce, .. } => {
+                Event::Delivered { item, ce, at_ns } => {
                     let mut item = self.in_link.take(item);
                     if ce {
                         item.ecn = 3; // RFC 3168 §5: Congestion Experienced
                     }
                     self.counters[d].delivered += 1;
                     self.capture(Vantage::LinkOut, &item, d)?;
+                    if !self.decompress(d, &item, at_ns) {
+                        continue;
+                    }
                     let host = if item.from_a { Vantage::Receiver } else { Vantage::Sender };
                     self.capture(host, &item, d)?;
                     self.deliver(item)?;
@@ -455,6 +471,12 @@ impl World {
                 Event::Lost { item, .. } => {
                     self.in_link.take(item);
                     self.counters[d].lost += 1;
+                    // A frame damaged on a plain link fails the framing check (PPP's
+                    // FCS), which tells the decompressor (RFC 1144 §4.2). Frames an ARQ
+                    // link drops or a reset flushes vanish without a word.
+                    if let (Some(vj), Link::Plain(_)) = (self.vj.as_mut(), &self.link) {
+                        vj[d].1.link_error();
+                    }
                 }
                 Event::Dropped { item, .. } => {
                     self.in_link.take(item);
@@ -466,6 +488,22 @@ impl World {
         self.write_link_log()?;
         self.sched.wake(LINK, self.link.next_deadline());
         Ok(())
+    }
+
+    /// Runs an arrived packet through direction `d`'s VJ decompressor; false (and a
+    /// `packet_discarded` record) when it cannot rebuild the header.
+    fn decompress(&mut self, d: usize, packet: &Packet, at_ns: i64) -> bool {
+        let (Some(vj), Some((encoded, header))) = (self.vj.as_mut(), packet.vj.as_ref()) else { return true };
+        let Verdict::Discard(_) = vj[d].1.receive(encoded, header) else { return true };
+        self.counters[d].decompressor_discards += 1;
+        if self.log_link {
+            let mut r = LinkRecord::new(at_ns, link_dir(d), LinkEventKind::PacketDiscarded);
+            r.packet = Some(packet.id);
+            r.bytes = Some(packet.ip_len());
+            r.reason = Some(DropReason::HeaderCompression);
+            self.records.push(r);
+        }
+        false
     }
 
     /// Hands an arrived packet to its flow's endpoint and lets that endpoint answer.
@@ -638,13 +676,14 @@ impl World {
             flow.packets.1 += 1;
         }
         let ect = matches!(&body, Body::Tcp(seg) if seg.ect);
-        let packet = Packet {
+        let mut packet = Packet {
             id: self.next_packet_id,
             flow: i as u32,
             from_a,
             ip_id,
             ports: flow.ports,
             ecn: if ect { 2 } else { 0 },
+            vj: None,
             body,
         };
         self.next_packet_id += 1;
@@ -655,7 +694,14 @@ impl World {
         if self.log_link {
             self.packet_info.push((packet.flow, packet.ip_id));
         }
-        let len = packet.ip_len() as usize;
+        let mut len = packet.ip_len() as usize;
+        if let Some(vj) = self.vj.as_mut() {
+            if let Some(header) = packet.tcp_ip_header(u64::from(packet.flow) * 2 + d as u64) {
+                let encoded = vj[d].0.compress(&header);
+                len = len - header.header_len() + encoded.header_bytes;
+                packet.vj = Some((encoded, header));
+            }
+        }
         let id = packet.id;
         self.in_link.insert(packet);
         if let Sent::Dropped(_, reason) = self.link.send(self.now, d, id, len, ect) {
@@ -696,8 +742,9 @@ impl World {
             return Ok(());
         }
         let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else { return Ok(()) };
-        self.records.clear();
         self.link.drain_log(&mut self.records);
+        // The simulator's own records (decompressor discards) and the link's, in time order.
+        self.records.sort_by_key(|r| r.t_ns);
         for r in &self.records {
             let line = &mut self.line;
             line.clear();
@@ -721,6 +768,7 @@ impl World {
             )?;
             log.write_all(line)?;
         }
+        self.records.clear();
         Ok(())
     }
 

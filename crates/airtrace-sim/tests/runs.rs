@@ -229,3 +229,37 @@ fn codel_shortens_the_queue_and_ecn_marks_instead_of_dropping() {
     assert_eq!(f.retransmissions, 0, "with ECN CoDel marks instead of dropping");
     assert!(f.ecn_reductions > 0);
 }
+
+/// Ludwig et al. §5.3: after an RLP link reset flushes a few segments, the VJ header
+/// decompressor is silently out of step and every compressed segment after them is
+/// discarded until a retransmission, sent uncompressed, resynchronises it.
+#[test]
+fn rlp_reset_with_header_compression_loses_a_window() {
+    let dir = scratch("vj");
+    let (with, without) = (dir.join("with"), dir.join("without"));
+    let s = simulate_file("gsm_rlp.toml", None, Some(&with));
+    let f = &s.flows[0];
+    assert!(f.finished);
+    let log = std::fs::read_to_string(with.join("link.jsonl")).unwrap();
+    let times = |kind: &str| -> Vec<i64> {
+        log.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == kind)
+            .map(|v| v["t_ns"].as_i64().unwrap())
+            .collect()
+    };
+    let (resets, discards) = (times("link_reset"), times("packet_discarded"));
+    assert!(!resets.is_empty(), "the fades reset the link");
+    assert!(discards.len() >= 5 * resets.len(), "{} discards after {} resets", discards.len(), resets.len());
+    assert!(discards[0] > resets[0], "nothing is discarded before the first reset");
+    assert_eq!(s.link.forward.decompressor_discards, discards.len() as u64);
+    assert!(f.timeouts >= resets.len() as u64, "the receiver stays silent: the sender times out");
+
+    let text = std::fs::read_to_string(scenarios().join("gsm_rlp.toml")).unwrap();
+    let text = text.replace("header_compression = true", "header_compression = false");
+    let path = without.with_extension("toml");
+    std::fs::write(&path, &text).unwrap();
+    let scenario = Scenario::parse(&path, &text).unwrap();
+    let plain = run(&scenario, &text, Options::default()).unwrap();
+    assert_eq!(plain.link.forward.decompressor_discards, 0);
+}

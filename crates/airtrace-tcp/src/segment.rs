@@ -82,7 +82,7 @@ impl fmt::Display for Flags {
 /// Up to four SACK blocks (RFC 2018 §3), each `(left edge, right edge)`: the right
 /// edge is the sequence number just past the block. Most recent block first, as the
 /// receiver reports them (RFC 2018 §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct SackBlocks {
     blocks: [(u32, u32); 4],
     n: u8,
@@ -137,7 +137,7 @@ impl SackBlocks {
 }
 
 /// The TCP options the model uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Options {
     /// Maximum segment size (RFC 793, RFC 6691): SYN segments only.
     pub mss: Option<u16>,
