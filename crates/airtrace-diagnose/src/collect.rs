@@ -1,0 +1,405 @@
+//! Gathering, in the analyzer's single pass, what the detectors need.
+//!
+//! [`Diagnoser`] is a [`PacketSink`]: the analyzer hands it every packet with its
+//! annotation. It keeps, per connection and per direction of data, only compact state:
+//! the timeout episodes, a histogram of RTT samples, the sizes of loss runs, periods of
+//! zero window and of idleness, and a few evidence frames. Memory grows with the number
+//! of connections and loss events, never with the packets.
+
+use airtrace_analysis::{Annotation, FileReport, Flags, PacketSink, RetransKind, NONE_I64};
+use airtrace_pcap::Record;
+use airtrace_wire::Decoded;
+
+use crate::histogram::LogHistogram;
+use crate::{detect, Finding, MAX_EVIDENCE};
+
+/// A retransmission sent by the retransmission timer (the first segment after the
+/// silence): one step of a backoff episode.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeout {
+    /// Its frame number.
+    pub frame: u64,
+    /// When it was sent (capture time, ns).
+    pub t_ns: i64,
+    /// 1 for the first timeout of the data, 2 for the second in a row, ...
+    pub backoff: u8,
+    /// Silence before it, ns.
+    pub idle_gap_ns: i64,
+    /// Bytes in flight after the last data segment sent before the silence.
+    pub flight_before: i64,
+}
+
+/// A loss recovery that started with a timeout, followed until the ACKs pass what was
+/// sent before it (RFC 6582 `recover`).
+#[derive(Debug, Clone, Copy)]
+pub struct TimeoutRecovery {
+    /// Highest sequence number sent before the timeout (relative), one past the end.
+    pub recover: u32,
+    /// When the timeout retransmission was sent, ns.
+    pub t_ns: i64,
+    /// Its frame.
+    pub frame: u64,
+    /// Duplicate ACKs seen during the recovery.
+    pub dupacks: u32,
+    /// The first duplicate ACK's frame.
+    pub first_dupack_frame: u64,
+    /// A fast retransmission was sent during the recovery.
+    pub fast_retransmitted: bool,
+}
+
+/// A timeout retransmission awaiting the ACK that tells whether it was needed.
+#[derive(Debug, Clone, Copy)]
+struct SpuriousCheck {
+    seq: u32,
+    t_ns: i64,
+    frame: u64,
+}
+
+/// A time span with the frame that opened it.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// Start, ns (capture time).
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+    /// The frame at the start.
+    pub frame: u64,
+}
+
+/// What was gathered about one direction of data of one connection.
+#[derive(Debug, Clone, Default)]
+pub struct DirState {
+    /// Data segments sent (first transmissions).
+    pub data_packets: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub data_bytes: u64,
+    /// Largest segment seen: the MSS in use.
+    pub mss: u32,
+    /// First and last data segment times, ns.
+    pub first_data_ns: Option<i64>,
+    /// See `first_data_ns`.
+    pub last_data_ns: Option<i64>,
+    max_sent_end: Option<u32>,
+    /// Since when everything sent has been acknowledged (nothing in flight).
+    all_acked_at: Option<i64>,
+    last_flight: i64,
+    last_was_retx: bool,
+    /// Retransmitted segments, all kinds.
+    pub retransmissions: u64,
+    /// Fast (and SACK) retransmissions.
+    pub fast_retransmissions: u64,
+    /// Timer-driven retransmissions (the first after each silence).
+    pub timeouts: Vec<Timeout>,
+    /// Segments lost in each loss event (see [`DirState::on_ack_advance`]).
+    pub loss_runs: Vec<u32>,
+    current_run: u32,
+    /// Ends of retransmitted segments not yet acknowledged in the current loss event.
+    pending_retx: std::collections::VecDeque<u32>,
+    max_retx_end: Option<u32>,
+    /// The peer's cumulative ACK of this direction's data.
+    acked: Option<u32>,
+    /// RTT samples of this direction's data (from the peer's ACKs, Karn's rule).
+    pub rtt: LogHistogram,
+    recovery: Option<TimeoutRecovery>,
+    /// Timeout recoveries in which three or more duplicate ACKs came and no fast
+    /// retransmission followed.
+    pub suppressed: Vec<TimeoutRecovery>,
+    spurious_check: Option<SpuriousCheck>,
+    /// Timeout retransmissions whose data had arrived: (frame of the retransmission,
+    /// frame of the ACK that showed it, its time ns, the retransmission's time ns).
+    pub spurious: Vec<(u64, u64, i64, i64)>,
+    zero_window_open: Option<(i64, u64)>,
+    /// Periods when the receiver advertised a zero window to this sender.
+    pub zero_window: Vec<Span>,
+    /// Segments that filled the receiver's window (Wireshark's window_full).
+    pub window_full: u64,
+    /// Data segments sent with less than one MSS of the advertised window left: the
+    /// receiver's window, not cwnd or the application, was the limit.
+    pub rwnd_limited: u64,
+    advertised: Option<u32>,
+    /// Their first frames.
+    pub window_full_frames: Vec<u64>,
+    /// Silences of the sender with nothing in flight (it had nothing to send).
+    pub app_idle: Vec<Span>,
+}
+
+/// What was gathered about one connection.
+#[derive(Debug, Clone, Default)]
+pub struct ConnState {
+    /// First and last packet times, ns.
+    pub first_ns: i64,
+    /// See `first_ns`.
+    pub last_ns: i64,
+    /// Per direction of data: 0 is `a_to_b`.
+    pub dirs: [DirState; 2],
+    /// Frames captured twice.
+    pub capture_duplicates: u64,
+    /// Their first frames.
+    pub capture_duplicate_frames: Vec<u64>,
+    /// 802.11 MAC retries.
+    pub mac_retries: u64,
+    /// Their first frames.
+    pub mac_retry_frames: Vec<u64>,
+}
+
+/// The sink that gathers what the detectors need (see the [module documentation](self)).
+#[derive(Debug, Default)]
+pub struct Diagnoser {
+    /// Time of the first packet of the capture, ns.
+    pub start_ns: Option<i64>,
+    /// Per connection, by index.
+    pub conns: Vec<ConnState>,
+}
+
+fn push_evidence(frames: &mut Vec<u64>, frame: u64) {
+    if frames.len() < MAX_EVIDENCE {
+        frames.push(frame);
+    }
+}
+
+/// `a` is after `b` in sequence space (RFC 1982 arithmetic).
+fn seq_after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Silences of a sender with nothing outstanding longer than this count as the
+/// application having nothing to send.
+const APP_IDLE_NS: i64 = 200_000_000;
+
+impl DirState {
+    /// The peer's cumulative ACK reached `ack`: count the retransmitted segments it
+    /// shows were lost. An ACK that stops at or below the highest retransmitted byte
+    /// says every retransmission it covers filled a hole (the receiver had nothing
+    /// beyond); one that jumps past it says only the first hole was real (the receiver
+    /// already had what followed, and go-back-N resent it needlessly). Counting
+    /// retransmissions alone would make one loss followed by go-back-N look like a
+    /// burst.
+    fn on_ack_advance(&mut self, ack: u32, t_ns: i64) {
+        if self.acked.is_some_and(|a| !seq_after(ack, a)) {
+            return;
+        }
+        self.acked = Some(ack);
+        if self.max_sent_end.is_some_and(|m| !seq_after(m, ack)) {
+            self.all_acked_at.get_or_insert(t_ns);
+        }
+        let resolved = self.pending_retx.iter().take_while(|&&end| !seq_after(end, ack)).count();
+        if resolved == 0 {
+            return;
+        }
+        if self.max_retx_end.is_some_and(|m| seq_after(ack, m)) {
+            self.current_run += 1;
+            self.pending_retx.clear();
+        } else {
+            self.current_run += resolved as u32;
+            self.pending_retx.drain(..resolved);
+        }
+    }
+}
+
+impl PacketSink for Diagnoser {
+    fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, a: &Annotation) {
+        let t = record.ts_ns;
+        self.start_ns.get_or_insert(t);
+        if a.conn == u32::MAX {
+            return;
+        }
+        let i = a.conn as usize;
+        if self.conns.len() <= i {
+            self.conns.resize_with(i + 1, || ConnState {
+                first_ns: t,
+                ..ConnState::default()
+            });
+        }
+        let c = &mut self.conns[i];
+        c.last_ns = t;
+        let frame = record.frame;
+        if a.flags.contains(Flags::CAPTURE_DUPLICATE) {
+            c.capture_duplicates += 1;
+            push_evidence(&mut c.capture_duplicate_frames, frame);
+            return;
+        }
+        if a.flags.contains(Flags::MAC_RETRY) {
+            c.mac_retries += 1;
+            push_evidence(&mut c.mac_retry_frames, frame);
+            return;
+        }
+        let d = usize::from(a.dir & 1);
+        let tcp = decoded.tcp();
+        let (me, peer) = {
+            let [x, y] = &mut c.dirs;
+            if d == 0 {
+                (x, y)
+            } else {
+                (y, x)
+            }
+        };
+
+        // This packet as an ACK of the peer's data.
+        if a.ack_rtt_ns != NONE_I64 && a.ack_rtt_ns >= 0 {
+            peer.rtt.add(a.ack_rtt_ns);
+        }
+        if a.flags.contains(Flags::DUPLICATE_ACK) {
+            if let Some(r) = peer.recovery.as_mut() {
+                if r.dupacks == 0 {
+                    r.first_dupack_frame = frame;
+                }
+                r.dupacks += 1;
+            }
+        }
+        let is_ack = tcp.is_some_and(|h| h.flags & 0x10 != 0);
+        if is_ack {
+            let ack = a.ack_rel;
+            peer.on_ack_advance(ack, t);
+            if let Some(r) = peer.recovery {
+                if !seq_after(r.recover, ack) {
+                    if r.dupacks >= 3 && !r.fast_retransmitted {
+                        peer.suppressed.push(r);
+                    }
+                    peer.recovery = None;
+                }
+            }
+            if let Some(s) = peer.spurious_check {
+                if seq_after(ack, s.seq) {
+                    // The first ACK past the retransmitted data: did it answer the
+                    // retransmission or the original? An ACK that comes sooner after
+                    // the retransmission than any round trip seen cannot be its own:
+                    // the original had arrived. (Timestamp echoes would be sharper,
+                    // RFC 3522, but Linux receivers echo the latest out-of-order
+                    // segment's timestamp when a hole fills, which fools that test.)
+                    let too_soon = peer.rtt.min().is_some_and(|min| (t - s.t_ns) * 10 < min * 8);
+                    if too_soon {
+                        peer.spurious.push((s.frame, frame, t, s.t_ns));
+                    }
+                    peer.spurious_check = None;
+                }
+            }
+        }
+        peer.advertised = Some(a.window);
+        if a.flags.contains(Flags::ZERO_WINDOW) {
+            peer.zero_window_open.get_or_insert((t, frame));
+        } else if a.window > 0 {
+            if let Some((start_ns, open_frame)) = peer.zero_window_open.take() {
+                peer.zero_window.push(Span {
+                    start_ns,
+                    end_ns: t,
+                    frame: open_frame,
+                });
+            }
+        }
+
+        // This packet as data.
+        if a.seglen == 0 {
+            return;
+        }
+        if a.flags.contains(Flags::WINDOW_FULL) {
+            me.window_full += 1;
+            push_evidence(&mut me.window_full_frames, frame);
+        }
+        if let Some(w) = me.advertised {
+            if a.bytes_in_flight >= 0 && a.bytes_in_flight + i64::from(me.mss.max(a.seglen)) > i64::from(w) {
+                me.rwnd_limited += 1;
+                if me.window_full_frames.len() < MAX_EVIDENCE && !a.flags.contains(Flags::WINDOW_FULL) {
+                    me.window_full_frames.push(frame);
+                }
+            }
+        }
+        let retx = a.flags.contains(Flags::RETRANSMISSION);
+        if retx {
+            me.retransmissions += 1;
+            match a.retrans_kind {
+                RetransKind::Timeout if a.backoff >= 1 => {
+                    me.timeouts.push(Timeout {
+                        frame,
+                        t_ns: t,
+                        backoff: a.backoff,
+                        idle_gap_ns: if a.idle_gap_ns == NONE_I64 { 0 } else { a.idle_gap_ns },
+                        flight_before: me.last_flight,
+                    });
+                    if me.recovery.is_none() {
+                        me.recovery = Some(TimeoutRecovery {
+                            recover: me.max_sent_end.unwrap_or(a.seq_rel),
+                            t_ns: t,
+                            frame,
+                            dupacks: 0,
+                            first_dupack_frame: 0,
+                            fast_retransmitted: false,
+                        });
+                    }
+                    me.spurious_check = Some(SpuriousCheck {
+                        seq: a.seq_rel,
+                        t_ns: t,
+                        frame,
+                    });
+                }
+                RetransKind::FastRetransmit | RetransKind::Sack => {
+                    me.fast_retransmissions += 1;
+                    if let Some(r) = me.recovery.as_mut() {
+                        r.fast_retransmitted = true;
+                    }
+                }
+                _ => {}
+            }
+            if a.backoff <= 1 && !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION) {
+                let end = a.seq_rel.wrapping_add(a.seglen);
+                me.pending_retx.push_back(end);
+                if me.max_retx_end.is_none_or(|m| seq_after(end, m)) {
+                    me.max_retx_end = Some(end);
+                }
+            }
+        } else {
+            me.data_packets += 1;
+            if me.pending_retx.is_empty() && me.current_run > 0 {
+                me.loss_runs.push(me.current_run);
+                me.current_run = 0;
+                me.max_retx_end = None;
+            }
+            if let Some(idle_from) = me.all_acked_at.take() {
+                if t - idle_from >= APP_IDLE_NS {
+                    me.app_idle.push(Span {
+                        start_ns: idle_from,
+                        end_ns: t,
+                        frame,
+                    });
+                }
+            }
+            let end = a.seq_rel.wrapping_add(a.seglen);
+            if me.max_sent_end.is_none_or(|m| seq_after(end, m)) {
+                me.max_sent_end = Some(end);
+            }
+        }
+        me.last_was_retx = retx;
+        me.last_flight = a.bytes_in_flight.max(0);
+        me.first_data_ns.get_or_insert(t);
+        me.last_data_ns = Some(t);
+        me.data_bytes += u64::from(a.seglen);
+        me.mss = me.mss.max(a.seglen);
+    }
+}
+
+impl Diagnoser {
+    /// Closes what is still open and runs every detector; findings come in order of
+    /// connection, then start time.
+    pub fn finish(mut self, report: &FileReport) -> Vec<Finding> {
+        let start = self.start_ns.unwrap_or(0);
+        let mut findings = Vec::new();
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            for dir in &mut c.dirs {
+                if dir.current_run > 0 {
+                    dir.loss_runs.push(dir.current_run);
+                    dir.current_run = 0;
+                }
+                if let Some((start_ns, frame)) = dir.zero_window_open.take() {
+                    dir.zero_window.push(Span {
+                        start_ns,
+                        end_ns: c.last_ns,
+                        frame,
+                    });
+                }
+            }
+            let summary = report.connections.iter().find(|s| s.id as usize == i);
+            findings.extend(detect::connection(i as u32, c, summary, start));
+        }
+        findings.sort_by(|a, b| (a.connection, a.start_s, a.kind).partial_cmp(&(b.connection, b.start_s, b.kind)).unwrap_or(std::cmp::Ordering::Equal));
+        findings
+    }
+}

@@ -1,0 +1,528 @@
+//! The detectors: each turns what [`collect`](crate::collect) gathered about one
+//! direction of one connection into findings. Thresholds are named constants with the
+//! reason for their value.
+
+use std::collections::BTreeMap;
+
+use airtrace_analysis::ConnSummary;
+
+use crate::collect::{ConnState, DirState, Timeout};
+use crate::{Finding, MAX_EVIDENCE};
+
+/// Timeout episodes reported one by one per direction; beyond this they are counted
+/// in the last one's details.
+const MAX_EPISODES: usize = 50;
+/// Fast retransmit needs three duplicate ACKs: one lost segment and three behind it
+/// (RFC 5681 §3.2).
+const FAST_RETRANSMIT_SEGMENTS: i64 = 4;
+/// Queueing is excessive when the median RTT is at least this many times the
+/// smallest...
+const QUEUE_RTT_FACTOR: f64 = 2.0;
+/// ...and the difference at least this long (below, nobody notices).
+const QUEUE_MIN_NS: i64 = 50_000_000;
+/// RFC 6298's initial RTO, to compare queue drain times with.
+const INITIAL_RTO_S: f64 = 1.0;
+/// Loss runs longer than this on average (in segments) are bursts.
+const BURST_MEAN_SEGMENTS: f64 = 2.0;
+/// Fewer loss events than this say nothing about the pattern.
+const MIN_LOSS_EVENTS: usize = 3;
+/// The receiver's window is the limit when this share of data segments hit it.
+const RWND_LIMITED_SHARE: f64 = 0.3;
+/// Application pauses are reported when they add up to this share of the connection.
+const APP_IDLE_SHARE: f64 = 0.1;
+
+const FIX_TIMEOUTS: &str = "Losses on a wireless link are rarely congestion: let the link recover them \
+(link-layer ARQ with enough persistence to outlast a fade), or shorten the wait for the timer (a finer \
+timer clock, a lower minimum RTO, RACK-TLP, RFC 8985).";
+
+/// The direction name of annotation direction `d`.
+fn direction(d: usize) -> &'static str {
+    if d == 0 {
+        "a_to_b"
+    } else {
+        "b_to_a"
+    }
+}
+
+/// Builds findings for one connection, with shared fields filled.
+struct Builder {
+    conn: u32,
+    start_ns: i64,
+    duration_ns: i64,
+    out: Vec<Finding>,
+}
+
+impl Builder {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        kind: &'static str,
+        d: usize,
+        (from_ns, to_ns): (i64, i64),
+        cost_ns: i64,
+        mut evidence: Vec<u64>,
+        explanation: String,
+        fix: &str,
+        details: BTreeMap<&'static str, f64>,
+    ) {
+        evidence.truncate(MAX_EVIDENCE);
+        let s = |ns: i64| (ns - self.start_ns) as f64 / 1e9;
+        let cost_ns = cost_ns.max(0);
+        self.out.push(Finding {
+            kind,
+            connection: self.conn,
+            direction: direction(d),
+            start_s: s(from_ns),
+            end_s: s(to_ns.max(from_ns)),
+            cost_s: cost_ns as f64 / 1e9,
+            throughput_share: if self.duration_ns > 0 {
+                (cost_ns as f64 / self.duration_ns as f64).min(1.0)
+            } else {
+                0.0
+            },
+            evidence,
+            explanation,
+            fix: fix.to_string(),
+            details,
+        });
+    }
+}
+
+/// Every finding for connection `conn`.
+pub fn connection(conn: u32, c: &ConnState, summary: Option<&ConnSummary>, start_ns: i64) -> Vec<Finding> {
+    let duration_ns = summary.map_or(c.last_ns - c.first_ns, |s| (s.duration_s * 1e9) as i64);
+    let mut b = Builder {
+        conn,
+        start_ns,
+        duration_ns,
+        out: Vec::new(),
+    };
+    for (d, dir) in c.dirs.iter().enumerate() {
+        if dir.data_packets == 0 && dir.timeouts.is_empty() {
+            continue;
+        }
+        let episodes = episodes(&dir.timeouts);
+        timeout_backoff(&mut b, d, &episodes);
+        link_outage(&mut b, d, &episodes);
+        fast_retransmit_impossible(&mut b, d, dir, &episodes);
+        fast_retransmit_suppressed(&mut b, d, dir);
+        spurious_timeouts(&mut b, d, dir);
+        excessive_queueing(&mut b, d, dir);
+        loss_pattern(&mut b, d, dir, &episodes);
+        receiver_limited(&mut b, d, dir);
+        sender_limited(&mut b, d, dir, duration_ns);
+    }
+    artifacts(&mut b, c);
+    b.out
+}
+
+/// Consecutive timeouts of the same data: a new episode starts at backoff 1.
+fn episodes(timeouts: &[Timeout]) -> Vec<&[Timeout]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=timeouts.len() {
+        if i == timeouts.len() || timeouts[i].backoff <= timeouts[i - 1].backoff {
+            out.push(&timeouts[start..i]);
+            start = i;
+        }
+    }
+    out
+}
+
+/// When the silence before an episode began, ns.
+fn silence_start(e: &[Timeout]) -> i64 {
+    e[0].t_ns - e[0].idle_gap_ns
+}
+
+fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
+    for (k, e) in episodes.iter().enumerate() {
+        if k == MAX_EPISODES {
+            break;
+        }
+        let cost: i64 = e.iter().map(|t| t.idle_gap_ns).sum();
+        let max_backoff = e.iter().map(|t| t.backoff).max().unwrap_or(1);
+        let gaps: Vec<String> = e.iter().map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9)).collect();
+        let explanation = if e.len() > 1 {
+            format!(
+                "{} retransmission timeouts in a row for the same data: the sender waited {} (the RTO \
+doubles after each unanswered retransmission), {:.2} s in all with data outstanding and nothing sent.",
+                e.len(),
+                gaps.join(", then "),
+                cost as f64 / 1e9
+            )
+        } else {
+            format!(
+                "A retransmission timeout: {} of silence with data outstanding before the sender \
+retransmitted.",
+                gaps[0]
+            )
+        };
+        let mut details = BTreeMap::from([
+            ("timeouts", e.len() as f64),
+            ("max_backoff", f64::from(max_backoff)),
+            ("first_wait_s", e[0].idle_gap_ns as f64 / 1e9),
+        ]);
+        if k + 1 == MAX_EPISODES && episodes.len() > MAX_EPISODES {
+            details.insert("episodes_not_listed", (episodes.len() - MAX_EPISODES) as f64);
+        }
+        let end = e[e.len() - 1].t_ns;
+        b.push(
+            "timeout_backoff",
+            d,
+            (silence_start(e), end),
+            cost,
+            e.iter().map(|t| t.frame).collect(),
+            explanation,
+            FIX_TIMEOUTS,
+            details,
+        );
+    }
+}
+
+/// A retransmission that went unanswered says the path was down: when the timer had
+/// to fire twice or more for the same data, the path delivered nothing from the start
+/// of the silence to at least the last unanswered retransmission.
+fn link_outage(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
+    for e in episodes.iter().filter(|e| e.len() >= 2).take(MAX_EPISODES) {
+        let start = silence_start(e);
+        let last_unanswered = e[e.len() - 2].t_ns;
+        let explanation = format!(
+            "Nothing got through for at least {:.2} s: {} retransmission(s) sent into the silence went \
+unanswered before one got through. Both directions were silent while data waited: a fade, a handoff or a \
+route failure, not congestion.",
+            (last_unanswered - start) as f64 / 1e9,
+            e.len() - 1
+        );
+        b.push(
+            "link_outage",
+            d,
+            (start, last_unanswered),
+            last_unanswered - start,
+            e.iter().map(|t| t.frame).collect(),
+            explanation,
+            "Keep the connection alive across the outage at the link (buffer and retransmit at the base \
+station; persistent ARQ), and tell TCP the link is back (ELFN-style notification, or a retransmission \
+sent as soon as the link returns) instead of letting it wait out a doubled RTO.",
+            BTreeMap::from([("retransmissions_unanswered", (e.len() - 1) as f64)]),
+        );
+    }
+}
+
+fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout]]) {
+    let mss = i64::from(dir.mss.max(1));
+    let rtt = dir.rtt.quantile(0.5).unwrap_or(0);
+    let small: Vec<&Timeout> = episodes
+        .iter()
+        .map(|e| &e[0])
+        .filter(|t| t.flight_before > 0 && t.flight_before < FAST_RETRANSMIT_SEGMENTS * mss)
+        .collect();
+    if small.is_empty() {
+        return;
+    }
+    let cost: i64 = small.iter().map(|t| (t.idle_gap_ns - rtt).max(0)).sum();
+    let mut flights: Vec<f64> = small.iter().map(|t| t.flight_before as f64 / mss as f64).collect();
+    flights.sort_by(f64::total_cmp);
+    let median = flights[flights.len() / 2];
+    let explanation = format!(
+        "{} of the retransmission timeouts came with fewer than four segments in flight (median {:.1}): too \
+few to produce the three duplicate ACKs fast retransmit needs, so each loss waited for the timer instead \
+of about one round trip ({:.2} s lost).",
+        small.len(),
+        median,
+        cost as f64 / 1e9
+    );
+    b.push(
+        "fast_retransmit_impossible",
+        d,
+        (small[0].t_ns - small[0].idle_gap_ns, small[small.len() - 1].t_ns),
+        cost,
+        small.iter().map(|t| t.frame).collect(),
+        explanation,
+        "A larger window (receive buffer, initial window), limited transmit (RFC 3042), early retransmit \
+(RFC 5827) or RACK-TLP (RFC 8985) recover with few segments in flight.",
+        BTreeMap::from([("timeouts", small.len() as f64), ("median_segments_in_flight", median)]),
+    );
+}
+
+fn fast_retransmit_suppressed(b: &mut Builder, d: usize, dir: &DirState) {
+    let s = &dir.suppressed;
+    if s.is_empty() {
+        return;
+    }
+    let dupacks: u32 = s.iter().map(|r| r.dupacks).sum();
+    let explanation = format!(
+        "In {} recoveries that began with a timeout, {} duplicate ACKs arrived and the sender did not fast \
+retransmit. This is by design, not a bug: duplicate ACKs for data sent before a timeout are often caused by \
+the go-back-N retransmissions themselves, and RFC 6582 §4.1 (NewReno) forbids a fast retransmit until the \
+cumulative ACK passes what was sent before the timeout.",
+        s.len(),
+        dupacks
+    );
+    let mut evidence = Vec::new();
+    for r in s {
+        evidence.push(r.frame);
+        evidence.push(r.first_dupack_frame);
+    }
+    b.push(
+        "fast_retransmit_suppressed",
+        d,
+        (s[0].t_ns, s[s.len() - 1].t_ns),
+        0,
+        evidence,
+        explanation,
+        "Nothing to fix in the rule; SACK (RFC 6675) lets the sender see which segments are really missing \
+after a timeout, and the link-layer fixes for the timeouts themselves apply.",
+        BTreeMap::from([("recoveries", s.len() as f64), ("duplicate_acks", f64::from(dupacks))]),
+    );
+}
+
+fn spurious_timeouts(b: &mut Builder, d: usize, dir: &DirState) {
+    let s = &dir.spurious;
+    if s.is_empty() {
+        return;
+    }
+    let explanation = format!(
+        "{} retransmission timeouts were spurious: the ACK for the original transmission arrived after the \
+timer fired (it came sooner after the retransmission than any round trip seen, {:.0} ms). The delay spiked \
+past the RTO; the sender resent data that had arrived and collapsed its window for nothing.",
+        s.len(),
+        dir.rtt.min().unwrap_or(0) as f64 / 1e6
+    );
+    let mut evidence = Vec::new();
+    for &(retx, ack, _, _) in s {
+        evidence.push(retx);
+        evidence.push(ack);
+    }
+    b.push(
+        "spurious_timeout",
+        d,
+        (s[0].3, s[s.len() - 1].2),
+        0,
+        evidence,
+        explanation,
+        "Detect and undo spurious timeouts (F-RTO, RFC 5682; the Eifel response, RFC 4015); on the link, \
+avoid delay spikes longer than the RTO (bounded ARQ persistence, buffering during handoffs).",
+        BTreeMap::from([("spurious_timeouts", s.len() as f64)]),
+    );
+}
+
+fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
+    let (Some(min), Some(p50), Some(max), Some(first), Some(last)) = (
+        dir.rtt.min(),
+        dir.rtt.quantile(0.5),
+        dir.rtt.max(),
+        dir.first_data_ns,
+        dir.last_data_ns,
+    ) else {
+        return;
+    };
+    if dir.rtt.count() < 10 || (p50 as f64) < QUEUE_RTT_FACTOR * min as f64 || p50 - min < QUEUE_MIN_NS {
+        return;
+    }
+    let span_s = (last - first) as f64 / 1e9;
+    let rate = if span_s > 0.0 { dir.data_bytes as f64 / span_s } else { 0.0 };
+    let queue_s = (p50 - min) as f64 / 1e9;
+    let queue_bytes = queue_s * rate;
+    let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
+    let worst_s = (max - min) as f64 / 1e9;
+    let rto_note = if worst_s >= INITIAL_RTO_S {
+        format!(
+            "At its worst the queue took {worst_s:.1} s to drain, longer than the {INITIAL_RTO_S:.0} s initial RTO \
+(RFC 6298): a new connection's SYN behind it would time out."
+        )
+    } else {
+        format!("At its worst it took {worst_s:.2} s to drain.")
+    };
+    let explanation = format!(
+        "Round-trip times rose from {:.0} ms to a median of {:.0} ms (max {:.0} ms): a standing queue of about \
+{:.0} packets ({:.1} kB) at the bottleneck, which inflates the RTT and with it the RTO. {rto_note}",
+        min as f64 / 1e6,
+        p50 as f64 / 1e6,
+        max as f64 / 1e6,
+        queue_packets,
+        queue_bytes / 1e3
+    );
+    b.push(
+        "excessive_queueing",
+        d,
+        (first, last),
+        0,
+        Vec::new(),
+        explanation,
+        "Size the bottleneck buffer to about one bandwidth-delay product, or run active queue management \
+(CoDel, RED) with ECN at both ends of the wireless link (Ludwig et al.); a smaller receive window also caps \
+the queue.",
+        BTreeMap::from([
+            ("rtt_min_s", min as f64 / 1e9),
+            ("rtt_median_s", p50 as f64 / 1e9),
+            ("rtt_max_s", max as f64 / 1e9),
+            ("standing_queue_packets", queue_packets),
+            ("standing_queue_bytes", queue_bytes),
+        ]),
+    );
+}
+
+fn loss_pattern(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout]]) {
+    let runs = &dir.loss_runs;
+    if runs.len() < MIN_LOSS_EVENTS {
+        return;
+    }
+    let lost: u64 = runs.iter().map(|&r| u64::from(r)).sum();
+    let mean = lost as f64 / runs.len() as f64;
+    let sent = (dir.data_packets + lost).max(1) as f64;
+    let loss_rate = lost as f64 / sent;
+    let timeout_cost: i64 = episodes.iter().flat_map(|e| e.iter()).map(|t| t.idle_gap_ns).sum();
+    let (first, last) = (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0));
+    let mut details = BTreeMap::from([
+        ("loss_events", runs.len() as f64),
+        ("segments_lost", lost as f64),
+        ("loss_rate", loss_rate),
+        ("mean_burst_segments", mean),
+        ("timeout_episodes", episodes.len() as f64),
+    ]);
+    if mean >= BURST_MEAN_SEGMENTS {
+        // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and the
+        // good state is left once per loss event.
+        let p_good_to_bad = runs.len() as f64 / dir.data_packets.max(1) as f64;
+        details.insert("ge_p_good_to_bad", p_good_to_bad);
+        details.insert("ge_p_bad_to_good", 1.0 / mean);
+        let explanation = format!(
+            "Losses came in bursts: {} loss events of {mean:.1} segments on average ({:.1} % of segments lost). \
+A Gilbert-Elliott fit: the bad state is entered after 1 in {:.0} segments and lasts {mean:.1}. Several losses \
+in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).",
+            runs.len(),
+            loss_rate * 100.0,
+            1.0 / p_good_to_bad,
+            episodes.len(),
+            timeout_cost as f64 / 1e9
+        );
+        b.push(
+            "burst_loss",
+            d,
+            (first, last),
+            timeout_cost,
+            episodes.iter().map(|e| e[0].frame).collect(),
+            explanation,
+            "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
+recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.",
+            details,
+        );
+    } else {
+        let explanation = format!(
+            "Losses were isolated: {} loss events of {mean:.1} segments on average ({:.2} % of segments lost), \
+as random (Bernoulli) loss gives. TCP reads each as congestion and halves its window: the square-root law \
+(Mathis et al.) caps the rate at MSS/RTT·√(3/(2p)).",
+            runs.len(),
+            loss_rate * 100.0
+        );
+        b.push(
+            "random_loss",
+            d,
+            (first, last),
+            timeout_cost,
+            Vec::new(),
+            explanation,
+            "Recover the losses on the link (ARQ, FEC) so that TCP does not see them; TCP alone cannot tell \
+them from congestion.",
+            details,
+        );
+    }
+}
+
+fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState) {
+    let zw = &dir.zero_window;
+    let limited_share = dir.rwnd_limited as f64 / dir.data_packets.max(1) as f64;
+    if zw.is_empty() && limited_share < RWND_LIMITED_SHARE {
+        return;
+    }
+    let zero_ns: i64 = zw.iter().map(|s| s.end_ns - s.start_ns).sum();
+    let (from, to) = match (zw.first(), zw.last()) {
+        (Some(f), Some(l)) => (f.start_ns, l.end_ns),
+        _ => (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
+    };
+    let mut evidence: Vec<u64> = zw.iter().map(|s| s.frame).collect();
+    evidence.extend(&dir.window_full_frames);
+    let explanation = format!(
+        "The receiver's window held the sender back: {:.0} % of the data segments left less than one segment of the advertised window, and {} zero-window period(s) stopped it for {:.2} s in all.",
+        limited_share * 100.0,
+        zw.len(),
+        zero_ns as f64 / 1e9
+    );
+    b.push(
+        "receiver_limited",
+        d,
+        (from, to),
+        zero_ns,
+        evidence,
+        explanation,
+        "A larger receive buffer (with window scaling) to cover the bandwidth-delay product, or an \
+application that reads faster.",
+        BTreeMap::from([
+            ("zero_window_periods", zw.len() as f64),
+            ("zero_window_s", zero_ns as f64 / 1e9),
+            ("window_limited_share", limited_share),
+            ("window_full_segments", dir.window_full as f64),
+        ]),
+    );
+}
+
+fn sender_limited(b: &mut Builder, d: usize, dir: &DirState, duration_ns: i64) {
+    let idle: i64 = dir.app_idle.iter().map(|s| s.end_ns - s.start_ns).sum();
+    if dir.app_idle.is_empty() || (idle as f64) < APP_IDLE_SHARE * duration_ns as f64 {
+        return;
+    }
+    let explanation = format!(
+        "The sender had nothing to send for {:.2} s: {} pauses with no data in flight. The application, not \
+the network, set the pace there.",
+        idle as f64 / 1e9,
+        dir.app_idle.len()
+    );
+    b.push(
+        "sender_limited",
+        d,
+        (dir.app_idle[0].start_ns, dir.app_idle[dir.app_idle.len() - 1].end_ns),
+        idle,
+        dir.app_idle.iter().map(|s| s.frame).collect(),
+        explanation,
+        "Look at the application (or its disk and CPU): larger writes, pipelined requests.",
+        BTreeMap::from([("pauses", dir.app_idle.len() as f64), ("idle_s", idle as f64 / 1e9)]),
+    );
+}
+
+fn artifacts(b: &mut Builder, c: &ConnState) {
+    if c.capture_duplicates > 0 {
+        let explanation = format!(
+            "{} frames were captured twice (same IP ID, sequence numbers and payload): an artifact of where and \
+how the capture was taken (a mirrored switch port, a bonded interface), not retransmissions on the network. \
+tshark counts each as a retransmission.",
+            c.capture_duplicates
+        );
+        b.push(
+            "capture_artifact",
+            0,
+            (c.first_ns, c.last_ns),
+            0,
+            c.capture_duplicate_frames.clone(),
+            explanation,
+            "Nothing to fix on the network; capture at a single point, or remove duplicates (editcap -d).",
+            BTreeMap::from([("duplicate_frames", c.capture_duplicates as f64)]),
+        );
+    }
+    if c.mac_retries > 0 {
+        let explanation = format!(
+            "{} 802.11 MAC retries: the radio needed more than one attempt for these frames. They are link-layer \
+copies, not TCP retransmissions, but they cost air time and add delay.",
+            c.mac_retries
+        );
+        b.push(
+            "mac_retries",
+            0,
+            (c.first_ns, c.last_ns),
+            0,
+            c.mac_retry_frames.clone(),
+            explanation,
+            "Improve the radio path (distance, antennas, interference) or use a more robust rate.",
+            BTreeMap::from([("mac_retries", c.mac_retries as f64)]),
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! Findings against known truth: the bundled real capture (whose fade and stall are
+//! documented in testdata/pcaps/README.md) and simulated runs where the cause is set
+//! by the scenario.
+
+use std::path::{Path, PathBuf};
+
+use airtrace_diagnose::{diagnose_file, Finding};
+use airtrace_sim::{run, Options, Scenario};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Simulates `text` (or the repository scenario `name` when `text` is None) and
+/// diagnoses the capture at the sender.
+fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnose-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (path, text) = match text {
+        Some(t) => {
+            let p = dir.join(format!("{name}.toml"));
+            std::fs::write(&p, t).unwrap();
+            (p, t.to_string())
+        }
+        None => {
+            let p = repo().join("scenarios").join(format!("{name}.toml"));
+            let t = std::fs::read_to_string(&p).unwrap();
+            (p, t)
+        }
+    };
+    let scenario = Scenario::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.join("bundle");
+    run(&scenario, &text, Options { out: Some(&out), ..Options::default() }).unwrap();
+    diagnose_file(&out.join("sender.pcap")).unwrap().1
+}
+
+fn of<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
+    findings.iter().filter(|f| f.kind == kind).collect()
+}
+
+#[test]
+fn the_sample_captures_fade_and_stall() {
+    let (_, f) = diagnose_file(&repo().join("testdata/pcaps/sample-sender.pcapng")).unwrap();
+    // The fade (6.88-7.48 s) cost one RTO and its backed-off repeat; the stall
+    // (13.52-16.02 s) three doubling RTOs.
+    let backoff = of(&f, "timeout_backoff");
+    let episodes: Vec<(Vec<u64>, f64)> = backoff.iter().map(|x| (x.evidence.clone(), x.details["max_backoff"])).collect();
+    assert_eq!(episodes, [(vec![1140, 1141], 2.0), (vec![2163, 2164, 2165], 3.0)]);
+    // The sender's silence: from its last segment at 13.74 s to the third RTO at 16.005 s.
+    assert!((2.2..2.3).contains(&backoff[1].cost_s), "{}", backoff[1].cost_s);
+    assert!(backoff[1].explanation.contains("3 retransmission timeouts in a row"));
+    // Both directions went silent while data waited, twice.
+    let outages = of(&f, "link_outage");
+    assert_eq!(outages.len(), 2);
+    assert!((6.8..7.0).contains(&outages[0].start_s), "{}", outages[0].start_s);
+    assert!((13.5..13.8).contains(&outages[1].start_s), "{}", outages[1].start_s);
+    // The stall held frames rather than dropping them: the last RTO was spurious, as
+    // its ACK came 20 ms after it with a 100 ms path.
+    let spurious = of(&f, "spurious_timeout");
+    assert_eq!(spurious.len(), 1);
+    assert_eq!(spurious[0].evidence, [2165, 2166]);
+    // The base-station loss was random (a BPF random drop).
+    assert_eq!(of(&f, "random_loss").len(), 1);
+    assert!(of(&f, "burst_loss").is_empty());
+}
+
+#[test]
+fn bursts_are_told_from_random_loss() {
+    let bursty = diagnose_simulated("rais_burst_fixed", None);
+    let burst = of(&bursty, "burst_loss");
+    assert_eq!(burst.len(), 1);
+    assert!(burst[0].details["mean_burst_segments"] >= 3.0);
+    assert!(burst[0].cost_s > 50.0, "the bursts' timeouts cost most of the transfer");
+    assert!(of(&bursty, "random_loss").is_empty());
+    assert!(!of(&bursty, "timeout_backoff").is_empty());
+
+    let random = diagnose_simulated(
+        "bernoulli",
+        Some(
+            r#"
+duration = "120 s"
+captures = ["sender"]
+[link]
+rate = "20 Mbit/s"
+delay = "20 ms"
+queue_packets = 2000
+[link.forward]
+loss = { model = "bernoulli", p = 0.01 }
+[[flow]]
+app = "bulk"
+bytes = "20 MB"
+[flow.tcp]
+variant = "sack"
+rcvbuf = "1 MiB"
+sndbuf = "1 MiB"
+"#,
+        ),
+    );
+    let loss = of(&random, "random_loss");
+    assert_eq!(loss.len(), 1, "{random:#?}");
+    assert!((0.005..0.015).contains(&loss[0].details["loss_rate"]), "{:?}", loss[0].details);
+    assert!(loss[0].details["mean_burst_segments"] < 1.5);
+    assert!(of(&random, "burst_loss").is_empty());
+}
+
+#[test]
+fn an_overbuffered_link_is_excessive_queueing() {
+    let f = diagnose_simulated("overbuffered", None);
+    let q = of(&f, "excessive_queueing");
+    assert_eq!(q.len(), 1);
+    assert!(q[0].details["rtt_median_s"] > 5.0, "{:?}", q[0].details);
+    assert!(q[0].details["standing_queue_packets"] > 30.0);
+    assert!(q[0].explanation.contains("initial RTO"));
+    let codel = diagnose_simulated("overbuffered_codel_ecn", None);
+    let small = of(&codel, "excessive_queueing").first().map_or(0.0, |x| x.details["standing_queue_packets"]);
+    assert!(small < 10.0, "CoDel keeps the standing queue short ({small:.0} packets)");
+}
+
+#[test]
+fn a_tiny_window_makes_fast_retransmit_impossible() {
+    let text = |window: &str| {
+        format!(
+            r#"
+duration = "300 s"
+captures = ["sender"]
+[link]
+rate = "2 Mbit/s"
+delay = "50 ms"
+[link.forward]
+loss = {{ model = "bernoulli", p = 0.02 }}
+[[flow]]
+app = "bulk"
+bytes = "2 MB"
+[flow.tcp]
+variant = "newreno"
+rcvbuf = "{window}"
+"#
+        )
+    };
+    let small = diagnose_simulated("tiny-window", Some(&text("4000")));
+    let impossible = of(&small, "fast_retransmit_impossible");
+    assert_eq!(impossible.len(), 1);
+    assert!(impossible[0].details["median_segments_in_flight"] < 4.0);
+    assert!(impossible[0].cost_s > 0.0);
+    let large = diagnose_simulated("large-window", Some(&text("256 KiB")));
+    let timeouts_large = of(&large, "fast_retransmit_impossible").first().map_or(0.0, |x| x.details["timeouts"]);
+    assert!(timeouts_large < impossible[0].details["timeouts"]);
+}
+
+#[test]
+fn window_and_application_limits() {
+    let rwnd = diagnose_simulated(
+        "small-rwnd",
+        Some(
+            r#"
+captures = ["sender"]
+[link]
+rate = "10 Mbit/s"
+delay = "50 ms"
+[[flow]]
+app = "bulk"
+bytes = "3 MB"
+[flow.tcp]
+rcvbuf = "16 KiB"
+"#,
+        ),
+    );
+    let limited = of(&rwnd, "receiver_limited");
+    assert_eq!(limited.len(), 1, "{rwnd:#?}");
+    assert!(limited[0].details["window_limited_share"] > 0.5, "{:?}", limited[0].details);
+
+    let app = diagnose_simulated(
+        "onoff",
+        Some(
+            r#"
+duration = "20 s"
+captures = ["sender"]
+[link]
+rate = "10 Mbit/s"
+delay = "10 ms"
+[[flow]]
+app = "onoff"
+rate = "1 Mbit/s"
+on = "1 s"
+off = "2 s"
+stop = "15 s"
+"#,
+        ),
+    );
+    let idle = of(&app, "sender_limited");
+    assert_eq!(idle.len(), 1, "{app:#?}");
+    assert!(idle[0].details["idle_s"] > 6.0, "{:?}", idle[0].details);
+}
+
+#[test]
+fn delay_spikes_past_the_rto_are_spurious_timeouts() {
+    // 400 ms fades on a trace-driven link hold packets (nothing is lost) while the
+    // Linux-like sender's RTO is about 200 ms.
+    let f = diagnose_simulated("delivery_trace", None);
+    assert!(!of(&f, "spurious_timeout").is_empty(), "{f:#?}");
+}
+
+#[test]
+fn fast_retransmit_after_a_timeout_is_suppressed_by_design() {
+    let f = diagnose_simulated("loss_gilbert_elliott", None);
+    let s = of(&f, "fast_retransmit_suppressed");
+    assert_eq!(s.len(), 1);
+    assert!(s[0].explanation.contains("by design"));
+    assert_eq!(s[0].cost_s, 0.0);
+}
