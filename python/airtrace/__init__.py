@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from airtrace._core import __version__
 
-__all__ = ["AnalysisError", "ScenarioError", "Trace", "read", "simulate", "__version__"]
+__all__ = ["AnalysisError", "DiagnosisError", "ScenarioError", "Trace", "diagnose", "read", "simulate", "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -24,6 +24,10 @@ def __getattr__(name: str) -> object:
         from airtrace import trace
 
         return getattr(trace, name)
+    if name in ("diagnose", "DiagnosisError"):
+        from airtrace import diagnosis
+
+        return getattr(diagnosis, name)
     if name in ("simulate", "ScenarioError"):
         from airtrace import simulation
 

@@ -86,6 +86,18 @@ def _parser() -> argparse.ArgumentParser:
         )
     )
 
+    diagnose = sub.add_parser(
+        "diagnose",
+        help="name the causes of slow transfers in captures or bundles, with evidence and fixes",
+        description="Diagnose capture files or simulation bundles: each finding names a cause (timeout_backoff, "
+        "burst_loss, excessive_queueing, ...; docs/diagnosis.md), the connection, the time span, what it cost, "
+        "the evidence frames, and what would fix it.",
+        epilog="Exit status: 0 when every input was read; 1 when some could not be.",
+    )
+    diagnose.add_argument("inputs", nargs="+", metavar="FILE|BUNDLE", help="capture files or bundle directories")
+    diagnose.add_argument("--json", action="store_true", help="print the findings as a JSON list")
+    diagnose.set_defaults(run=_diagnose)
+
     simulate = sub.add_parser(
         "simulate",
         help="run a scenario in the deterministic simulator and write a bundle",
@@ -147,6 +159,49 @@ def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | 
         for written in write_parquet(readable, parquet, progress=progress):
             print(f"{PROG}: wrote {written}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    """`airtrace diagnose`: findings per input, as text or one JSON list."""
+    import json
+
+    from airtrace.diagnosis import DiagnosisError, diagnose
+
+    everything, failed = [], False
+    for path in args.inputs:
+        try:
+            findings = diagnose(path)
+        except DiagnosisError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            failed = True
+            continue
+        for f in findings:
+            f["file"] = path
+        everything.extend(findings)
+        if not args.json:
+            sys.stdout.write(_findings_text(path, findings))
+    if args.json:
+        sys.stdout.write(json.dumps(everything, indent=2) + "\n")
+    return 1 if failed else 0
+
+
+def _findings_text(path: str, findings: list) -> str:  # type: ignore[type-arg]
+    """Findings for people: one paragraph each, costliest first within a connection."""
+    import textwrap
+
+    if not findings:
+        return f"{path}: no findings\n"
+    lines = [f"{path}: {len(findings)} finding(s)"]
+    for f in sorted(findings, key=lambda f: (f["connection"], -f["cost_s"], f["start_s"])):
+        cost = f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})" if f["cost_s"] > 0 else ""
+        lines.append(
+            f"\n[{f['kind']}] connection {f['connection']} {f['direction']}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}"
+        )
+        lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
+        lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
+        if f["evidence"]:
+            lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+    return "\n".join(lines) + "\n\n"
 
 
 def _simulate(args: argparse.Namespace) -> int:

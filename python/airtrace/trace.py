@@ -34,6 +34,7 @@ class Trace:
       per direction), see docs/json-schema.md for every field.
     - `packets()`: one row per captured frame, `frame` numbered as tshark numbers
       frames, one boolean column per annotation named as Wireshark names the flag.
+    - `findings`: the diagnosis, one row per finding (docs/diagnosis.md).
     """
 
     def __init__(self, path: str, *, progress: bool = False) -> None:
@@ -66,6 +67,15 @@ class Trace:
             return _to_pandas(pa.table({"id": pa.array([], pa.uint32())}))
         table = pa.Table.from_struct_array(pa.array(conns)).flatten()
         return _to_pandas(table).set_index("id", drop=False)
+
+    @cached_property
+    def findings(self) -> pd.DataFrame:
+        """The diagnosis: one row per finding (kind, connection, direction, start_s,
+        end_s, cost_s, throughput_share, evidence, explanation, fix, details); see
+        docs/diagnosis.md. Analyses the file again."""
+        from airtrace.diagnosis import diagnose, findings_frame
+
+        return findings_frame(diagnose(self.path))
 
     def packets(self) -> pd.DataFrame:
         """The packets table (analyses the file again, keeping every row)."""

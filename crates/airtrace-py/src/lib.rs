@@ -1,10 +1,12 @@
 //! The private Python module `airtrace._core`: the only crate that touches PyO3.
 //!
-//! It exposes [`analyze`] and [`simulate::simulate`]; the Python package wraps them
-//! (`airtrace.read`, `airtrace.simulate`, the `airtrace` command). Keep this boundary thin: Rust does
+//! It exposes [`analyze`], [`simulate::simulate`] and [`diagnose::diagnose`]; the Python
+//! package wraps them (`airtrace.read`, `airtrace.simulate`, `airtrace.diagnose`, the
+//! `airtrace` command). Keep this boundary thin: Rust does
 //! the work and returns JSON for summaries and raw column buffers for tables.
 
 mod columns;
+mod diagnose;
 mod simulate;
 mod table;
 
@@ -137,6 +139,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

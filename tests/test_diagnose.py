@@ -1,0 +1,61 @@
+"""`airtrace diagnose`, `airtrace.diagnose` and `Trace.findings`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import airtrace
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "testdata" / "pcaps" / "sample-sender.pcapng"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "airtrace.cli", *args], capture_output=True, text=True)
+
+
+def test_json_lists_findings_with_the_documented_keys() -> None:
+    done = cli("diagnose", str(SAMPLE), "--json")
+    assert done.returncode == 0, done.stderr
+    findings = json.loads(done.stdout)
+    required = {"kind", "connection", "start_s", "end_s", "cost_s", "explanation", "fix", "evidence", "file"}
+    assert all(required <= set(f) for f in findings)
+    stall = [f for f in findings if f["kind"] == "timeout_backoff" and f["evidence"] == [2163, 2164, 2165]]
+    assert len(stall) == 1 and stall[0]["details"]["max_backoff"] == 3
+    assert {"link_outage", "spurious_timeout", "random_loss"} <= {f["kind"] for f in findings}
+
+
+def test_text_report_names_cause_cost_and_fix() -> None:
+    done = cli("diagnose", str(SAMPLE))
+    assert done.returncode == 0, done.stderr
+    assert "[timeout_backoff] connection 1 a_to_b, 13.74-16.01 s cost 2.26 s" in done.stdout
+    assert "Fix:" in done.stdout and "Evidence: frames 2163, 2164, 2165" in done.stdout
+
+
+def test_trace_findings_is_a_dataframe() -> None:
+    findings = airtrace.read(SAMPLE).findings
+    assert list(findings.columns)[:3] == ["kind", "connection", "direction"]
+    assert (findings["kind"] == "timeout_backoff").sum() == 2
+    assert findings["cost_s"].max() > 2.0
+
+
+def test_bundle_shows_header_compression_failures(tmp_path: Path) -> None:
+    bundle = tmp_path / "gsm"
+    airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", bundle)
+    findings = airtrace.diagnose(bundle)
+    hc = [f for f in findings if f["kind"] == "header_compression_failure"]
+    assert hc, [f["kind"] for f in findings]
+    assert all(f["details"]["segments_discarded"] >= 5 for f in hc)
+    assert any(f["kind"] == "excessive_queueing" for f in findings), "a 50-packet buffer at 960 B/s"
+
+
+def test_unreadable_input_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a capture\n")
+    done = cli("diagnose", str(junk), str(SAMPLE), "--json")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "notes.txt" in done.stderr and "Traceback" not in done.stderr
+    assert json.loads(done.stdout), "the readable input is still diagnosed"
