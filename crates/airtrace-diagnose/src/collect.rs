@@ -121,6 +121,14 @@ pub struct DirState {
     pub window_full_frames: Vec<u64>,
     /// Silences of the sender with nothing in flight (it had nothing to send).
     pub app_idle: Vec<Span>,
+    /// The segment sent alone (nothing else in flight), awaiting its ACK: (time, end,
+    /// frame).
+    lone: Option<(i64, u32, u64)>,
+    /// How long segments sent alone waited for their ACK: a receiver that delays its
+    /// ACK for a second segment that never comes stalls such a sender.
+    pub lone_ack_delay: LogHistogram,
+    /// Frames of lone segments whose ACK took 100 ms or more.
+    pub lone_slow_frames: Vec<u64>,
 }
 
 /// What was gathered about one connection.
@@ -181,6 +189,14 @@ impl DirState {
         self.acked = Some(ack);
         if self.max_sent_end.is_some_and(|m| !seq_after(m, ack)) {
             self.all_acked_at.get_or_insert(t_ns);
+        }
+        if let Some((sent, end, frame)) = self.lone.take() {
+            if !seq_after(end, ack) {
+                self.lone_ack_delay.add(t_ns - sent);
+                if t_ns - sent >= 100_000_000 {
+                    push_evidence(&mut self.lone_slow_frames, frame);
+                }
+            }
         }
         let resolved = self.pending_retx.iter().take_while(|&&end| !seq_after(end, ack)).count();
         if resolved == 0 {
@@ -366,6 +382,7 @@ impl PacketSink for Diagnoser {
             if me.max_sent_end.is_none_or(|m| seq_after(end, m)) {
                 me.max_sent_end = Some(end);
             }
+            me.lone = (a.bytes_in_flight == i64::from(a.seglen)).then_some((t, end, frame));
         }
         me.last_was_retx = retx;
         me.last_flight = a.bytes_in_flight.max(0);

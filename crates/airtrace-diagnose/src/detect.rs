@@ -26,6 +26,13 @@ const INITIAL_RTO_S: f64 = 1.0;
 const BURST_MEAN_SEGMENTS: f64 = 2.0;
 /// Fewer loss events than this say nothing about the pattern.
 const MIN_LOSS_EVENTS: usize = 3;
+/// A lone segment's ACK that is later than the base RTT by more than this (or by the
+/// base RTT, if longer) was delayed by the receiver.
+const DELACK_MARGIN_NS: i64 = 30_000_000;
+/// Stalls reported when at least this many...
+const MIN_STALLS: u64 = 3;
+/// ...and this share of the data segments stalled.
+const STALL_SHARE: f64 = 0.1;
 /// The receiver's window is the limit when this share of data segments hit it.
 const RWND_LIMITED_SHARE: f64 = 0.3;
 /// Application pauses are reported when they add up to this share of the connection.
@@ -110,6 +117,7 @@ pub fn connection(conn: u32, c: &ConnState, summary: Option<&ConnSummary>, start
         excessive_queueing(&mut b, d, dir);
         loss_pattern(&mut b, d, dir, &episodes);
         receiver_limited(&mut b, d, dir);
+        delayed_ack_stall(&mut b, d, dir, summary.and_then(|s| s.handshake_rtt_s));
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
@@ -462,6 +470,47 @@ application that reads faster.",
             ("zero_window_s", zero_ns as f64 / 1e9),
             ("window_limited_share", limited_share),
             ("window_full_segments", dir.window_full as f64),
+        ]),
+    );
+}
+
+/// A receiver that delays its ACK (RFC 1122 §4.2.3.2: up to 500 ms, 200 ms in BSD, 40
+/// ms in Linux) waits for a second segment; a sender that has only one in flight (a
+/// window of one segment, or the end of a burst) then waits out the delayed-ACK timer
+/// each round trip.
+fn delayed_ack_stall(b: &mut Builder, d: usize, dir: &DirState, handshake_rtt_s: Option<f64>) {
+    let base = match (dir.rtt.min(), handshake_rtt_s) {
+        (Some(min), Some(h)) => min.min((h * 1e9) as i64),
+        (Some(min), None) => min,
+        (None, Some(h)) => (h * 1e9) as i64,
+        (None, None) => return,
+    };
+    // Longer than a round trip by more than jitter: the receiver sat on the ACK.
+    let threshold = base + (base.max(DELACK_MARGIN_NS));
+    let (stalls, total_ns) = dir.lone_ack_delay.above(threshold);
+    if stalls < MIN_STALLS || (stalls as f64) < STALL_SHARE * dir.data_packets as f64 {
+        return;
+    }
+    let cost = (total_ns - stalls as f64 * base as f64).max(0.0) as i64;
+    let typical = dir.lone_ack_delay.quantile(0.9).unwrap_or(0);
+    let explanation = format!(
+        "{stalls} segments went out alone and waited about {:.0} ms for their ACK on a {:.0} ms path: the receiver delays its ACK for a second segment (RFC 1122 §4.2.3.2) that the sender, with one segment of window, never sends. {:.2} s lost waiting for the delayed-ACK timer.",
+        typical as f64 / 1e6,
+        base as f64 / 1e6,
+        cost as f64 / 1e9
+    );
+    b.push(
+        "delayed_ack_stall",
+        d,
+        (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
+        cost,
+        dir.lone_slow_frames.clone(),
+        explanation,
+        "Give the sender a window of at least two segments (send buffer, initial window), or have the receiver ACK every segment (quick ACKs, TCP_QUICKACK) when the sender is this limited.",
+        BTreeMap::from([
+            ("stalls", stalls as f64),
+            ("base_rtt_s", base as f64 / 1e9),
+            ("typical_ack_delay_s", typical as f64 / 1e9),
         ]),
     );
 }

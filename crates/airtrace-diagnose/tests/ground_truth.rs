@@ -209,3 +209,33 @@ fn fast_retransmit_after_a_timeout_is_suppressed_by_design() {
     assert!(s[0].explanation.contains("by design"));
     assert_eq!(s[0].cost_s, 0.0);
 }
+
+#[test]
+fn a_one_segment_window_waits_for_delayed_acks() {
+    let f = diagnose_simulated(
+        "delack",
+        Some(
+            r#"
+captures = ["sender"]
+[link]
+rate = "10 Mbit/s"
+delay = "20 ms"
+[[flow]]
+app = "bulk"
+bytes = "200 kB"
+[flow.tcp]
+profile = "bsd"
+mss = 1460
+sndbuf = "1460"
+"#,
+        ),
+    );
+    let stall = of(&f, "delayed_ack_stall");
+    assert_eq!(stall.len(), 1, "{f:#?}");
+    assert!(stall[0].details["stalls"] > 100.0);
+    // BSD delays its ACK 200 ms; the path's RTT is 40 ms.
+    assert!((0.2..0.26).contains(&stall[0].details["typical_ack_delay_s"]), "{:?}", stall[0].details);
+    assert!(stall[0].throughput_share > 0.7, "the stalls are most of the transfer");
+    let normal = diagnose_simulated("bernoulli-free", Some("captures = [\"sender\"]\n[link]\nrate = \"10 Mbit/s\"\ndelay = \"20 ms\"\n[[flow]]\napp = \"bulk\"\nbytes = \"2 MB\"\n"));
+    assert!(of(&normal, "delayed_ack_stall").is_empty(), "{normal:#?}");
+}
