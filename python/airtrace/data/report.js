@@ -373,7 +373,8 @@
     });
     window.addEventListener("resize", () => drawAll());
     if (meta.connections_views.length) show(meta.connections_views[0].conn);
-    AT.loadMs = performance.now() - t0;
+    AT.loadMs = performance.now() - t0;  // inflate, decode and first draw
+    AT.readyAt = performance.now();      // since navigation start: parse and everything
     AT.ready = true;
     document.body.dataset.ready = "1";
   }
