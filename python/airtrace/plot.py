@@ -110,18 +110,28 @@ def _annotate_timeouts(ax: Axes, to: Series | None, offset: float = 0.0) -> None
         order = np.flatnonzero(backoff >= max(2, np.sort(backoff)[-MAX_ANNOTATIONS]))[:MAX_ANNOTATIONS]
     else:
         order = np.argsort(-backoff, kind="stable")[:MAX_ANNOTATIONS]
-    for i in sorted(order):
+    for n, i in enumerate(sorted(order)):
         b = int(backoff[i])
         txt = "RTO" if b <= 1 else f"RTO, backoff ×{2 ** (b - 1)}"
-        ax.annotate(txt, (to.x[i], to.y[i] + offset), xytext=(4, 10), textcoords="offset points", fontsize=8,
+        ax.annotate(txt, (to.x[i], to.y[i] + offset), xytext=(-8, 22 + 16 * (n % 2)), textcoords="offset points", fontsize=8, ha="right",
                     color="C3", arrowprops={"arrowstyle": "-", "color": "C3", "lw": 0.6})
+
+
+def _shade_idle(ax: Axes, run: Run, conn: int, time: tuple[float, float] | None) -> views.Utilization:
+    """Shade the spans the link sat idle while the sender had data (Ludwig et al.'s waste)."""
+    util = views.utilization(run, conn)
+    spans = [(a, b) for a, b in util.idle_spans if time is None or (b > time[0] and a < time[1])]
+    for i, (a, b) in enumerate(spans):
+        ax.axvspan(a, b, color="C3", alpha=0.12, lw=0, label=f"link idle while the sender had data ({util.idle_source})" if i == 0 else None)
+    return util
 
 
 def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     """TCP sender, TCP receiver and link on one time axis, offset as MultiTracer offsets them;
     cwnd below; link idle while the sender had data shaded."""
     conn = run.main_connection() if conn is None else conn
-    layers = {k: _window(s, time) for k, s in views.multilayer(run, conn).items()}
+    whole = views.multilayer(run, conn)
+    layers = {k: _window(s, time) for k, s in whole.items()}
     gap = views.multilayer_offset(layers)
     fig, (ax, axc) = _figure(2, 7.5, ratios=[3, 1])
     groups = [
@@ -144,10 +154,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
                     textcoords="offset points", fontsize=8)
     timeouts = views.tsg(run, conn).get("timeouts")
     _annotate_timeouts(ax, None if timeouts is None else _window(timeouts, time))
-    util = views.utilization(run, conn)
-    spans = [(a, b) for a, b in util.idle_spans if time is None or (b > time[0] and a < time[1])]
-    for i, (a, b) in enumerate(spans):
-        ax.axvspan(a, b, color="C3", alpha=0.12, lw=0, label=f"link idle while the sender had data ({util.idle_source})" if i == 0 else None)
+    util = _shade_idle(ax, run, conn, time)
     if time is not None:
         ax.set_xlim(*time)
         lows = [float((s.y + o).min()) for k, o, _ in groups if (s := layers.get(k)) is not None and len(s)]
@@ -157,7 +164,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
             ax.set_ylim(min(lows) - pad, max(highs) + pad * 4)
     ax.set_ylabel("sequence number (kB, relative)")
     _kbytes(ax)
-    facts = _facts(run, conn, layers, util)
+    facts = _facts(run, conn, whole, util)
     if facts:
         ax.text(0.99, 0.02, "\n".join(facts), transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5,
                 bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
@@ -178,7 +185,7 @@ def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilizati
     """The numbers the eye should take from the multi-layer plot, in words."""
     import numpy as np
 
-    out = []
+    out = ["whole run:"]
     snd, rcv = layers.get("TcpSnd_data"), layers.get("TcpRcv_data")
     if snd is not None and rcv is not None and len(snd) and len(rcv):
         # one-way delay of each sequence number's first arrival
@@ -187,7 +194,7 @@ def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilizati
             first_rcv.setdefault(y, x)
         delays = [first_rcv[y] - x for x, y in zip(snd.x, snd.y) if y in first_rcv and first_rcv[y] >= x]
         if delays:
-            out.append(f"sender → receiver delay: median {np.median(delays):.2f} s, max {max(delays):.2f} s")
+            out.append(f"first sending → first arrival: median {np.median(delays):.2f} s, max {max(delays):.2f} s")
     link = run.link
     if link is not None:
         q = link.loc[link["dir"] == "down", "queue_packets"].dropna()
@@ -205,16 +212,17 @@ def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilizati
     return out
 
 
-def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None) -> Figure:
+def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None, time: tuple[float, float] | None = None) -> Figure:
     """tcptrace-style time/sequence graph."""
     conn = run.main_connection() if conn is None else conn
-    series = views.tsg(run, conn, capture)
+    series = {k: _window(v, time) for k, v in views.tsg(run, conn, capture).items()}
     fig, (ax,) = _figure(1, 6)
     for key in ("window", "ack", "segments", "sack", "retx_timeout", "retx_fast_retransmit", "retx_sack", "retx_other"):
         s = series.get(key)
         if s is not None:
             _draw(ax, s, label=f"{s.label} [{len(s)}]")
     _annotate_timeouts(ax, series.get("timeouts"))
+    _shade_idle(ax, run, conn, time)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("sequence number (kB, relative)")
     _kbytes(ax)
@@ -224,16 +232,17 @@ def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None) ->
     return fig
 
 
-def rtt_figure(run: Run, conn: int | None = None) -> Figure:
+def rtt_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     conn = run.main_connection() if conn is None else conn
     fig, (ax,) = _figure(1, 4.5)
-    series = views.rtt(run, conn)
+    series = {k: _window(v, time) for k, v in views.rtt(run, conn).items()}
     for s in series.values():
         _draw(ax, s, label=f"{s.label} [{len(s)}]" if s.style == "points" else s.label)
-    _annotate_timeouts(ax, _at_top(views.tsg(run, conn).get("timeouts"), series))
+    to = views.tsg(run, conn).get("timeouts")
+    _annotate_timeouts(ax, _at_top(None if to is None else _window(to, time), series))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("seconds")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
     _title(ax, run, "RTT and RTO", conn)
@@ -250,15 +259,16 @@ def _at_top(to: Series | None, series: dict[str, Series]) -> Series | None:
     if rto is None or len(rto) == 0:
         y = np.zeros(len(to))
     else:
-        idx = np.clip(np.searchsorted(rto.x, to.x, side="right") - 1, 0, len(rto) - 1)
+        # the timer value that ran out: the last one set before the expiry
+        idx = np.clip(np.searchsorted(rto.x, to.x, side="left") - 1, 0, len(rto) - 1)
         y = rto.y[idx]
     return Series(to.label, to.x, y, style=to.style, color=to.color, y2=to.y2)
 
 
-def cwnd_figure(run: Run, conn: int | None = None) -> Figure:
+def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     conn = run.main_connection() if conn is None else conn
     fig, (ax,) = _figure(1, 4.5)
-    series = views.cwnd(run, conn)
+    series = {k: _window(v, time) for k, v in views.cwnd(run, conn).items()}
     for s in series.values():
         _draw(ax, s)
     ax.set_xlabel("time (s)")
@@ -271,11 +281,11 @@ def cwnd_figure(run: Run, conn: int | None = None) -> Figure:
     return fig
 
 
-def throughput_figure(run: Run, conn: int | None = None) -> Figure:
+def throughput_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     conn = run.main_connection() if conn is None else conn
     fig, (ax,) = _figure(1, 4.5)
     for s in views.throughput(run, conn).values():
-        _draw(ax, s)
+        _draw(ax, _window(s, time))
     from matplotlib.ticker import FuncFormatter
 
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:,.0f}"))
@@ -293,24 +303,23 @@ def utilization_figure(run: Run) -> Figure:
     conns = [int(c) for c in run.connections["id"]]
     utils = [views.utilization(run, c) for c in conns]
     utils = [u for u in utils if u.data_bytes > 0] or utils
-    fig, (ax,) = _figure(1, 1.6 + 0.55 * len(utils))
+    fig, (ax,) = _figure(1, 2.2 + 0.8 * len(utils))
     labels = [f"conn {u.conn}: {u.label}" for u in utils]
     ys = range(len(utils))
     busy = [100 * (1 - u.idle_fraction) * (1 - u.resent_fraction) for u in utils]
     resent = [100 * (1 - u.idle_fraction) * u.resent_fraction for u in utils]
     idle = [100 * u.idle_fraction for u in utils]
-    ax.barh(ys, busy, color="C2", label="useful: new data on the link")
-    ax.barh(ys, resent, left=busy, color="C1", label="bytes sent more than once")
-    ax.barh(ys, idle, left=[a + b for a, b in zip(busy, resent)], color="C3", label="link idle while the sender had data")
+    ax.barh(ys, busy, height=0.45, color="C2", label="useful: new data on the link")
+    ax.barh(ys, resent, height=0.45, left=busy, color="C1", label="bytes sent more than once")
+    ax.barh(ys, idle, height=0.45, left=[a + b for a, b in zip(busy, resent)], color="C3", label="link idle while the sender had data")
     for y, u, b in zip(ys, utils, busy):
-        ax.text(101, y, f"utilization {u.utilization:.0%}: idle {u.idle_s:.1f} s of {u.duration_s:.1f} s, "
-                f"{u.resent_bytes / 1000:,.1f} kB of {u.data_bytes / 1000:,.1f} kB sent again", va="center", fontsize=8)
+        ax.text(0.5, y - 0.26, f"utilization {u.utilization:.0%}: link idle {u.idle_s:.1f} s of {u.duration_s:.1f} s; "
+                f"{u.resent_bytes / 1000:,.1f} kB of {u.data_bytes / 1000:,.1f} kB sent more than once", va="bottom", fontsize=8.5)
     ax.set_yticks(list(ys), labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 190)
-    ax.set_xticks(range(0, 101, 20))
+    ax.set_ylim(len(utils) - 0.5, -0.75)
+    ax.set_xlim(0, 100)
     ax.set_xlabel("share of the connection's time (%)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(utils) < 3 else -0.12), ncols=3, fontsize=8, frameon=False)
     src = {u.idle_source for u in utils}
     ax.set_title(f"Utilization (Ludwig et al.): {run.title} — idle time {', '.join(sorted(src))}", fontsize=11, loc="left")
     return fig
@@ -338,13 +347,13 @@ def figure(run: Run, kind: str, conn: int | None = None, time: tuple[float, floa
     if kind == "multilayer":
         return multilayer_figure(run, conn, time)
     if kind == "tsg":
-        return tsg_figure(run, conn)
+        return tsg_figure(run, conn, time=time)
     if kind == "rtt":
-        return rtt_figure(run, conn)
+        return rtt_figure(run, conn, time)
     if kind == "cwnd":
-        return cwnd_figure(run, conn)
+        return cwnd_figure(run, conn, time)
     if kind == "throughput":
-        return throughput_figure(run, conn)
+        return throughput_figure(run, conn, time)
     if kind == "utilization":
         return utilization_figure(run)
     raise ValueError(f"unknown plot kind {kind!r}: choose one of {', '.join(KINDS)}, all")
