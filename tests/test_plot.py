@@ -120,3 +120,24 @@ def test_cli_report(rlp: views.Run, tmp_path: Path) -> None:
     plain = tmp_path / "p.html"
     subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain)], check=True, capture_output=True)
     assert 'id="findings"' not in plain.read_text(), "no findings section without findings"
+
+
+def test_captures_of_one_run_share_a_time_axis(bursty: views.Run, tmp_path: Path) -> None:
+    """Two plain captures, the receiver's clock 1.234 s ahead and 50 ppm fast: the receiver's
+    data land just after the sender's on the figure, not 1.2 s later."""
+    from airtrace import pcapio
+
+    records = list(pcapio.read_records(bursty.captures["receiver"]))
+    t0 = records[0].ts_ns
+    pcapio.write_pcap(tmp_path / "receiver.pcap", [
+        pcapio.Record(r.ts_ns + 1_234_000_000 + int((r.ts_ns - t0) * 50e-6), r.linktype, r.data, r.orig_len) for r in records
+    ])
+    run = views.load([bursty.captures["sender"], tmp_path / "receiver.pcap"])
+    layers = views.multilayer(run, 0)
+    snd, rcv = layers["TcpSnd_data"], layers["TcpRcv_data"]
+    first = {y: x for x, y in zip(rcv.x[::-1], rcv.y[::-1])}
+    sent = {y: x for x, y in zip(snd.x[::-1], snd.y[::-1])}
+    delays = [first[y] - x for y, x in sent.items() if y in first]
+    assert len(delays) > 1000 and 0 < min(delays) < 0.05
+    fig = plot.multilayer_figure(run, time=(10, 14))
+    assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))

@@ -114,6 +114,40 @@ def test_zooming_changes_what_is_shown(page: Any) -> None:
     assert (ARTIFACTS / "report-bursty.png").stat().st_size > 10_000
 
 
+def test_thinned_drawing_keeps_gaps(page: Any) -> None:
+    """At full zoom-out the segments are drawn per pixel column (more points than columns); the
+    columns inside a timeout's idle span stay empty and the columns where data flowed do not."""
+    page.evaluate("window.airtrace.reset()")
+    columns = page.evaluate("""() => {
+        const p = window.airtrace.panels.find(p => p.spec.id === 'tsg');
+        const seg = p.series.find(s => s.label === 'data segments');
+        for (const s of p.series) s.visible = s === seg;  // nothing drawn over the segments
+        p.draw();
+        const c = p.canvas, ctx = c.getContext('2d'), dpr = c.width / c.getBoundingClientRect().width;
+        const [a, b] = window.airtrace.range(), pad = window.airtrace.PAD;
+        const pw = c.getBoundingClientRect().width - pad.l - pad.r;
+        const col = t => Math.floor(pad.l + (t - a) / (b - a) * pw);
+        const black = x => {  // pure-black pixels (segments are #000) in one CSS-pixel column
+            const img = ctx.getImageData(Math.round(x * dpr), 0, 1, c.height).data;
+            let n = 0; for (let i = 0; i < img.length; i += 4) if (img[i] + img[i+1] + img[i+2] === 0 && img[i+3] > 200) n++;
+            return n; };
+        // the longest pause between consecutive segments
+        let best = 0, at = 0;
+        for (let i = 1; i < seg.n; i++) if (seg.X[i] - seg.X[i-1] > best) { best = seg.X[i] - seg.X[i-1]; at = i; }
+        const x0 = col(seg.X[at-1]) + 2, x1 = col(seg.X[at]) - 2, mid = col(seg.X[at-1]) - 0;
+        const inside = []; for (let x = x0; x <= x1; x++) inside.push(black(x));
+        const before = black(mid) + black(mid - 1);
+        for (const s of p.series) s.visible = true;
+        p.draw();
+        return {points: seg.n, pw, gapColumns: x1 - x0 + 1, insideBlack: inside.reduce((u, v) => u + v, 0),
+                drawnColumns: seg.drawn, beforeBlack: before};
+    }""")
+    assert columns["points"] > 2 * columns["pw"], "the level-of-detail path is the one under test"
+    assert columns["gapColumns"] >= 3, columns
+    assert columns["insideBlack"] == 0, columns
+    assert columns["beforeBlack"] > 0, columns
+
+
 def test_a_finding_zooms_to_its_time_span(page: Any) -> None:
     page.click("#findings a[data-zoom]")
     page.wait_for_timeout(100)

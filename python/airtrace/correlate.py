@@ -129,11 +129,18 @@ def _hull_support(t: np.ndarray, d: np.ndarray, lower: bool) -> tuple[float, flo
 
 def estimate_clock(name: str, ref: pd.DataFrame, other: pd.DataFrame, t0_ns: int) -> Clock:
     """Offset and drift of `other` against `ref` from the packets both captured."""
-    import numpy as np
-
     m = ref.merge(other, on=[*KEY, "copy"], suffixes=("_r", "_o"))
     if m.empty:
         return Clock(name, 0.0, 0.0, t0_ns, 0, "no common packets: left as it is")
+    clock = _fit(name, m, t0_ns)
+    if len(m) < 0.1 * min(len(ref), len(other)):
+        clock.method += f"; only {len(m)} of {min(len(ref), len(other))} packets matched: the captures may not be of one run"
+    return clock
+
+
+def _fit(name: str, m: pd.DataFrame, t0_ns: int) -> Clock:
+    import numpy as np
+
     tr = (m["ts_ns_r"].to_numpy() - t0_ns) / 1e9
     d = (m["ts_ns_o"].to_numpy() - m["ts_ns_r"].to_numpy()) / 1e9
     groups = m.groupby(["ip_src", "ip_dst"], sort=False, observed=True).indices

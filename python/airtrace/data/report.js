@@ -8,6 +8,7 @@
   const meta = JSON.parse(document.getElementById("airtrace-meta").textContent);
   const AT = (window.airtrace = { ready: false, panels: [], drawCount: 0, error: null });
   const PAD = { l: 64, r: 12, t: 8, b: 28 };
+  AT.PAD = PAD;
 
   async function inflate(b64) {
     const bin = atob(b64);
