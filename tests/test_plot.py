@@ -87,6 +87,10 @@ def test_a_capture_alone_gets_an_inferred_cwnd(bursty: views.Run) -> None:
     assert "inferred" in line.get_label() and len(line.get_xdata()) > 1000
     est = views.rtt(run, 0)
     assert "estimated" in est["rto"].label
+    # Without the link log, idle time is estimated from gaps in the ACKs: close to the simulator's.
+    u = views.utilization(run, 0)
+    assert "estimated" in u.idle_source
+    assert u.idle_s == pytest.approx(bursty.summary["flows"][0]["idle_s"], rel=0.15)
 
 
 @pytest.mark.parametrize("ext,magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])

@@ -116,6 +116,22 @@ def _panels(run: Run, conn: int, blob: _Blob) -> list[dict[str, Any]]:
     return [p for p in panels if p["series"]]
 
 
+def _overview(cviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """With several connections: one time/sequence panel of every connection's data segments,
+    drawn from the same arrays as their own panels (no extra bytes)."""
+    series = []
+    palette = list(COLORS.values())[:10]
+    for i, v in enumerate(cviews):
+        tsg = next((p for p in v["panels"] if p["id"] == "tsg"), None)
+        seg = next((s for s in tsg["series"] if s["label"] == "data segments"), None) if tsg else None
+        if seg is not None and seg["n"]:
+            series.append(dict(seg, label=f"conn {v['conn']}", y2=None, style="points", color=palette[i % 10], important=False))
+    if len(series) < 2:
+        return []
+    return [{"id": "overview", "title": "All connections: data segments (first byte, relative sequence number)",
+             "ylabel": "sequence (bytes)", "series": series}]
+
+
 def _cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and v != v):
         return "–"
@@ -202,7 +218,7 @@ def build(run: Run, *, findings: Sequence[Mapping[str, Any]] | None = None, max_
     blob = _Blob(x0, xscale)
     utils = {c: views.utilization(run, c) for c in chosen}
     cviews = [{"conn": c, "panels": _panels(run, c, blob)} for c in chosen]
-    meta = {"title": run.title, "x0": x0, "xscale": xscale, "connections_views": cviews}
+    meta = {"title": run.title, "x0": x0, "xscale": xscale, "connections_views": cviews, "overview": _overview(cviews)}
     js = resources.files("airtrace").joinpath("data/report.js").read_text()
     css = resources.files("airtrace").joinpath("data/report.css").read_text()
     _ = np

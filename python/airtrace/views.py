@@ -530,8 +530,9 @@ def _intersect(a: list[tuple[float, float]], starts: np.ndarray, ends: np.ndarra
 def utilization(run: Run, conn: int) -> Utilization:
     """Idle time while data waited and bytes sent twice. Idle spans come from the link log when the
     run has one (the link transmitted nothing while the sender had unacknowledged data), otherwise
-    from the sender capture: gaps between data segments longer than four times the usual spacing
-    while data was unacknowledged (labelled as estimated)."""
+    from the ACKs at the sender capture: gaps in the ACK stream from the receiver (all connections)
+    longer than four times the usual spacing while this connection's data was unacknowledged
+    (labelled as estimated)."""
     import numpy as np
 
     row = run.connections.loc[conn]
@@ -541,14 +542,22 @@ def utilization(run: Run, conn: int) -> Utilization:
     if link_idle is not None:
         spans, source = _intersect(link_idle, starts, ends), "from the link log"
     else:
+        # No link log: the bottleneck delivered nothing while no ACK came back. Gaps in the ACK
+        # stream from this connection's receiver (every connection together, so that a shared
+        # link busy with another one does not count) longer than four times the usual spacing.
         p = run.conn_in(run.sender_name, conn)
         d = run.data_dir(conn)
-        t = _np(p.loc[(p["dir"] == d) & (p["seglen"].fillna(0) > 0), "t"])
+        mine = p[p["dir"] != d]
+        allp = run.packets(run.sender_name)
+        if len(mine):
+            src, dst = mine["ip_src"].iloc[0], mine["ip_dst"].iloc[0]
+            allp = allp[(allp["ip_src"] == src) & (allp["ip_dst"] == dst)]
+        t = np.sort(_np(allp["t"])) if len(mine) else np.array([])
         gaps = np.diff(t)
         usual = float(np.median(gaps)) if len(gaps) else 0.0
         sel = np.flatnonzero(gaps > max(4 * usual, 1e-3))
         spans = _intersect([(float(t[i] + usual), float(t[i + 1])) for i in sel], starts, ends)
-        source = "estimated from the sender capture"
+        source = "estimated from gaps in the ACKs at the sender"
     return Utilization(
         conn=conn,
         label=f"{row['a']} → {row['b']}",

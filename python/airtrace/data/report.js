@@ -18,11 +18,16 @@
     return await new Response(stream).arrayBuffer();
   }
 
+  const decoded = new Map();  // series may share arrays (the overview reuses each connection's)
   function arrays(buf, s) {
-    const x = new Float64Array(s.n);
-    if (s.n) {
-      const u = new Uint32Array(buf, s.x, s.n);
-      for (let i = 0; i < s.n; i++) x[i] = meta.x0 + u[i] * meta.xscale;
+    let x = decoded.get(s.x);
+    if (!x) {
+      x = new Float64Array(s.n);
+      if (s.n) {
+        const u = new Uint32Array(buf, s.x, s.n);
+        for (let i = 0; i < s.n; i++) x[i] = meta.x0 + u[i] * meta.xscale;
+      }
+      decoded.set(s.x, x);
     }
     s.X = x;
     s.Y = s.n ? new Float32Array(buf, s.y, s.n) : new Float32Array(0);
@@ -335,7 +340,7 @@
     host.innerHTML = "";
     AT.panels = [];
     let lo = Infinity, hi = -Infinity;
-    for (const spec of c.panels) {
+    for (const spec of (meta.overview || []).concat(c.panels)) {
       for (const s of spec.series) {
         if (!s.X) arrays(buffer, s);
         if (s.n) { lo = Math.min(lo, s.X[0]); hi = Math.max(hi, s.X[s.n - 1]); }
