@@ -41,6 +41,7 @@ def main() -> int:
     frames = trace.frames
     c = trace.connections
     busiest = int((c["a_to_b.packets"] + c["b_to_a.packets"]).max()) if len(c) else 0
+    segments = int((c["a_to_b.data_packets"] + c["b_to_a.data_packets"]).sum()) if len(c) else 0
     t = time.perf_counter()
     report(args.capture, args.out)
     build_s = time.perf_counter() - t
@@ -109,8 +110,8 @@ Debian chromium (Playwright), on the 2-CPU development VM (load average {load:.1
 | redraw after a zoom (10 %, 1 %, full) | ≤ {zoom_ms:.0f} ms | |
 | switch to another connection and draw it | ≤ {switch_ms:.0f} ms | |
 
-At open the page draws the busiest connection ({busiest:,} of the {frames:,} packets, in all its plots); the others
-are a click away (the switch time above, each drawn in full). The page draws each series per pixel column (min and max of the points in it), so a redraw costs one pass over
+At open the page draws the overview of every connection's data segments ({segments:,} points) and all the plots
+of the busiest connection ({busiest:,} packets); the others are a click away (the switch time above). The page draws each series per pixel column (min and max of the points in it), so a redraw costs one pass over
 the visible points; retransmissions, timeouts and resets are always drawn one by one.
 {END}"""
         docs = ROOT / "docs" / "benchmarks.md"
