@@ -20,7 +20,7 @@ DRIFT = 50e-6
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = (ROOT / "scenarios" / f"{request.param}.toml").read_text()
     text = text.replace('captures = ["sender", "receiver"]', "")
-    text = f'captures = ["sender", "receiver", "link_in", "link_out"]\n' + text
+    text = 'captures = ["sender", "receiver", "link_in", "link_out"]\n' + text
     scenario = tmp_path_factory.mktemp("sc") / f"{request.param}.toml"
     scenario.write_text(text)
     out = tmp_path_factory.mktemp("bundle") / request.param

@@ -38,8 +38,6 @@ def _figure(rows: int = 1, height: float = 5.0, ratios: Sequence[float] | None =
 
 def _draw(ax: Axes, s: Series, offset: float = 0.0, label: str | None = None, **kw: object) -> None:
     """Draw one series; points become short bars when they carry y2."""
-    import numpy as np
-
     if len(s) == 0 and s.style != "vlines":
         return
     label = label or s.label
@@ -61,7 +59,6 @@ def _draw(ax: Axes, s: Series, offset: float = 0.0, label: str | None = None, **
         ms = (2.5 if len(s) < 3000 else 1.5) if s.marker == "." else (4 if len(s) < 500 else 2.5)
         ax.plot(s.x, y, ls="none", marker=s.marker, ms=ms, color=s.color, label=label, rasterized=big,
                 mfc="none" if s.marker == "o" else None, **kw)
-    _ = np
 
 
 def _window(s: Series, time: tuple[float, float] | None) -> Series:

@@ -97,7 +97,7 @@ def _panels(run: Run, conn: int, blob: _Blob) -> list[dict[str, Any]]:
     series = [blob.series(s) for k, s in tsg.items() if k != "timeouts"]
     to = tsg.get("timeouts")
     if to is not None and len(to):
-        series.append(blob.series(Series(f"RTO expiry", to.x, to.y, "points", "C3", None, "v", True)))
+        series.append(blob.series(Series("RTO expiry", to.x, to.y, "points", "C3", None, "v", True)))
     panels.append({"id": "tsg", "title": f"Time/sequence at {run.sender_name} (tcptrace style)", "ylabel": "sequence (bytes)", "series": series})
     rtt = views.rtt(run, conn)
     if rtt:
@@ -201,8 +201,6 @@ def _findings_section(findings: Sequence[Mapping[str, Any]] | None) -> str:
 
 def build(run: Run, *, findings: Sequence[Mapping[str, Any]] | None = None, max_connections: int = MAX_CONNECTIONS) -> str:
     """The report of a run as one HTML string."""
-    import numpy as np
-
     conns = run.connections
     total = conns["a_to_b.data_bytes"] + conns["b_to_a.data_bytes"] if len(conns) else []
     chosen = [int(conns.loc[i, "id"]) for i in (total.sort_values(ascending=False).index[:max_connections] if len(conns) else [])]
@@ -221,7 +219,6 @@ def build(run: Run, *, findings: Sequence[Mapping[str, Any]] | None = None, max_
     meta = {"title": run.title, "x0": x0, "xscale": xscale, "connections_views": cviews, "overview": _overview(cviews)}
     js = resources.files("airtrace").joinpath("data/report.js").read_text()
     css = resources.files("airtrace").joinpath("data/report.css").read_text()
-    _ = np
     from airtrace import __version__
 
     title = html.escape(run.title)

@@ -179,6 +179,8 @@ def load(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, a
             meta = json.load(f)
         caps = {v["name"]: os.path.join(root, v["file"]) for v in meta.get("vantage_points", [])}
         caps = {n: p for n, p in caps.items() if os.path.exists(p)}
+        if not caps:
+            raise ValueError(f"{root}: the bundle has no capture (scenario `captures = []`)")
         return Run(caps, bundle=root, meta=meta, base_ns=int(meta.get("clock", {}).get("epoch_ns", 0)))
     caps: dict[str, str] = {}
     for p in paths:
@@ -293,8 +295,6 @@ def multilayer_offset(layers: dict[str, Series]) -> float:
 
 def tsg(run: Run, conn: int, name: str | None = None) -> dict[str, Series]:
     """tcptrace's time/sequence graph at one capture: segments, ACK and window lines, SACKs, retransmissions."""
-    import numpy as np
-
     name = name or run.sender_name
     p = run.conn_in(name, conn)
     d = run.data_dir(conn)
