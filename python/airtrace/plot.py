@@ -173,9 +173,47 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     axc.set_ylabel("bytes (kB)")
     _kbytes(axc)
     axc.set_xlabel("time (s)")
-    axc.legend(loc="upper left", fontsize=8)
+    handles, labels = axc.get_legend_handles_labels()
+    queue = _window(views.link_queue(run), time) if run.link is not None else None
+    if queue is not None and len(queue):
+        axq = axc.twinx()
+        _draw(axq, queue, alpha=0.7)
+        axq.set_ylabel("link queue (packets)", color=queue.color)
+        axq.set_ylim(bottom=0)
+        h2, l2 = axq.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    (axq if queue is not None and len(queue) else axc).legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.9)
     axc.grid(alpha=0.3)
+    _arrow_longest_wait(ax, whole, time)
     return fig
+
+
+def _arrow_longest_wait(ax: Axes, layers: dict[str, Series], time: tuple[float, float] | None) -> None:
+    """A horizontal arrow from the segment that waited longest between sender and receiver (never
+    retransmitted, so the wait is queueing and link-layer delay) to its arrival, when it is long
+    enough to see."""
+    import numpy as np
+
+    snd, rcv = layers.get("TcpSnd_data"), layers.get("TcpRcv_data")
+    if snd is None or rcv is None or not len(snd) or not len(rcv):
+        return
+    ys, counts = np.unique(snd.y, return_counts=True)
+    once = set(ys[counts == 1].tolist())
+    arrival = {}
+    for x, y in zip(rcv.x, rcv.y):
+        arrival.setdefault(float(y), float(x))
+    best = (0.0, 0.0, 0.0)
+    for x, y in zip(snd.x, snd.y):
+        if y in once and y in arrival and (time is None or time[0] <= x and arrival[y] <= time[1]):
+            if arrival[y] - x > best[0]:
+                best = (arrival[y] - x, float(x), float(y))
+    span = (time[1] - time[0]) if time else float(snd.x.max() - snd.x.min()) or 1.0
+    wait, x, y = best
+    if wait < 0.04 * span:
+        return
+    ax.annotate("", (x + wait, y), xytext=(x, y), arrowprops={"arrowstyle": "<->", "color": "k", "lw": 1.2})
+    ax.annotate(f"this segment waited {wait:.1f} s\nbetween sender and receiver", (x, y),
+                xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8.5)
 
 
 def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilization) -> list[str]:

@@ -272,6 +272,17 @@ def link_layer(run: Run, conn: int, direction: str = "down") -> dict[str, Series
     return out
 
 
+def link_queue(run: Run, direction: str = "down") -> Series:
+    """Packets waiting in the link's queue (forward direction) after each link event."""
+    link = run.link
+    if link is None:
+        import numpy as np
+
+        return Series("link queue", np.array([]), np.array([]), style="step", color="C8")
+    q = link[(link["dir"] == direction) & link["queue_packets"].notna()]
+    return Series("link queue (packets, right axis)", _np(q["t"]), _np(q["queue_packets"]), style="step", color="C8")
+
+
 def multilayer(run: Run, conn: int) -> dict[str, Series]:
     """Ludwig et al.'s MultiTracer set: TCP sender, TCP receiver and link, offset so they do not overlap."""
     out = tcp_layer(run, run.sender_name, conn, "TcpSnd")
