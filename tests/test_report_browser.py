@@ -76,7 +76,7 @@ def test_opens_without_errors_and_every_plot_draws(page: Any) -> None:
     assert page.evaluate("window.airtrace.error") is None
     assert page.errors == []
     drawn = dict(page.evaluate("window.airtrace.panels.map(p => [p.spec.id, p.drawn])"))
-    assert set(drawn) == {"multilayer", "tsg", "rtt", "cwnd", "throughput"}
+    assert set(drawn) == {"multilayer", "tsg", "rtt", "cwnd", "queue", "throughput"}
     assert all(n > 0 for n in drawn.values()), drawn
     # Every retransmission, timeout and link loss is drawn one by one, even at full zoom-out.
     important = page.evaluate(

@@ -107,6 +107,11 @@ def _panels(run: Run, conn: int, blob: _Blob) -> list[dict[str, Any]]:
     inferred = any(s.note == "inferred" for s in cw.values())
     panels.append({"id": "cwnd", "title": "Congestion window" + (" (inferred from bytes in flight)" if inferred else " and ssthresh (sender state log)"),
                    "ylabel": "bytes", "zero": True, "series": [blob.series(s) for s in cw.values()]})
+    if run.link is not None:
+        queue = views.link_queue(run)
+        if len(queue):
+            panels.append({"id": "queue", "title": "Link queue (forward direction, from the link log)", "ylabel": "packets",
+                           "zero": True, "series": [blob.series(Series("link queue (packets)", queue.x, queue.y, "step", queue.color))]})
     tp = views.throughput(run, conn, bins=400)
     if tp:
         panels.append({"id": "throughput", "title": "Throughput", "ylabel": "bit/s", "zero": True,
