@@ -113,6 +113,35 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     simulate.set_defaults(run=_simulate)
 
+    report = sub.add_parser(
+        "report",
+        help="write an interactive HTML report of a bundle or captures",
+        description="Write one self-contained HTML file (no network needed to open it): the connection table, "
+        "utilization, findings when given, and zoomable plots (multi-layer trace, time/sequence, RTT and RTO, cwnd, "
+        "throughput). Several capture files of one run are aligned to the first one's clock.",
+        epilog="Exit status: 0 on success; 1 when nothing could be read or the file cannot be written.",
+    )
+    report.add_argument("sources", nargs="+", metavar="BUNDLE|FILE", help="a bundle directory, or capture files of one run")
+    report.add_argument("--out", "-o", metavar="HTML", default="report.html", help="file to write (default report.html)")
+    report.add_argument("--findings", metavar="JSON", help="a JSON file with a list of findings to show (docs/views.md)")
+    report.set_defaults(run=_report)
+
+    plot = sub.add_parser(
+        "plot",
+        help="draw a static figure (PNG, SVG or PDF) of a bundle or captures",
+        description="Draw one figure; the format follows the output's extension (.png, .svg, .pdf). Kinds: "
+        "multilayer (TCP sender, TCP receiver and link on one time axis, as Ludwig et al.'s MultiTracer), tsg "
+        "(tcptrace-style time/sequence graph), rtt, cwnd, throughput, utilization, or all (one file per kind, "
+        "named OUT-KIND.EXT).",
+        epilog="Exit status: 0 on success; 1 when nothing could be read or the file cannot be written.",
+    )
+    plot.add_argument("sources", nargs="+", metavar="BUNDLE|FILE", help="a bundle directory, or capture files of one run")
+    plot.add_argument("--out", "-o", metavar="FILE", required=True, help="output file (.png, .svg, .pdf)")
+    plot.add_argument("--kind", "-k", default="multilayer", help="multilayer (default), tsg, rtt, cwnd, throughput, utilization, all")
+    plot.add_argument("--conn", type=int, help="connection id (default: the one that moved the most data)")
+    plot.add_argument("--time", nargs=2, type=float, metavar=("FROM", "TO"), help="time window in seconds")
+    plot.set_defaults(run=_plot)
+
     demo = sub.add_parser(
         "demo",
         help="analyze the bundled sample capture, then simulate a bursty link",
@@ -224,6 +253,61 @@ def _simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(_summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _load_views(sources: list[str]):  # type: ignore[no-untyped-def]
+    """A views.Run for the command line, or None after printing why not."""
+    from airtrace import views
+    from airtrace.trace import AnalysisError
+
+    try:
+        return views.load(sources if len(sources) > 1 else sources[0])
+    except (AnalysisError, ValueError, OSError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return None
+
+
+def _report(args: argparse.Namespace) -> int:
+    """`airtrace report`: the self-contained HTML report."""
+    import json
+
+    from airtrace.report import report
+
+    findings = None
+    if args.findings:
+        try:
+            with open(args.findings) as f:
+                findings = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"{PROG}: error: {args.findings}: {e}", file=sys.stderr)
+            return 1
+    run = _load_views(args.sources)
+    if run is None:
+        return 1
+    try:
+        out = report(run, args.out, findings=findings)
+    except (ValueError, OSError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    print(f"{PROG}: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """`airtrace plot`: one static figure (or all of them)."""
+    from airtrace.plot import plot
+
+    run = _load_views(args.sources)
+    if run is None:
+        return 1
+    try:
+        written = plot(run, args.out, kind=args.kind, conn=args.conn, time=tuple(args.time) if args.time else None)
+    except (ValueError, KeyError, OSError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,424 @@
+"""Static figures (matplotlib, Agg): PNG, SVG or PDF by the output's extension.
+
+    airtrace plot BUNDLE -o multilayer.png                 # Ludwig et al.'s MultiTracer view
+    airtrace plot sender.pcap --kind tsg -o tsg.svg        # tcptrace's time/sequence graph
+    airtrace plot BUNDLE --kind all -o figs/run.png        # every figure, figs/run-<kind>.png
+
+Kinds: multilayer, tsg, rtt, cwnd, throughput, utilization, all. Each figure names its
+run and connection in the title and says where a series comes from in its legend
+(sender state log, or inferred from the capture).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Sequence
+
+from airtrace import views
+from airtrace.views import Run, Series
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+KINDS = ("multilayer", "tsg", "rtt", "cwnd", "throughput", "utilization")
+MAX_ANNOTATIONS = 6
+
+
+def _figure(rows: int = 1, height: float = 5.0, ratios: Sequence[float] | None = None) -> tuple[Figure, list[Axes]]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, height), layout="constrained")
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": ratios} if ratios else None)
+    return fig, [a for (a,) in axes]
+
+
+def _draw(ax: Axes, s: Series, offset: float = 0.0, label: str | None = None, **kw: object) -> None:
+    """Draw one series; points become short bars when they carry y2."""
+    if len(s) == 0 and s.style != "vlines":
+        return
+    label = label or s.label
+    y = s.y + offset
+    if s.style == "step":
+        ax.step(s.x, y, where="post", color=s.color, label=label, lw=1.2, **kw)
+    elif s.style == "line":
+        ax.plot(s.x, y, color=s.color, label=label, lw=1.2, **kw)
+    elif s.style == "bars" and s.y2 is not None and len(s) <= 50_000:
+        ax.vlines(s.x, y, s.y2 + offset, color=s.color, label=label, lw=1.0, **kw)
+        ax.plot(s.x, s.y2 + offset, ls="none", marker="_", ms=3, color=s.color, rasterized=len(s) > 5000)
+    elif s.style == "vlines":
+        for i, x in enumerate(s.x):
+            ax.axvline(x, color=s.color, ls=":", lw=1.0, label=label if i == 0 else None, **kw)
+        if len(s.x) == 0:
+            return
+    else:
+        big = len(s) > 5000
+        ms = (2.5 if len(s) < 3000 else 1.5) if s.marker == "." else (4 if len(s) < 500 else 2.5)
+        ax.plot(s.x, y, ls="none", marker=s.marker, ms=ms, color=s.color, label=label, rasterized=big,
+                mfc="none" if s.marker == "o" else None, **kw)
+
+
+def _window(s: Series, time: tuple[float, float] | None) -> Series:
+    """The part of a series inside the time window (a step keeps the value it enters with)."""
+    import numpy as np
+
+    if time is None or len(s) == 0:
+        return s
+    lo = int(np.searchsorted(s.x, time[0], side="left"))
+    hi = int(np.searchsorted(s.x, time[1], side="right"))
+    if s.style == "step":
+        lo = max(lo - 1, 0)
+    if not np.all(np.diff(s.x) >= 0):
+        keep = (s.x >= time[0]) & (s.x <= time[1])
+        idx = np.flatnonzero(keep)
+    else:
+        idx = np.arange(lo, hi)
+    return Series(s.label, s.x[idx], s.y[idx], s.style, s.color, None if s.y2 is None else s.y2[idx], s.marker, s.important, s.note)
+
+
+def _title(ax: Axes, run: Run, what: str, conn: int | None) -> None:
+    where = ""
+    if conn is not None:
+        row = run.connections.loc[conn]
+        where = f" — connection {conn}: {row['a']} → {row['b']}"
+    ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left")
+
+
+def _kbytes(ax: Axes, axis: str = "y") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v / 1000:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def _annotate_timeouts(ax: Axes, to: Series | None, offset: float = 0.0) -> None:
+    """Mark each RTO expiry; label the ones with the largest backoff."""
+    import numpy as np
+
+    if to is None or len(to.x) == 0:
+        return
+    backoff = to.y2 if to.y2 is not None else np.ones(len(to))
+    ax.plot(to.x, to.y + offset, ls="none", marker="v", ms=7 if len(to) < 40 else 4, color="C3",
+            label=f"RTO expiry ({len(to)})", zorder=5)
+    if len(to) > 3 * MAX_ANNOTATIONS:
+        order = np.flatnonzero(backoff >= max(2, np.sort(backoff)[-MAX_ANNOTATIONS]))[:MAX_ANNOTATIONS]
+    else:
+        order = np.argsort(-backoff, kind="stable")[:MAX_ANNOTATIONS]
+    for n, i in enumerate(sorted(order)):
+        b = int(backoff[i])
+        txt = "RTO" if b <= 1 else f"RTO, backoff ×{2 ** (b - 1)}"
+        ax.annotate(txt, (to.x[i], to.y[i] + offset), xytext=(-8, 22 + 16 * (n % 2)), textcoords="offset points", fontsize=8, ha="right",
+                    color="C3", arrowprops={"arrowstyle": "-", "color": "C3", "lw": 0.6})
+
+
+def _shade_idle(ax: Axes, run: Run, conn: int, time: tuple[float, float] | None) -> views.Utilization:
+    """Shade the spans the link sat idle while the sender had data (Ludwig et al.'s waste)."""
+    util = views.utilization(run, conn)
+    spans = [(a, b) for a, b in util.idle_spans if time is None or (b > time[0] and a < time[1])]
+    for i, (a, b) in enumerate(spans):
+        ax.axvspan(a, b, color="C3", alpha=0.12, lw=0, label=f"link idle while the sender had data ({util.idle_source})" if i == 0 else None)
+    return util
+
+
+def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
+    """TCP sender, TCP receiver and link on one time axis, offset as MultiTracer offsets them;
+    cwnd below; link idle while the sender had data shaded."""
+    conn = run.main_connection() if conn is None else conn
+    whole = views.multilayer(run, conn)
+    layers = {k: _window(s, time) for k, s in whole.items()}
+    gap = views.multilayer_offset(layers)
+    fig, (ax, axc) = _figure(2, 7.5, ratios=[3, 1])
+    groups = [
+        ("link_retx", +gap, "C3"), ("link_data", +gap, "C2"),
+        ("TcpSnd_data", 0.0, "C0"), ("TcpSnd_ack", 0.0, "C1"),
+        ("TcpRcv_data", -gap, "C4"), ("TcpRcv_ack", -gap, "C5"),
+    ]
+    for key, off, color in groups:
+        s = layers.get(key)
+        if s is None:
+            continue
+        s.color = color
+        shift = f" (+{gap / 1000:g} kB)" if off > 0 else f" (−{gap / 1000:g} kB)" if off < 0 else ""
+        _draw(ax, s, off, label=f"{s.label}{shift} [{len(s)}]")
+    resets = layers.get("link_reset")
+    if resets is not None and len(resets):
+        for i, x in enumerate(resets.x):
+            ax.axvline(x, color="k", lw=1.2, ls="--", label=f"link reset ({len(resets)})" if i == 0 else None)
+        ax.annotate("link reset", (resets.x[0], 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                    textcoords="offset points", fontsize=8)
+    timeouts = views.tsg(run, conn).get("timeouts")
+    _annotate_timeouts(ax, None if timeouts is None else _window(timeouts, time))
+    util = _shade_idle(ax, run, conn, time)
+    if time is not None:
+        ax.set_xlim(*time)
+        lows = [float((s.y + o).min()) for k, o, _ in groups if (s := layers.get(k)) is not None and len(s)]
+        highs = [float((s.y + o).max()) for k, o, _ in groups if (s := layers.get(k)) is not None and len(s)]
+        if lows:
+            pad = (max(highs) - min(lows)) * 0.05 + 1
+            ax.set_ylim(min(lows) - pad, max(highs) + pad * 4)
+    ax.set_ylabel("sequence number (kB, relative)")
+    _kbytes(ax)
+    facts = _facts(run, conn, whole, util)
+    if facts:
+        ax.text(0.99, 0.02, "\n".join(facts), transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
+    ax.legend(loc="upper left", fontsize=8, ncols=2)
+    ax.grid(alpha=0.3)
+    _title(ax, run, "Multi-layer trace", conn)
+    for s in views.cwnd(run, conn).values():
+        _draw(axc, _window(s, time), label=s.label)
+    axc.set_ylabel("bytes (kB)")
+    _kbytes(axc)
+    axc.set_xlabel("time (s)")
+    handles, labels = axc.get_legend_handles_labels()
+    queue = _window(views.link_queue(run), time) if run.link is not None else None
+    if queue is not None and len(queue):
+        axq = axc.twinx()
+        _draw(axq, queue, alpha=0.7)
+        axq.set_ylabel("link queue (packets)", color=queue.color)
+        axq.set_ylim(bottom=0)
+        h2, l2 = axq.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    (axq if queue is not None and len(queue) else axc).legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.9)
+    axc.grid(alpha=0.3)
+    _arrow_longest_wait(ax, whole, time)
+    return fig
+
+
+def _arrow_longest_wait(ax: Axes, layers: dict[str, Series], time: tuple[float, float] | None) -> None:
+    """A horizontal arrow from the segment that waited longest between sender and receiver (never
+    retransmitted, so the wait is queueing and link-layer delay) to its arrival, when it is long
+    enough to see."""
+    import numpy as np
+
+    snd, rcv = layers.get("TcpSnd_data"), layers.get("TcpRcv_data")
+    if snd is None or rcv is None or not len(snd) or not len(rcv):
+        return
+    ys, counts = np.unique(snd.y, return_counts=True)
+    once = set(ys[counts == 1].tolist())
+    arrival = {}
+    for x, y in zip(rcv.x, rcv.y):
+        arrival.setdefault(float(y), float(x))
+    best = (0.0, 0.0, 0.0)
+    for x, y in zip(snd.x, snd.y):
+        if y in once and y in arrival and (time is None or time[0] <= x and arrival[y] <= time[1]):
+            if arrival[y] - x > best[0]:
+                best = (arrival[y] - x, float(x), float(y))
+    span = (time[1] - time[0]) if time else float(snd.x.max() - snd.x.min()) or 1.0
+    wait, x, y = best
+    if wait < 0.04 * span:
+        return
+    ax.annotate("", (x + wait, y), xytext=(x, y), arrowprops={"arrowstyle": "<->", "color": "k", "lw": 1.2})
+    ax.annotate(f"this segment waited {wait:.1f} s\nbetween sender and receiver", (x, y),
+                xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8.5)
+
+
+def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilization) -> list[str]:
+    """The numbers the eye should take from the multi-layer plot, in words."""
+    import numpy as np
+
+    out = ["whole run:"]
+    snd, rcv = layers.get("TcpSnd_data"), layers.get("TcpRcv_data")
+    if snd is not None and rcv is not None and len(snd) and len(rcv):
+        # one-way delay of each sequence number's first arrival
+        first_rcv: dict[float, float] = {}
+        for x, y in zip(rcv.x, rcv.y):
+            first_rcv.setdefault(y, x)
+        delays = [first_rcv[y] - x for x, y in zip(snd.x, snd.y) if y in first_rcv and first_rcv[y] >= x]
+        if delays:
+            out.append(f"first sending → first arrival: median {np.median(delays):.2f} s, max {max(delays):.2f} s")
+    link = run.link
+    if link is not None:
+        q = link.loc[link["dir"] == "down", "queue_packets"].dropna()
+        if len(q):
+            out.append(f"link queue: up to {int(q.max())} packets waiting")
+        resets = int((link["kind"] == "link_reset").sum())
+        if resets:
+            out.append(f"{resets} link resets (buffers flushed)")
+    to = views.tsg(run, conn).get("timeouts")
+    if to is not None and len(to):
+        most = int(np.nanmax(to.y2)) if to.y2 is not None else 1
+        out.append(f"{len(to)} TCP timeout{'s' if len(to) > 1 else ''}" + (f", RTO backed off up to ×{2 ** (most - 1)}" if most > 1 else ""))
+    out.append(f"utilization {util.utilization:.0%}: link idle {util.idle_s:.1f} s while data waited, "
+               f"{util.resent_bytes / 1000:,.1f} kB sent twice")
+    return out
+
+
+def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None, time: tuple[float, float] | None = None) -> Figure:
+    """tcptrace-style time/sequence graph."""
+    conn = run.main_connection() if conn is None else conn
+    series = {k: _window(v, time) for k, v in views.tsg(run, conn, capture).items()}
+    fig, (ax,) = _figure(1, 6)
+    for key in ("window", "ack", "segments", "sack", "retx_timeout", "retx_fast_retransmit", "retx_sack", "retx_other"):
+        s = series.get(key)
+        if s is not None:
+            _draw(ax, s, label=f"{s.label} [{len(s)}]")
+    _annotate_timeouts(ax, series.get("timeouts"))
+    _shade_idle(ax, run, conn, time)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("sequence number (kB, relative)")
+    _kbytes(ax)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    _title(ax, run, f"Time/sequence at {capture or run.sender_name}", conn)
+    return fig
+
+
+def rtt_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
+    conn = run.main_connection() if conn is None else conn
+    fig, (ax,) = _figure(1, 4.5)
+    series = {k: _window(v, time) for k, v in views.rtt(run, conn).items()}
+    for s in series.values():
+        _draw(ax, s, label=f"{s.label} [{len(s)}]" if s.style == "points" else s.label)
+    to = views.tsg(run, conn).get("timeouts")
+    _annotate_timeouts(ax, _at_top(None if to is None else _window(to, time), series))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("seconds")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    _title(ax, run, "RTT and RTO", conn)
+    return fig
+
+
+def _at_top(to: Series | None, series: dict[str, Series]) -> Series | None:
+    """Timeout markers moved to the RTO curve's height (so they sit on the RTT axis)."""
+    import numpy as np
+
+    if to is None or len(to) == 0:
+        return to
+    rto = series.get("rto")
+    if rto is None or len(rto) == 0:
+        y = np.zeros(len(to))
+    else:
+        # the timer value that ran out: the last one set before the expiry
+        idx = np.clip(np.searchsorted(rto.x, to.x, side="left") - 1, 0, len(rto) - 1)
+        y = rto.y[idx]
+    return Series(to.label, to.x, y, style=to.style, color=to.color, y2=to.y2)
+
+
+def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
+    conn = run.main_connection() if conn is None else conn
+    fig, (ax,) = _figure(1, 4.5)
+    series = {k: _window(v, time) for k, v in views.cwnd(run, conn).items()}
+    for s in series.values():
+        _draw(ax, s)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("bytes (kB)")
+    _kbytes(ax)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    inferred = any(s.note == "inferred" for s in series.values())
+    _title(ax, run, "Congestion window (inferred)" if inferred else "Congestion window and ssthresh", conn)
+    return fig
+
+
+def throughput_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
+    conn = run.main_connection() if conn is None else conn
+    fig, (ax,) = _figure(1, 4.5)
+    for s in views.throughput(run, conn).values():
+        _draw(ax, _window(s, time))
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:,.0f}"))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("kbit/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    _title(ax, run, "Throughput", conn)
+    return fig
+
+
+def utilization_figure(run: Run) -> Figure:
+    """Per connection: where the time went (idle while data waited) and bytes sent more than once."""
+    conns = [int(c) for c in run.connections["id"]]
+    utils = [views.utilization(run, c) for c in conns]
+    utils = [u for u in utils if u.data_bytes > 0] or utils
+    fig, (ax,) = _figure(1, 2.2 + 0.8 * len(utils))
+    labels = [f"conn {u.conn}: {u.label}" for u in utils]
+    ys = range(len(utils))
+    busy = [100 * (1 - u.idle_fraction) * (1 - u.resent_fraction) for u in utils]
+    resent = [100 * (1 - u.idle_fraction) * u.resent_fraction for u in utils]
+    idle = [100 * u.idle_fraction for u in utils]
+    ax.barh(ys, busy, height=0.45, color="C2", label="useful: new data on the link")
+    ax.barh(ys, resent, height=0.45, left=busy, color="C1", label="bytes sent more than once")
+    ax.barh(ys, idle, height=0.45, left=[a + b for a, b in zip(busy, resent)], color="C3", label="link idle while the sender had data")
+    for y, u, b in zip(ys, utils, busy):
+        ax.text(0.5, y - 0.26, f"utilization {u.utilization:.0%}: link idle {u.idle_s:.1f} s of {u.duration_s:.1f} s; "
+                f"{u.resent_bytes / 1000:,.1f} kB of {u.data_bytes / 1000:,.1f} kB sent more than once", va="bottom", fontsize=8.5)
+    ax.set_yticks(list(ys), labels, fontsize=8)
+    ax.set_ylim(len(utils) - 0.5, -0.75)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the connection's time (%)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(utils) < 3 else -0.12), ncols=3, fontsize=8, frameon=False)
+    src = {u.idle_source for u in utils}
+    ax.set_title(f"Utilization (Ludwig et al.): {run.title} — idle time {', '.join(sorted(src))}", fontsize=11, loc="left")
+    return fig
+
+
+def _autoscale_y(ax: Axes, time: tuple[float, float]) -> None:
+    """Fit the y axis to what the x window shows."""
+    import numpy as np
+
+    lo, hi = np.inf, -np.inf
+    for line in ax.get_lines():
+        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        if x.size == 0 or x.size != y.size:
+            continue
+        sel = (x >= time[0]) & (x <= time[1]) & np.isfinite(y)
+        if sel.any():
+            lo, hi = min(lo, y[sel].min()), max(hi, y[sel].max())
+    if np.isfinite(lo) and hi > lo:
+        pad = (hi - lo) * 0.06
+        ax.set_ylim(lo - pad, hi + pad)
+
+
+def figure(run: Run, kind: str, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
+    """One figure of the given kind (zoomed to `time`, seconds, if given)."""
+    if kind == "multilayer":
+        return multilayer_figure(run, conn, time)
+    if kind == "tsg":
+        return tsg_figure(run, conn, time=time)
+    if kind == "rtt":
+        return rtt_figure(run, conn, time)
+    if kind == "cwnd":
+        return cwnd_figure(run, conn, time)
+    if kind == "throughput":
+        return throughput_figure(run, conn, time)
+    if kind == "utilization":
+        return utilization_figure(run)
+    raise ValueError(f"unknown plot kind {kind!r}: choose one of {', '.join(KINDS)}, all")
+
+
+def plot(
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    kind: str = "multilayer",
+    conn: int | None = None,
+    time: tuple[float, float] | None = None,
+    dpi: int = 120,
+) -> list[str]:
+    """Draw `kind` (or every kind with "all") for a bundle or captures; returns the files written."""
+    run = source if isinstance(source, Run) else views.load(source)
+    out = os.fspath(out)
+    kinds = KINDS if kind == "all" else (kind,)
+    written = []
+    for k in kinds:
+        fig = figure(run, k, conn, time)
+        if time is not None and k not in ("utilization", "multilayer"):
+            for ax in fig.axes:
+                ax.set_xlim(*time)
+                _autoscale_y(ax, time)
+        path = out
+        if len(kinds) > 1:
+            stem, ext = os.path.splitext(out)
+            path = f"{stem}-{k}{ext}"
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+        written.append(path)
+    return written

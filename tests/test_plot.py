@@ -1,0 +1,147 @@
+"""Static figures: each draws what the run holds (counts checked against the captures and logs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import airtrace
+from airtrace import plot, views
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bundle_of(name: str, tmp: pytest.TempPathFactory) -> Path:
+    text = (ROOT / "scenarios" / f"{name}.toml").read_text()
+    if "captures" not in text:
+        text = 'captures = ["sender", "receiver", "link_in", "link_out"]\n' + text
+    scenario = tmp.mktemp("sc") / f"{name}.toml"
+    scenario.write_text(text)
+    out = tmp.mktemp("bundle") / name
+    airtrace.simulate(scenario, out=out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def rlp(tmp_path_factory: pytest.TempPathFactory) -> views.Run:
+    return views.load(bundle_of("gsm_rlp_resets", tmp_path_factory))
+
+
+@pytest.fixture(scope="module")
+def bursty(tmp_path_factory: pytest.TempPathFactory) -> views.Run:
+    return views.load(bundle_of("rais_burst_fixed", tmp_path_factory))
+
+
+def lines_by_label(fig) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {line.get_label(): line for ax in fig.axes for line in ax.get_lines()}
+
+
+def test_multilayer_draws_every_layer(rlp: views.Run) -> None:
+    fig = plot.multilayer_figure(rlp)
+    lines = lines_by_label(fig)
+    sender = rlp.packets("sender")
+    data = sender[(sender["dir"] == 0) & (sender["seglen"] > 0)]
+    snd = next(v for k, v in lines.items() if k.startswith("TcpSnd data"))
+    assert len(snd.get_xdata()) == len(data)
+    assert any(k.startswith("TcpRcv ACKs") for k in lines)
+    log = [json.loads(x) for x in (Path(rlp.bundle) / "link.jsonl").read_text().splitlines()]
+    resets = sum(r["kind"] == "link_reset" for r in log)
+    retx = sum(r["kind"] == "frame_retransmitted" and r["dir"] == "down" for r in log)
+    assert resets > 0 and f"link reset ({resets})" in lines
+    link_retx = next(v for k, v in lines.items() if k.startswith("link frame retransmissions"))
+    assert len(link_retx.get_xdata()) == retx
+    assert any(k.startswith("cwnd (sender state)") for k in lines)
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert f"{resets} link resets" in texts and "utilization" in texts
+
+
+def test_tsg_marks_every_retransmission_by_kind(bursty: views.Run) -> None:
+    fig = plot.tsg_figure(bursty)
+    lines = lines_by_label(fig)
+    conn = bursty.connections.iloc[0]
+    marked = sum(len(v.get_xdata()) for k, v in lines.items() if k.startswith(("retransmission", "fast retransmit", "SACK recovery")))
+    assert marked == conn["a_to_b.retransmitted_packets"]
+    rto = next(v for k, v in lines.items() if k.startswith("RTO expiry"))
+    assert len(rto.get_xdata()) == conn["a_to_b.timeouts"]
+    assert "ACK line [" in " ".join(lines) and any(k.startswith("receive window") for k in lines)
+
+
+def test_utilization_matches_the_simulator(bursty: views.Run) -> None:
+    u = views.utilization(bursty, 0)
+    assert u.idle_source == "from the link log"
+    assert u.idle_s == pytest.approx(bursty.summary["flows"][0]["idle_s"], rel=0.01)
+    assert u.resent_bytes == bursty.connections.iloc[0]["a_to_b.retransmitted_bytes"]
+    fig = plot.utilization_figure(bursty)
+    assert len(fig.axes[0].patches) == 3 * len(bursty.connections)
+
+
+def test_a_capture_alone_gets_an_inferred_cwnd(bursty: views.Run) -> None:
+    run = views.load(bursty.captures["sender"])
+    fig = plot.cwnd_figure(run)
+    assert "(inferred)" in fig.axes[0].get_title(loc="left")
+    (line,) = fig.axes[0].get_lines()
+    assert "inferred" in line.get_label() and len(line.get_xdata()) > 1000
+    est = views.rtt(run, 0)
+    assert "estimated" in est["rto"].label
+    # Without the link log, idle time is estimated from gaps in the ACKs: close to the simulator's.
+    u = views.utilization(run, 0)
+    assert "estimated" in u.idle_source
+    assert u.idle_s == pytest.approx(bursty.summary["flows"][0]["idle_s"], rel=0.15)
+
+
+@pytest.mark.parametrize("ext,magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_formats_follow_the_extension(rlp: views.Run, tmp_path: Path, ext: str, magic: bytes) -> None:
+    (path,) = plot.plot(rlp, tmp_path / f"fig.{ext}", kind="rtt", time=(0, 60))
+    assert Path(path).read_bytes().startswith(magic)
+
+
+def test_cli_plot_all(rlp: views.Run, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "airtrace.cli", "plot", rlp.bundle, "-o", str(tmp_path / "run.png"), "--kind", "all"],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"run-{k}.png" for k in plot.KINDS)
+    bad = subprocess.run([sys.executable, "-m", "airtrace.cli", "plot", rlp.bundle, "-o", "x.png", "--kind", "nope"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "unknown plot kind" in bad.stderr
+
+
+def test_cli_report(rlp: views.Run, tmp_path: Path) -> None:
+    findings = tmp_path / "f.json"
+    findings.write_text(json.dumps([{"title": "Link resets flush the buffer", "severity": "problem", "conn": 0}]))
+    out = tmp_path / "r.html"
+    done = subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(out), "--findings", str(findings)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "Link resets flush the buffer" in text and 'id="findings"' in text
+    assert "http://" not in text and "https://" not in text, "nothing to fetch"
+    plain = tmp_path / "p.html"
+    subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain)], check=True, capture_output=True)
+    assert 'id="findings"' not in plain.read_text(), "no findings section without findings"
+
+
+def test_captures_of_one_run_share_a_time_axis(bursty: views.Run, tmp_path: Path) -> None:
+    """Two plain captures, the receiver's clock 1.234 s ahead and 50 ppm fast: the receiver's
+    data land just after the sender's on the figure, not 1.2 s later."""
+    from airtrace import pcapio
+
+    records = list(pcapio.read_records(bursty.captures["receiver"]))
+    t0 = records[0].ts_ns
+    pcapio.write_pcap(tmp_path / "receiver.pcap", [
+        pcapio.Record(r.ts_ns + 1_234_000_000 + int((r.ts_ns - t0) * 50e-6), r.linktype, r.data, r.orig_len) for r in records
+    ])
+    run = views.load([bursty.captures["sender"], tmp_path / "receiver.pcap"])
+    layers = views.multilayer(run, 0)
+    snd, rcv = layers["TcpSnd_data"], layers["TcpRcv_data"]
+    first = {y: x for x, y in zip(rcv.x[::-1], rcv.y[::-1])}
+    sent = {y: x for x, y in zip(snd.x[::-1], snd.y[::-1])}
+    delays = [first[y] - x for y, x in sent.items() if y in first]
+    assert len(delays) > 1000 and 0 < min(delays) < 0.05
+    fig = plot.multilayer_figure(run, time=(10, 14))
+    assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))
