@@ -59,3 +59,13 @@ def test_unreadable_input_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "notes.txt" in done.stderr and "Traceback" not in done.stderr
     assert json.loads(done.stdout), "the readable input is still diagnosed"
+
+
+def test_report_shows_the_diagnosis(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    done = cli("report", str(SAMPLE), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert 'id="findings"' in html
+    assert "timeout_backoff — 2.26 s lost" in html
+    assert "Fix: " in html

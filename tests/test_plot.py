@@ -122,8 +122,15 @@ def test_cli_report(rlp: views.Run, tmp_path: Path) -> None:
     assert "Link resets flush the buffer" in text and 'id="findings"' in text
     assert "http://" not in text and "https://" not in text, "nothing to fetch"
     plain = tmp_path / "p.html"
-    subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain), "--no-findings"],
+                   check=True, capture_output=True)
     assert 'id="findings"' not in plain.read_text(), "no findings section without findings"
+    diagnosed = tmp_path / "d.html"
+    subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(diagnosed)], check=True,
+                   capture_output=True)
+    assert "header_compression_failure" in diagnosed.read_text() or "timeout_backoff" in diagnosed.read_text(), (
+        "by default the report shows airtrace diagnose's findings"
+    )
 
 
 def test_captures_of_one_run_share_a_time_axis(bursty: views.Run, tmp_path: Path) -> None:

@@ -123,7 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("sources", nargs="+", metavar="BUNDLE|FILE", help="a bundle directory, or capture files of one run")
     report.add_argument("--out", "-o", metavar="HTML", default="report.html", help="file to write (default report.html)")
-    report.add_argument("--findings", metavar="JSON", help="a JSON file with a list of findings to show (docs/views.md)")
+    report.add_argument(
+        "--findings", metavar="JSON", help="a JSON file with a list of findings to show instead of airtrace diagnose's"
+    )
+    report.add_argument("--no-findings", action="store_true", help="leave the findings section out")
     report.set_defaults(run=_report)
 
     plot = sub.add_parser(
@@ -285,6 +288,13 @@ def _report(args: argparse.Namespace) -> int:
     run = _load_views(args.sources)
     if run is None:
         return 1
+    if findings is None and not args.no_findings:
+        from airtrace.diagnosis import DiagnosisError, diagnose
+
+        try:
+            findings = diagnose(args.sources[0])
+        except DiagnosisError as e:
+            print(f"{PROG}: warning: no findings: {e}", file=sys.stderr)
     try:
         out = report(run, args.out, findings=findings)
     except (ValueError, OSError) as e:

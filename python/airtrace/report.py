@@ -182,11 +182,29 @@ def _utilization_section(utils: Iterable[views.Utilization]) -> str:
     )
 
 
+def _from_diagnosis(f: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A finding of `airtrace.diagnose` (docs/diagnosis.md) in the report's own form."""
+    if "kind" not in f:
+        return f
+    share = float(f.get("throughput_share", 0.0))
+    cost = float(f.get("cost_s", 0.0))
+    title = f["kind"] + (f" — {cost:.2f} s lost ({share:.0%} of the connection)" if cost > 0 else "")
+    return {
+        "title": title,
+        "severity": "problem" if share >= 0.05 else "warning" if cost > 0 else "info",
+        "conn": f.get("connection"),
+        "start_s": f.get("start_s"),
+        "end_s": f.get("end_s"),
+        "detail": f"{f.get('explanation', '')} Fix: {f.get('fix', '')}",
+        "evidence_frames": f.get("evidence", []),
+    }
+
+
 def _findings_section(findings: Sequence[Mapping[str, Any]] | None) -> str:
     if not findings:
         return ""
     items = []
-    for f in findings:
+    for f in map(_from_diagnosis, findings):
         sev = html.escape(str(f.get("severity", "info")))
         span = ""
         if f.get("start_s") is not None:
