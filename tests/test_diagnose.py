@@ -69,3 +69,24 @@ def test_report_shows_the_diagnosis(tmp_path: Path) -> None:
     assert 'id="findings"' in html
     assert "timeout_backoff — 2.26 s lost" in html
     assert "Fix: " in html
+
+
+def test_corpus_findings_match_what_the_manifest_says() -> None:
+    """Every real capture is diagnosed without error; where the corpus MANIFEST documents
+    the cause, the finding names it."""
+    from conftest import CORPUS, corpus_files
+
+    files = corpus_files()
+    if not files:
+        import pytest
+
+        pytest.skip("no corpus beside the repository")
+    kinds = {}
+    for path in files:
+        kinds[path.name] = {f["kind"]: f for f in airtrace.diagnose(path)}
+    assert kinds["arkime_80211http.pcap"]["mac_retries"]["evidence"] == [14, 17]
+    assert "capture_artifact" in kinds["tcptrace_hardware_dups.dmp.gz"]
+    for zero_window in ("ppa_tcp_zerowindowdead.pcapng", "ppa_tcp_zerowindowrecovery.pcapng", "tcptrace_zwnd.dmp.gz"):
+        assert kinds[zero_window]["receiver_limited"]["details"]["zero_window_periods"] >= 1, zero_window
+    assert "timeout_backoff" in kinds["tcptrace_6syns.dmp.gz"], "the repeated SYNs back off"
+    assert CORPUS.is_dir()
