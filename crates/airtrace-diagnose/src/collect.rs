@@ -129,6 +129,18 @@ pub struct DirState {
     pub lone_ack_delay: LogHistogram,
     /// Frames of lone segments whose ACK took 100 ms or more.
     pub lone_slow_frames: Vec<u64>,
+    /// Recent data segments: (end sequence number, time sent), to know when the data an
+    /// ACK covers left.
+    sent_ring: std::collections::VecDeque<(u32, i64)>,
+    /// The previous ACK advance: (time it arrived, time the data it covered was sent).
+    last_advance: Option<(i64, i64)>,
+    /// ACK advances timed against the data they cover.
+    pub ack_pairs: u64,
+    /// Those that arrived at least [`ACK_COMPRESSION_FACTOR`] times closer together than
+    /// the data they acknowledge had left: the ACK clock squeezed on the way back.
+    pub compressed_acks: u64,
+    /// Their first frames.
+    pub compressed_ack_frames: Vec<u64>,
 }
 
 /// What was gathered about one connection.
@@ -170,11 +182,38 @@ fn seq_after(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
 
+/// Segments remembered for timing ACKs against the data they cover.
+const SENT_RING: usize = 4096;
+/// An ACK is compressed when it follows the previous one this many times faster than
+/// the data it covers followed the previous data.
+pub const ACK_COMPRESSION_FACTOR: i64 = 4;
+
 /// Silences of a sender with nothing outstanding longer than this count as the
 /// application having nothing to send.
 const APP_IDLE_NS: i64 = 200_000_000;
 
 impl DirState {
+    /// An ACK advancing to `ack` arrived at `t_ns`: compares its spacing from the
+    /// previous advance with the spacing at which the data it covers was sent.
+    fn time_ack(&mut self, ack: u32, t_ns: i64, frame: u64) {
+        let i = self.sent_ring.partition_point(|&(end, _)| seq_after(ack, end));
+        let Some(&(end, sent)) = self.sent_ring.get(i) else { return };
+        if end != ack {
+            return;
+        }
+        if let Some((prev_ack_t, prev_sent)) = self.last_advance {
+            let (ack_gap, data_gap) = (t_ns - prev_ack_t, sent - prev_sent);
+            if data_gap > 0 {
+                self.ack_pairs += 1;
+                if ack_gap * ACK_COMPRESSION_FACTOR <= data_gap {
+                    self.compressed_acks += 1;
+                    push_evidence(&mut self.compressed_ack_frames, frame);
+                }
+            }
+        }
+        self.last_advance = Some((t_ns, sent));
+    }
+
     /// The peer's cumulative ACK reached `ack`: count the retransmitted segments it
     /// shows were lost. An ACK that stops at or below the highest retransmitted byte
     /// says every retransmission it covers filled a hole (the receiver had nothing
@@ -265,6 +304,9 @@ impl PacketSink for Diagnoser {
         let is_ack = tcp.is_some_and(|h| h.flags & 0x10 != 0);
         if is_ack {
             let ack = a.ack_rel;
+            if peer.acked.is_none_or(|prev| seq_after(ack, prev)) {
+                peer.time_ack(ack, t, frame);
+            }
             peer.on_ack_advance(ack, t);
             if let Some(r) = peer.recovery {
                 if !seq_after(r.recover, ack) {
@@ -383,6 +425,10 @@ impl PacketSink for Diagnoser {
                 me.max_sent_end = Some(end);
             }
             me.lone = (a.bytes_in_flight == i64::from(a.seglen)).then_some((t, end, frame));
+            if me.sent_ring.len() == SENT_RING {
+                me.sent_ring.pop_front();
+            }
+            me.sent_ring.push_back((end, t));
         }
         me.last_was_retx = retx;
         me.last_flight = a.bytes_in_flight.max(0);

@@ -33,6 +33,10 @@ const DELACK_MARGIN_NS: i64 = 30_000_000;
 const MIN_STALLS: u64 = 3;
 /// ...and this share of the data segments stalled.
 const STALL_SHARE: f64 = 0.1;
+/// ACK compression is reported with at least this many compressed ACKs...
+const MIN_COMPRESSED_ACKS: u64 = 20;
+/// ...making up this share of the ACKs timed.
+const COMPRESSED_ACK_SHARE: f64 = 0.2;
 /// The receiver's window is the limit when this share of data segments hit it.
 const RWND_LIMITED_SHARE: f64 = 0.3;
 /// Application pauses are reported when they add up to this share of the connection.
@@ -118,6 +122,7 @@ pub fn connection(conn: u32, c: &ConnState, summary: Option<&ConnSummary>, start
         loss_pattern(&mut b, d, dir, &episodes);
         receiver_limited(&mut b, d, dir);
         delayed_ack_stall(&mut b, d, dir, summary.and_then(|s| s.handshake_rtt_s));
+        ack_compression(&mut b, d, dir);
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
@@ -512,6 +517,32 @@ fn delayed_ack_stall(b: &mut Builder, d: usize, dir: &DirState, handshake_rtt_s:
             ("base_rtt_s", base as f64 / 1e9),
             ("typical_ack_delay_s", typical as f64 / 1e9),
         ]),
+    );
+}
+
+/// ACKs that arrive bunched release data in bursts at the sender: the ACK clock no
+/// longer paces it at the bottleneck's rate (Zhang, Shenker & Clark 1991).
+fn ack_compression(b: &mut Builder, d: usize, dir: &DirState) {
+    let share = dir.compressed_acks as f64 / dir.ack_pairs.max(1) as f64;
+    if dir.compressed_acks < MIN_COMPRESSED_ACKS || share < COMPRESSED_ACK_SHARE {
+        return;
+    }
+    let explanation = format!(
+        "{} of {} ACKs ({:.0} %) arrived at least {}× closer together than the data they acknowledge had been sent: the ACKs were bunched on the way back (queued behind other traffic, or released in bursts by the link), so the sender sends in bursts instead of at the bottleneck's pace, and its bursts fill queues.",
+        dir.compressed_acks,
+        dir.ack_pairs,
+        share * 100.0,
+        crate::collect::ACK_COMPRESSION_FACTOR
+    );
+    b.push(
+        "ack_compression",
+        d,
+        (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
+        0,
+        dir.compressed_ack_frames.clone(),
+        explanation,
+        "Pace the sender (fq pacing, BBR) so that bunched ACKs do not become bursts of data; on the link, do not hold and release ACKs in batches.",
+        BTreeMap::from([("compressed_acks", dir.compressed_acks as f64), ("share", share)]),
     );
 }
 

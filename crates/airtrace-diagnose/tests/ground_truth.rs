@@ -239,3 +239,22 @@ sndbuf = "1460"
     let normal = diagnose_simulated("bernoulli-free", Some("captures = [\"sender\"]\n[link]\nrate = \"10 Mbit/s\"\ndelay = \"20 ms\"\n[[flow]]\napp = \"bulk\"\nbytes = \"2 MB\"\n"));
     assert!(of(&normal, "delayed_ack_stall").is_empty(), "{normal:#?}");
 }
+
+#[test]
+fn acks_released_in_bunches_are_ack_compression() {
+    // The reverse direction delivers its ACKs ten at a time every 100 ms.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bunched-acks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace: String = (0..100).flat_map(|k| std::iter::repeat_n(format!("{}\n", k * 100), 10)).collect();
+    std::fs::write(dir.join("bunch.trace"), trace).unwrap();
+    let scenario = format!(
+        "captures = [\"sender\"]\n[link]\ndelay = \"10 ms\"\n[link.forward]\nrate = \"5 Mbit/s\"\n[link.reverse]\ntrace = \"{}\"\n[[flow]]\napp = \"bulk\"\nbytes = \"5 MB\"\n",
+        dir.join("bunch.trace").display()
+    );
+    let f = diagnose_simulated("bunched-acks", Some(&scenario));
+    let c = of(&f, "ack_compression");
+    assert_eq!(c.len(), 1, "{f:#?}");
+    assert!(c[0].details["share"] > 0.5);
+    let smooth = diagnose_simulated("rais_clean", None);
+    assert!(of(&smooth, "ack_compression").is_empty());
+}
