@@ -390,9 +390,15 @@ def _simulate_demo() -> int:
     if analysis is None:
         return 1
     sys.stdout.write(analysis.table or "")
+    from airtrace.diagnosis import diagnose
+
+    findings = sorted(diagnose(out), key=lambda f: -f["cost_s"])
+    print("\nAnd `airtrace diagnose` on the bundle names the causes (the three costliest findings):\n")
+    sys.stdout.write(_findings_text(os.path.basename(out), findings[:3]))
     print(
-        "\nNext: `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` in Python, "
-        "or `airtrace simulate SCENARIO.toml --out DIR` with the files in scenarios/ (docs/scenarios.md)."
+        "Next: `airtrace diagnose YOUR.pcap`, `airtrace report BUNDLE -o report.html` for the interactive "
+        "multi-layer view, `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` "
+        "in Python, or `airtrace simulate SCENARIO.toml --out DIR` with the files in scenarios/ (docs/scenarios.md)."
     )
     return 0
 
