@@ -39,9 +39,11 @@ def ethernet(ip_packet: bytes) -> bytes:
     return b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + ip_packet
 
 
-def radiotap_wlan(ip_packet: bytes, *, seq: int, retry: bool, transmitter: bytes, receiver: bytes) -> bytes:
-    """A radiotap header (flags and rate) and an 802.11 data frame with LLC/SNAP."""
-    radiotap = struct.pack("<BBHI", 0, 0, 10, 0b110) + bytes([0x00, 22])  # flags, 11 Mb/s
+def radiotap_wlan(
+    ip_packet: bytes, *, seq: int, retry: bool, transmitter: bytes, receiver: bytes, rate_500kbps: int = 22
+) -> bytes:
+    """A radiotap header (flags and rate, 11 Mb/s unless told) and an 802.11 data frame with LLC/SNAP."""
+    radiotap = struct.pack("<BBHI", 0, 0, 10, 0b110) + bytes([0x00, rate_500kbps])
     fc = 0x0008 | (0x0800 if retry else 0) | 0x0100  # data frame, to-DS, retry bit
     header = struct.pack("<HH", fc, 0) + receiver + transmitter + receiver + struct.pack("<H", seq << 4)
     llc = b"\xaa\xaa\x03\0\0\0\x08\x00"

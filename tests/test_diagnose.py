@@ -90,3 +90,35 @@ def test_corpus_findings_match_what_the_manifest_says() -> None:
         assert kinds[zero_window]["receiver_limited"]["details"]["zero_window_periods"] >= 1, zero_window
     assert "timeout_backoff" in kinds["tcptrace_6syns.dmp.gz"], "the repeated SYNs back off"
     assert CORPUS.is_dir()
+
+
+def _wlan_transfer(tmp_path: Path, name: str, rates: list[int]) -> Path:
+    """A station sends one segment per 802.11 data frame at the given radiotap rates
+    (500 kbit/s units); the access point's ACKs go back at 11 Mb/s."""
+    from pcapgen import ACK, Capture, ipv4_tcp, radiotap_wlan
+
+    ap, station = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
+    client, server, mss = "198.18.0.1", "198.18.1.1", 1000
+    cap = Capture(linktype=127)
+    t = 0.0
+    for i, rate in enumerate(rates):
+        data = ipv4_tcp(client, server, 40000, 80, 1 + i * mss, 1, ACK, payload=bytes([i % 251]) * mss, ip_id=i)
+        t += 0.004
+        cap.add(t, radiotap_wlan(data, seq=2 * i, retry=False, transmitter=station, receiver=ap, rate_500kbps=rate))
+        ack = ipv4_tcp(server, client, 80, 40000, 1, 1 + (i + 1) * mss, ACK, ip_id=5000 + i)
+        t += 0.001
+        cap.add(t, radiotap_wlan(ack, seq=2 * i + 1, retry=False, transmitter=ap, receiver=station))
+    return cap.write(tmp_path / name)
+
+
+def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
+    thrashing = [22, 11, 22, 4, 11, 22, 11, 22, 4, 22] * 6  # 11, 5.5, 2 Mb/s, up and down
+    findings = airtrace.diagnose(_wlan_transfer(tmp_path, "thrash.pcap", thrashing))
+    thrash = [f for f in findings if f["kind"] == "rate_adaptation_thrash"]
+    assert len(thrash) == 1, findings
+    assert thrash[0]["direction"] == "a_to_b"
+    assert thrash[0]["details"]["change_share"] > 0.5
+    assert "2, 5.5, 11 Mb/s" in thrash[0]["explanation"]
+    steady = [22] * 30 + [11] * 30  # one step down, and it stays there
+    findings = airtrace.diagnose(_wlan_transfer(tmp_path, "steady.pcap", steady))
+    assert not [f for f in findings if f["kind"] == "rate_adaptation_thrash"]

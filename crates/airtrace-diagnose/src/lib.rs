@@ -26,7 +26,7 @@
 //! `timeout_backoff`, `fast_retransmit_impossible`, `fast_retransmit_suppressed`,
 //! `spurious_timeout`, `excessive_queueing`, `burst_loss`, `random_loss`,
 //! `link_outage`, `receiver_limited`, `sender_limited`, `delayed_ack_stall`,
-//! `ack_compression`, `mac_retries`,
+//! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`,
 //! `capture_artifact`. Names are stable: kinds may be added, never renamed.
 
 pub mod collect;
