@@ -132,6 +132,7 @@ mod tcp;
 mod testutil;
 mod udp;
 
+pub use fast::peek_tcp;
 pub use linktype::{linktype_name, LinkType};
 pub use packet::*;
 pub use reassembly::{Push, Reassembler};
