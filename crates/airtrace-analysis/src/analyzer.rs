@@ -155,6 +155,15 @@ impl Analyzer {
         (ts, t0)
     }
 
+    /// Sets the number of packets counted so far, for an analyzer that is given only
+    /// some of a capture's packets: its next packet is the capture's `n + 1`-th. It must
+    /// still be given every `SWEEP_EVERY`-th packet (if only through [`Analyzer::skip`]),
+    /// and the first, so that it ends idle connections where a single analyzer would.
+    #[inline]
+    pub(crate) fn set_packets_seen(&mut self, n: u64) {
+        self.packets = n;
+    }
+
     /// Takes note of a packet that another analyzer analyses (on another thread, see `analyze_file_sharded`),
     /// captured at `ts_ns`, that carries no 802.11 header: it is counted, so that every
     /// analyzer of a capture finishes idle connections at the same packets and times as

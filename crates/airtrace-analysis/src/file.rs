@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::mpsc;
 
 use airtrace_pcap::{CaptureReader, Record};
 use airtrace_wire::{decode, linktype_name, peek_tcp, Decoded, LinkType, StopReason, Transport};
 use serde::Serialize;
 
-use crate::analyzer::{Analyzer, PacketIn};
+use crate::analyzer::{Analyzer, PacketIn, SWEEP_EVERY};
 use crate::annotation::Annotation;
 use crate::flow::Endpoint;
 use crate::shard::Sharder;
@@ -78,7 +79,7 @@ pub fn analyze_capture(
         };
         frames = record.frame;
         decode(LinkType(record.linktype), record.data, record.orig_len, &mut decoded);
-        note_stop(&record, &decoded, &mut stops);
+        note_stop(record.linktype, record.frame, &decoded, &mut stops);
         tcp_frames += u64::from(decoded.tcp().is_some());
         let payload = decoded.payload.clone();
         analyzer.process(&PacketIn {
@@ -101,23 +102,32 @@ pub fn analyze_capture(
 type Stops = BTreeMap<String, (u64, u64)>;
 
 /// Counts the frame in `stops` if its decoding stopped on something worth a warning.
-#[inline]
-fn note_stop(record: &Record<'_>, decoded: &Decoded, stops: &mut Stops) {
+#[inline(always)]
+fn note_stop(linktype: u32, frame: u64, decoded: &Decoded, stops: &mut Stops) {
+    if decoded.stop.is_some() {
+        note_stopped(linktype, frame, decoded, stops);
+    }
+}
+
+/// [`note_stop`] for a frame whose decoding stopped.
+#[cold]
+#[inline(never)]
+fn note_stopped(linktype: u32, frame: u64, decoded: &Decoded, stops: &mut Stops) {
     let Some(stop) = decoded.stop else { return };
     let layer = stop.layer.name();
     let what = match stop.reason {
         StopReason::Truncated => Some(format!("cut short by the snap length in the {layer} header")),
         StopReason::Malformed(why) => Some(format!("with a malformed {layer} header ({why})")),
-        StopReason::Unsupported if !LinkType::SUPPORTED.contains(&LinkType(record.linktype)) => Some(format!(
+        StopReason::Unsupported if !LinkType::SUPPORTED.contains(&LinkType(linktype)) => Some(format!(
             "of link type {} ({}), which airtrace does not decode",
-            record.linktype,
-            linktype_name(LinkType(record.linktype))
+            linktype,
+            linktype_name(LinkType(linktype))
         )),
         // ARP, encrypted 802.11 and the like: nothing to analyse, nothing wrong.
         StopReason::Unsupported => None,
     };
     if let Some(what) = what {
-        stops.entry(what).or_insert((0, record.frame)).0 += 1;
+        stops.entry(what).or_insert((0, frame)).0 += 1;
     }
 }
 
@@ -156,7 +166,7 @@ fn threads_for(len: u64) -> usize {
 }
 
 /// Analyses the capture at `path` for its report alone (no per-packet output), on as
-/// many threads as pay (at most two; one for small, compressed or unmappable files).
+/// many threads as pay (at most two; one for small files and what is not a file).
 /// The report is the same as [`analyze_file`]'s, byte for byte.
 pub fn analyze_file_summary(path: &Path, name: &str, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<FileReport, String> {
     let threads = match std::fs::metadata(path) {
@@ -166,45 +176,43 @@ pub fn analyze_file_summary(path: &Path, name: &str, progress: &mut dyn FnMut(u6
     analyze_file_sharded(path, name, threads, progress)
 }
 
-/// [`analyze_file_summary`] with `threads` threads (if the file can be read more than
-/// once: a plain file, not compressed). Each thread reads every record and analyses
-/// the connections of its shard (see `shard.rs`); frames whose endpoints [`peek_tcp`]
-/// cannot read without decoding are decoded by every thread, and their file-level
-/// accounting is the first thread's.
+/// [`analyze_file_summary`] with `threads` threads: this one reads and walks the
+/// records, and analyses some connections; each of the others is handed the frames of
+/// the connections it analyses, in batches (see `shard.rs` for who gets what).
 pub fn analyze_file_sharded(
     path: &Path,
     name: &str,
     threads: usize,
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<FileReport, String> {
-    let first = CaptureReader::open(path).map_err(|e| e.to_string())?;
-    if threads <= 1 || first.compressed() {
-        return analyze_capture(first, name, &mut (), progress);
+    let reader = CaptureReader::open(path).map_err(|e| e.to_string())?;
+    if threads <= 1 {
+        return analyze_capture(reader, name, &mut (), progress);
     }
     let parts = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads)
-            .map(|shard| {
-                scope.spawn(move || {
-                    let reader = CaptureReader::open(path).map_err(|e| e.to_string())?;
-                    Ok::<_, String>(shard_pass(reader, shard, threads, &mut |_, _| {}))
-                })
-            })
-            .collect();
-        let mine = shard_pass(first, 0, threads, progress);
+        let mut outs = Vec::new();
+        let mut workers = Vec::new();
+        for _ in 1..threads {
+            let (to_worker, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+            let (to_reader, spent) = mpsc::channel::<Batch>();
+            workers.push(scope.spawn(move || worker(batches, to_reader)));
+            outs.push(Out { batch: Batch::default(), to_worker, spent });
+        }
+        let mine = reader_pass(reader, &mut outs, progress);
+        drop(outs);
         let mut parts = vec![mine];
-        for other in others {
-            match other.join() {
-                Ok(Ok(part)) => parts.push(part),
-                Ok(Err(e)) => return Err(e),
+        for w in workers {
+            match w.join() {
+                Ok(part) => parts.push(part),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        Ok(parts)
-    })?;
+        parts
+    });
     let mut parts = parts.into_iter();
-    let mut all = parts.next().expect("the first shard's part");
+    let mut all = parts.next().expect("the reader's part");
     for part in parts {
-        // Every shard read the same records: frames and error are the same.
+        // The reader's part has the frame count and the error.
         all.tcp_frames += part.tcp_frames;
         for (what, (count, first)) in part.stops {
             let entry = all.stops.entry(what).or_insert((0, first));
@@ -222,15 +230,102 @@ pub fn analyze_file_sharded(
     report(name, all)
 }
 
-/// One shard's pass over every record of `reader`: the analysis of its connections,
-/// and the file-level accounting of the frames it decoded alone (shard 0: also of the
-/// frames that belong to no shard).
-fn shard_pass(mut reader: CaptureReader, me: usize, shards: usize, progress: &mut dyn FnMut(u64, Option<u64>)) -> Part {
+/// Batches sent to a worker and not yet taken (besides the one it works on).
+const BATCHES_IN_FLIGHT: usize = 2;
+/// A batch is sent when it has this many frames, or this many bytes of them.
+const BATCH_FRAMES: usize = 4096;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// What a worker does with a frame.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Job {
+    /// Count it: its time may end idle connections (see `Analyzer::skip`).
+    Tick,
+    /// Decode it for its 802.11 header (see `Analyzer::pass`).
+    Pass,
+    /// Decode and analyse it; `true`: and count its decoding problems and TCP in the
+    /// file's totals (else the reader did).
+    Analyse(bool),
+}
+
+/// A frame for a worker; its bytes are `Batch::bytes[start..start + len]`.
+#[derive(Clone, Copy)]
+struct Item {
+    /// The frame's place among all the file's frames (1-based).
+    index: u64,
+    frame: u64,
+    ts_ns: i64,
+    linktype: u32,
+    orig_len: u32,
+    start: u32,
+    len: u32,
+    job: Job,
+}
+
+#[derive(Default)]
+struct Batch {
+    items: Vec<Item>,
+    bytes: Vec<u8>,
+}
+
+/// The reader's end of a worker's channels, with the batch being filled.
+struct Out {
+    batch: Batch,
+    to_worker: mpsc::SyncSender<Batch>,
+    /// Batches the worker is done with, for reuse.
+    spent: mpsc::Receiver<Batch>,
+}
+
+impl Out {
+    #[inline]
+    fn push(&mut self, index: u64, record: &Record<'_>, job: Job) {
+        let b = &mut self.batch;
+        let start = b.bytes.len();
+        let data: &[u8] = if job == Job::Tick { &[] } else { record.data };
+        b.bytes.extend_from_slice(data);
+        b.items.push(Item {
+            index,
+            frame: record.frame,
+            ts_ns: record.ts_ns,
+            linktype: record.linktype,
+            orig_len: record.orig_len,
+            start: start as u32,
+            len: data.len() as u32,
+            job,
+        });
+        if b.items.len() >= BATCH_FRAMES || b.bytes.len() >= BATCH_BYTES {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let mut next = self.spent.try_recv().unwrap_or_default();
+        next.items.clear();
+        next.bytes.clear();
+        let full = std::mem::replace(&mut self.batch, next);
+        // A worker that is gone has panicked; joining it says so.
+        let _ = self.to_worker.send(full);
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if !self.batch.items.is_empty() {
+            self.send();
+        }
+    }
+}
+
+/// The reader's pass: every record walked, the connections of shard 0 analysed, the
+/// frames of the others' sent to them (with a `Tick` wherever a worker must count a
+/// frame it is not given: the first, and every `SWEEP_EVERY`-th).
+fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn FnMut(u64, Option<u64>)) -> Part {
     let mut analyzer = Analyzer::new();
-    let mut sharder = Sharder::new(shards);
+    let mut sharder = Sharder::new(outs.len() + 1);
     let mut decoded = Decoded::default();
     let mut ann = Annotation::default();
     let mut frames = 0u64;
+    let mut index = 0u64;
     let mut tcp_frames = 0u64;
     let mut stops = Stops::new();
     let mut error = None;
@@ -243,30 +338,41 @@ fn shard_pass(mut reader: CaptureReader, me: usize, shards: usize, progress: &mu
             }
         };
         frames = record.frame;
+        index += 1;
+        let tick = index == 1 || index.is_multiple_of(SWEEP_EVERY);
         let link = LinkType(record.linktype);
         let peeked = peek_tcp(link, record.data);
-        let mine = match peeked {
+        // The shard of the frame, and whether the workers must see its 802.11 header.
+        let (owner, wlan) = match peeked {
             Some([(sa, sp), (da, dp)]) => {
                 let (src, dst) = (Endpoint { addr: sa, port: sp }, Endpoint { addr: da, port: dp });
-                sharder.shard(&src, &dst, record.ts_ns) == me
+                match sharder.shard(&src, &dst, record.ts_ns) {
+                    0 => {
+                        decode(link, record.data, record.orig_len, &mut decoded);
+                        (0, false)
+                    }
+                    k => (k, false),
+                }
             }
-            None => true,
+            None => {
+                decode(link, record.data, record.orig_len, &mut decoded);
+                let owner = match (&decoded.ip, &decoded.transport) {
+                    (Some(ip), Transport::Tcp(tcp)) => {
+                        let (src, dst) = (Endpoint::new(ip.src, tcp.src_port), Endpoint::new(ip.dst, tcp.dst_port));
+                        sharder.shard(&src, &dst, record.ts_ns)
+                    }
+                    _ => {
+                        sharder.tick(record.ts_ns);
+                        0
+                    }
+                };
+                (owner, decoded.wlan.is_some())
+            }
         };
-        if !mine {
-            analyzer.skip(record.ts_ns);
-        } else {
-            decode(link, record.data, record.orig_len, &mut decoded);
-            let owner = match (peeked, &decoded.ip, &decoded.transport) {
-                (Some(_), _, _) => me,
-                (None, Some(ip), Transport::Tcp(tcp)) => {
-                    let (src, dst) = (Endpoint::new(ip.src, tcp.src_port), Endpoint::new(ip.dst, tcp.dst_port));
-                    sharder.shard(&src, &dst, record.ts_ns)
-                }
-                _ => {
-                    sharder.tick(record.ts_ns);
-                    0
-                }
-            };
+        if owner == 0 || peeked.is_none() {
+            // Decoded here: counted here.
+            note_stop(record.linktype, record.frame, &decoded, &mut stops);
+            tcp_frames += u64::from(decoded.tcp().is_some());
             let payload = decoded.payload.clone();
             let packet = PacketIn {
                 frame: record.frame,
@@ -275,12 +381,21 @@ fn shard_pass(mut reader: CaptureReader, me: usize, shards: usize, progress: &mu
                 decoded: &decoded,
                 payload: record.data.get(payload).unwrap_or(&[]),
             };
-            if owner == me {
-                note_stop(&record, &decoded, &mut stops);
-                tcp_frames += u64::from(decoded.tcp().is_some());
+            if owner == 0 {
                 analyzer.process(&packet, &mut ann);
             } else {
                 analyzer.pass(&packet);
+            }
+        } else {
+            analyzer.skip(record.ts_ns);
+        }
+        for (k, out) in outs.iter_mut().enumerate() {
+            if k + 1 == owner {
+                out.push(index, &record, Job::Analyse(peeked.is_some()));
+            } else if wlan {
+                out.push(index, &record, Job::Pass);
+            } else if tick {
+                out.push(index, &record, Job::Tick);
             }
         }
         if frames % PROGRESS_EVERY == 0 {
@@ -289,4 +404,46 @@ fn shard_pass(mut reader: CaptureReader, me: usize, shards: usize, progress: &mu
     }
     progress(reader.position(), reader.file_len());
     Part { frames, tcp_frames, stops, error, connections: analyzer.finish() }
+}
+
+/// A worker: analyses the frames it is sent, and hands the batches back.
+fn worker(batches: mpsc::Receiver<Batch>, spent: mpsc::Sender<Batch>) -> Part {
+    let mut analyzer = Analyzer::new();
+    let mut decoded = Decoded::default();
+    let mut ann = Annotation::default();
+    let mut tcp_frames = 0u64;
+    let mut stops = Stops::new();
+    for batch in batches {
+        for item in &batch.items {
+            analyzer.set_packets_seen(item.index - 1);
+            if item.job == Job::Tick {
+                analyzer.skip(item.ts_ns);
+                continue;
+            }
+            let data = &batch.bytes[item.start as usize..(item.start + item.len) as usize];
+            decode(LinkType(item.linktype), data, item.orig_len, &mut decoded);
+            let payload = decoded.payload.clone();
+            let packet = PacketIn {
+                frame: item.frame,
+                ts_ns: item.ts_ns,
+                wire_len: item.orig_len,
+                decoded: &decoded,
+                payload: data.get(payload).unwrap_or(&[]),
+            };
+            match item.job {
+                Job::Analyse(count) => {
+                    if count {
+                        note_stop(item.linktype, item.frame, &decoded, &mut stops);
+                        tcp_frames += u64::from(decoded.tcp().is_some());
+                    }
+                    analyzer.process(&packet, &mut ann);
+                }
+                Job::Pass => analyzer.pass(&packet),
+                Job::Tick => unreachable!("handled above"),
+            }
+        }
+        // The reader may be gone already: then the batch is simply dropped.
+        let _ = spent.send(batch);
+    }
+    Part { frames: 0, tcp_frames, stops, error: None, connections: analyzer.finish() }
 }

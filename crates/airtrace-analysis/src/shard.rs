@@ -1,10 +1,12 @@
 //! Splitting a capture's connections between threads ([`crate::analyze_file_sharded`]).
 //!
-//! Every thread reads every record and keeps the same [`Sharder`], fed the same
-//! packets in the same order, so all of them agree, without talking, on which thread
-//! analyses which connection. A flow seen for the first time goes to the shard that
-//! has been given the fewest packets so far: a static hash of the endpoints balances
-//! badly when a few bulk transfers make most of the capture.
+//! The thread that reads the capture keeps a [`Sharder`], which gives each flow a
+//! shard: the reading thread's own (0) or a worker's. A flow seen for the first time
+//! goes to the shard with the least work so far, counted in packets given to it, and
+//! for shard 0 also a fifth of every packet read, the cost of reading and handing out
+//! frames; each flow a shard has counts as [`FLOW_WORK`] packets more, so that flows
+//! that start together (and have no packets yet) are spread too. A static hash of the
+//! endpoints balances badly when a few bulk transfers make most of the capture.
 //!
 //! Flows are told apart by a 64-bit hash of their endpoints, the same both ways. Two
 //! flows with the same hash are one flow here, and go to the same shard, which is
@@ -23,6 +25,9 @@ use crate::flow::Endpoint;
 
 /// Entries of the direct-mapped cache in front of the table (a power of two).
 const CACHE_SIZE: usize = 512;
+
+/// The work a flow counts for, in packets, besides its packets (see the module doc).
+const FLOW_WORK: u64 = 4096;
 
 /// A flow's shard and last packet time.
 #[derive(Clone, Copy, Default)]
@@ -46,6 +51,8 @@ pub(crate) struct Sharder {
     cache: Box<[Cached; CACHE_SIZE]>,
     /// Packets given to each shard.
     load: Vec<u64>,
+    /// Flows each shard has.
+    flows: Vec<u64>,
     packets: u64,
 }
 
@@ -65,6 +72,7 @@ impl Sharder {
             table: FxHashMap::default(),
             cache: Box::new([Cached::default(); CACHE_SIZE]),
             load: vec![0; shards],
+            flows: vec![0; shards],
             packets: 0,
         }
     }
@@ -105,11 +113,13 @@ impl Sharder {
         if old.key != 0 {
             self.table.insert(old.key, old.flow);
         }
-        let (shards, load) = (self.shards, &self.load);
+        let (shards, load, flows, read) = (self.shards, &self.load, &mut self.flows, self.packets / 5);
         let flow = *self.table.entry(key).or_insert_with(|| {
-            // The shard given the fewest packets so far (the first of equals).
-            let shard = (0..shards).min_by_key(|&s| load[s]).unwrap_or(0) as u8;
-            Flow { shard, last_ts: ts }
+            // The shard with the least work so far (the first of equals).
+            let work = |s: usize| load[s] + flows[s] * FLOW_WORK + if s == 0 { read } else { 0 };
+            let shard = (0..shards).min_by_key(|&s| work(s)).unwrap_or(0);
+            flows[shard] += 1;
+            Flow { shard: shard as u8, last_ts: ts }
         });
         self.cache[slot] = Cached { key, flow };
     }
@@ -123,6 +133,13 @@ impl Sharder {
             }
             *c = Cached::default();
         }
-        self.table.retain(|_, f| now - f.last_ts <= OPEN_IDLE_NS);
+        let flows = &mut self.flows;
+        self.table.retain(|_, f| {
+            let keep = now - f.last_ts <= OPEN_IDLE_NS;
+            if !keep {
+                flows[usize::from(f.shard)] -= 1;
+            }
+            keep
+        });
     }
 }
