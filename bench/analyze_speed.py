@@ -125,7 +125,8 @@ def mem_total_gib() -> str:
 def rel(path: Path) -> str:
     """A path as it reads best in the docs: relative to the repository when inside it."""
     try:
-        return str(path.resolve().relative_to(REPO))
+        # abspath, not resolve: inputs symlinked into bench/out read as bench/out/...
+        return str(Path(os.path.abspath(path)).relative_to(REPO))
     except ValueError:
         return str(path)
 
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         fail("missing " + ", ".join(missing) + "; run scripts/install-system-packages.sh")
 
-    big = args.big.resolve()
+    big = Path(os.path.abspath(args.big))
     info(f"counting packets in {big} ...")
     n_big = packet_count(big)
     info(f"{n_big:,} packets, {big.stat().st_size / 2**20:.0f} MiB")

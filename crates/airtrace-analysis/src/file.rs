@@ -157,8 +157,13 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
 /// Files smaller than this are analysed on one thread by [`analyze_file_summary`].
 const PARALLEL_MIN_BYTES: u64 = 8 << 20;
 
-/// The number of threads [`analyze_file_summary`] uses for a file of `len` bytes.
+/// The number of threads [`analyze_file_summary`] uses for a file of `len` bytes: the
+/// environment variable `AIRTRACE_THREADS` if set to a number from 1 to 8, else two
+/// for a big file and a machine with two cores or more.
 fn threads_for(len: u64) -> usize {
+    if let Some(n) = std::env::var("AIRTRACE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        return n.clamp(1, 8);
+    }
     if len < PARALLEL_MIN_BYTES {
         return 1;
     }
