@@ -1,10 +1,10 @@
 //! The `airtrace` command that `pip install` puts on the PATH.
 //!
 //! `airtrace analyze [--json] [--no-progress] FILE...`, the command users time, runs
-//! here, natively: no Python interpreter starts, and the summary path uses both cores
-//! (`airtrace_analysis::analyze_file_summary`). Its output, messages and exit codes
-//! are those of the Python command line (python/airtrace/cli.py), which tests check
-//! byte for byte (tests/test_launcher.py).
+//! here, natively: no Python interpreter starts (the analysis is
+//! `airtrace_analysis::analyze_file_summary`, on two threads if `AIRTRACE_THREADS=2`).
+//! Its output, messages and exit codes are those of the Python command line
+//! (python/airtrace/cli.py), which tests check byte for byte (tests/test_launcher.py).
 //!
 //! Every other command line (`demo`, `--parquet`, `--help`, `--version`, mistakes in
 //! the arguments, and commands to come) is handed to the Python command line: this
