@@ -25,7 +25,7 @@ const PROG: &str = "airtrace";
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     match plain_analyze(&args) {
-        Some(cmd) => match analyze(&cmd) {
+        Some(cmd) => match on_interrupt_say_so().and_then(|()| analyze(&cmd)) {
             Ok(code) => ExitCode::from(code),
             // The reader of our output went away (e.g. `| head`): not an error of ours.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -113,6 +113,33 @@ fn analyze(cmd: &Analyze) -> io::Result<u8> {
     }
     out.flush()?;
     Ok(u8::from(failed))
+}
+
+/// Ctrl-C ends `airtrace analyze` as it ends the Python command line: with the line
+/// "airtrace: interrupted" and exit status 130.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn on_interrupt_say_so() -> io::Result<()> {
+    extern "C" fn interrupted(_: libc::c_int) {
+        const MSG: &[u8] = b"airtrace: interrupted\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; MSG is a valid buffer of
+        // MSG.len() bytes.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(130);
+        }
+    }
+    let handler = interrupted as extern "C" fn(libc::c_int);
+    // SAFETY: installs a handler that only makes async-signal-safe calls.
+    if unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) } == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn on_interrupt_say_so() -> io::Result<()> {
+    Ok(())
 }
 
 /// The Python code that runs the command line (with the arguments in `sys.argv[1:]`).
