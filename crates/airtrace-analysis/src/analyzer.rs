@@ -91,6 +91,10 @@ impl Analyzer {
     }
 
     /// Analyses the next packet of the capture into `ann` (which it resets).
+    ///
+    /// Always inlined: called once per packet from the loops of `file.rs`, it costs
+    /// about 25 instructions a packet more as a call.
+    #[inline(always)]
     pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
         *ann = Annotation::default();
         let (ts, t0) = self.tick(p.ts_ns);

@@ -317,7 +317,10 @@ impl Conn {
         self.dirs[d].ws.base_seq
     }
 
-    /// Analyses one segment sent in direction `d` (0: from `a`).
+    /// Analyses one segment sent in direction `d` (0: from `a`). Always inlined into
+    /// `Analyzer::process`, its one caller: as a call it costs about 15 instructions a
+    /// packet more.
+    #[inline(always)]
     pub(crate) fn process(&mut self, d: usize, s: &Seg<'_>, ann: &mut Annotation) {
         let tcp = s.tcp;
         let ts = s.ts_ns;
