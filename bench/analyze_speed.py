@@ -236,9 +236,12 @@ def render(cases: dict[str, Case], args: argparse.Namespace, meta: dict[str, str
     out.append("")
 
     def ratio(num: str, den: str) -> str:
+        """The ratio of the medians, and the median of the ratios of runs of the same round
+        (close in time, so less exposed to the machine's changes of speed)."""
         a, b = cases.get(num), cases.get(den)
         if a and b and a.ok and b.ok and b.wall > 0:
-            return f"**{a.wall / b.wall:.1f}×**"
+            paired = statistics.median(x[0] / y[0] for x, y in zip(a.runs, b.runs) if y[0] > 0)
+            return f"**{a.wall / b.wall:.1f}×** (median of the same-round ratios {paired:.1f}×)"
         return "n/a (" + ", ".join(f"{x.key} {x.status}" for x in (a, b) if x and not x.ok) + ")"
 
     out.append("Summary:")
