@@ -10,8 +10,10 @@ Given the big capture made by bench/make_bulk_capture.sh (5,000,000 packets by d
        airtrace analyze BIG          tcptrace -l BIG
        tshark -q -z conv,tcp -r SLICE airtrace analyze SLICE
        airtrace analyze SLICE_1M
-     N times (default 3) under /usr/bin/time -f "%e %M" (wall seconds, peak RSS KiB),
-     output to /dev/null, and keeps the median;
+       AIRTRACE_THREADS=2 airtrace analyze BIG, and SLICE (airtrace on two threads)
+     N times (default 3), interleaved (one run of each per round), under
+     /usr/bin/time -f "%e %M" (wall seconds, peak RSS KiB), output to /dev/null, and
+     keeps the median;
   3. reports packets/s, the speed ratios (tcptrace/airtrace on BIG, tshark/airtrace on
      SLICE) and memory flatness (airtrace peak RSS on BIG / on SLICE_1M);
   4. prints a Markdown table; --write-docs puts it, with the exact command lines, date,
@@ -125,7 +127,8 @@ def mem_total_gib() -> str:
 def rel(path: Path) -> str:
     """A path as it reads best in the docs: relative to the repository when inside it."""
     try:
-        return str(path.resolve().relative_to(REPO))
+        # abspath, not resolve: inputs symlinked into bench/out read as bench/out/...
+        return str(Path(os.path.abspath(path)).relative_to(REPO))
     except ValueError:
         return str(path)
 
@@ -161,39 +164,50 @@ class Case:
         return shlex.join(self.argv)
 
 
-def run_case(case: Case, runs: int, timeout: float) -> None:
+def run_once(case: Case, i: int, runs: int, timeout: float) -> None:
+    """Run `case` once more (run i of runs); on failure set its status and stop it."""
     with tempfile.NamedTemporaryFile("r", prefix="analyze_speed.", suffix=".time") as tf:
-        for i in range(runs):
-            cmd = [TIME_BIN, "-f", "%e %M", "-o", tf.name, *case.argv]
-            try:
-                t0 = time.perf_counter()
-                r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True, errors="replace", timeout=timeout)
-                elapsed = time.perf_counter() - t0
-            except subprocess.TimeoutExpired:
-                case.status = f"failed: timed out after {timeout:.0f} s"
-                info(f"  {case.key}: {case.status}")
-                return
-            lines = Path(tf.name).read_text().split("\n")
-            last = [ln for ln in lines if ln.strip()]
-            if r.returncode != 0:
-                tail = " / ".join(r.stderr.strip().splitlines()[-3:]).replace("|", "/")
-                case.status = f"failed: exit {r.returncode}: {tail}"
-                info(f"  {case.key}: {case.status}")
-                return
-            try:
-                wall_s, rss_s = last[-1].split()
-                wall, rss = float(wall_s), int(rss_s)
-            except (IndexError, ValueError):
-                case.status = f"failed: could not parse {TIME_BIN} output {last!r}"
-                info(f"  {case.key}: {case.status}")
-                return
-            # %e has 10 ms resolution, too coarse for fast runs on the slice: keep the
-            # perf_counter time taken around the same process (they agree within ~10 ms).
-            case.runs.append((elapsed, rss))
-            info(f"  {case.key} run {i + 1}/{runs}: {elapsed:.3f} s (time %e: {wall:.2f} s), "
-                 f"{rss / 1024:.0f} MiB peak RSS")
-    case.status = "ok"
+        cmd = [TIME_BIN, "-f", "%e %M", "-o", tf.name, *case.argv]
+        try:
+            t0 = time.perf_counter()
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, errors="replace", timeout=timeout)
+            elapsed = time.perf_counter() - t0
+        except subprocess.TimeoutExpired:
+            case.status = f"failed: timed out after {timeout:.0f} s"
+            info(f"  {case.key}: {case.status}")
+            return
+        lines = Path(tf.name).read_text().split("\n")
+        last = [ln for ln in lines if ln.strip()]
+        if r.returncode != 0:
+            tail = " / ".join(r.stderr.strip().splitlines()[-3:]).replace("|", "/")
+            case.status = f"failed: exit {r.returncode}: {tail}"
+            info(f"  {case.key}: {case.status}")
+            return
+        try:
+            wall_s, rss_s = last[-1].split()
+            wall, rss = float(wall_s), int(rss_s)
+        except (IndexError, ValueError):
+            case.status = f"failed: could not parse {TIME_BIN} output {last!r}"
+            info(f"  {case.key}: {case.status}")
+            return
+        # %e has 10 ms resolution, too coarse for fast runs on the slice: keep the
+        # perf_counter time taken around the same process (they agree within ~10 ms).
+        case.runs.append((elapsed, rss))
+        info(f"  {case.key} run {i + 1}/{runs}: {elapsed:.3f} s (time %e: {wall:.2f} s), "
+             f"{rss / 1024:.0f} MiB peak RSS")
+    if i + 1 == runs:
+        case.status = "ok"
+
+
+def run_interleaved(cases: list[Case], runs: int, timeout: float) -> None:
+    """Run every case `runs` times, round by round (one run of each case per round), so
+    that a change in the machine's speed during the runs (a shared VM's speed can swing
+    by 2x within minutes) reaches every tool alike and the ratios stay fair."""
+    for i in range(runs):
+        for c in cases:
+            if c.status == "pending":
+                run_once(c, i, runs, timeout)
 
 
 # ---------------------------------------------------------------------------- reporting
@@ -205,8 +219,8 @@ def render(cases: dict[str, Case], args: argparse.Namespace, meta: dict[str, str
     out: list[str] = []
     out.append(f"Measured {meta['date']} on {meta['machine']}.")
     out.append("")
-    out.append(f"Median of {args.runs} run{'s' if args.runs != 1 else ''} each, warm page cache, output to "
-               f"/dev/null. Every run is `{TIME_BIN} -f \"%e %M\" CMD`: peak RSS is its `%M`; wall time is "
+    out.append(f"Median of {args.runs} run{'s' if args.runs != 1 else ''} each, interleaved (round by round: one run "
+               f"of every command per round), warm page cache, output to /dev/null. Every run is `{TIME_BIN} -f \"%e %M\" CMD`: peak RSS is its `%M`; wall time is "
                "taken around that same process with a monotonic clock (`%e` agrees but only has 10 ms "
                "resolution).")
     out.append("")
@@ -222,16 +236,21 @@ def render(cases: dict[str, Case], args: argparse.Namespace, meta: dict[str, str
     out.append("")
 
     def ratio(num: str, den: str) -> str:
+        """The ratio of the medians, and the median of the ratios of runs of the same round
+        (close in time, so less exposed to the machine's changes of speed)."""
         a, b = cases.get(num), cases.get(den)
         if a and b and a.ok and b.ok and b.wall > 0:
-            return f"**{a.wall / b.wall:.1f}×**"
+            paired = statistics.median(x[0] / y[0] for x, y in zip(a.runs, b.runs) if y[0] > 0)
+            return f"**{a.wall / b.wall:.1f}×** (median of the same-round ratios {paired:.1f}×)"
         return "n/a (" + ", ".join(f"{x.key} {x.status}" for x in (a, b) if x and not x.ok) + ")"
 
     out.append("Summary:")
     out.append("")
-    out.append(f"- Speed vs tcptrace on the full file (tcptrace time / airtrace time): {ratio('tcptrace_big', 'airtrace_big')}")
+    out.append(f"- Speed vs tcptrace on the full file (tcptrace time / airtrace time): {ratio('tcptrace_big', 'airtrace_big')}"
+               f"; airtrace on two threads: {ratio('tcptrace_big', 'airtrace_big_2t')}")
     out.append(f"- Speed vs tshark on the {fmt_int(args.slice)}-packet slice (tshark time / airtrace time): "
-               f"{ratio('tshark_slice', 'airtrace_slice')}")
+               f"{ratio('tshark_slice', 'airtrace_slice')}; airtrace on two threads: "
+               f"{ratio('tshark_slice', 'airtrace_slice_2t')}")
     a_big, a_mid = cases.get("airtrace_big"), cases.get("airtrace_mid")
     if a_big and a_mid and a_big.ok and a_mid.ok:
         out.append(f"- Memory flatness (airtrace peak RSS, {fmt_int(a_big.packets)} vs {fmt_int(a_mid.packets)} "
@@ -339,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         fail("missing " + ", ".join(missing) + "; run scripts/install-system-packages.sh")
 
-    big = args.big.resolve()
+    big = Path(os.path.abspath(args.big))
     info(f"counting packets in {big} ...")
     n_big = packet_count(big)
     info(f"{n_big:,} packets, {big.stat().st_size / 2**20:.0f} MiB")
@@ -378,6 +397,13 @@ def main(argv: list[str] | None = None) -> int:
         "airtrace_slice": tool_case("airtrace_slice", "airtrace analyze", [at, "analyze", str(slice_path)],
                                     slice_label, args.slice, "airtrace"),
     }
+    # The same on two threads: airtrace analyses on one thread unless AIRTRACE_THREADS
+    # asks for more.
+    two = ["env", "AIRTRACE_THREADS=2", at, "analyze"]
+    cases["airtrace_big_2t"] = tool_case("airtrace_big_2t", "AIRTRACE_THREADS=2 airtrace analyze", [*two, str(big)],
+                                         big_label, n_big, "airtrace")
+    cases["airtrace_slice_2t"] = tool_case("airtrace_slice_2t", "AIRTRACE_THREADS=2 airtrace analyze",
+                                           [*two, str(slice_path)], slice_label, args.slice, "airtrace")
     if mid_path is not None:
         cases["airtrace_mid"] = tool_case("airtrace_mid", "airtrace analyze", [at, "analyze", str(mid_path)],
                                           f"first {fmt_int(mem_n)} packets", mem_n, "airtrace")
@@ -389,11 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in [big, slice_path] + ([mid_path] if mid_path else []):
         info(f"warming the page cache: {path.name} ({warm_cache(path):.1f} s)")
     for c in cases.values():
-        if c.status != "pending":
-            info(f"{c.key}: {c.status}")
-            continue
-        info(f"{c.key}: {c.shown_cmd()}")
-        run_case(c, args.runs, args.timeout)
+        info(f"{c.key}: {c.shown_cmd() if c.status == 'pending' else c.status}")
+    run_interleaved(list(cases.values()), args.runs, args.timeout)
 
     load_after = os.getloadavg()
 

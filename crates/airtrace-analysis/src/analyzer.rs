@@ -24,12 +24,12 @@ use crate::metrics::{ConnState, ConnSummary};
 /// A closed or reset connection is finished after this much silence.
 const CLOSED_LINGER_NS: i64 = 120_000_000_000;
 /// An open connection is finished after this much silence.
-const OPEN_IDLE_NS: i64 = 3_600_000_000_000;
+pub(crate) const OPEN_IDLE_NS: i64 = 3_600_000_000_000;
 /// Finished connections are looked for every this many packets.
-const SWEEP_EVERY: u64 = 1 << 16;
+pub(crate) const SWEEP_EVERY: u64 = 1 << 16;
 /// Capture times are clamped to ±2^62 ns (±146 years around 1970) so that the
 /// difference of any two fits in an `i64`: a corrupt timestamp must not overflow.
-const TS_LIMIT: i64 = (1 << 62) - 1;
+pub(crate) const TS_LIMIT: i64 = (1 << 62) - 1;
 /// Entries of the connection cache (a power of two).
 const CACHE_SIZE: usize = 1024;
 
@@ -91,14 +91,13 @@ impl Analyzer {
     }
 
     /// Analyses the next packet of the capture into `ann` (which it resets).
+    ///
+    /// Always inlined: called once per packet from the loops of `file.rs`, it costs
+    /// about 25 instructions a packet more as a call.
+    #[inline(always)]
     pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
         *ann = Annotation::default();
-        let ts = p.ts_ns.clamp(-TS_LIMIT, TS_LIMIT);
-        let t0 = *self.first_ts.get_or_insert(ts);
-        self.packets += 1;
-        if self.packets.is_multiple_of(SWEEP_EVERY) {
-            self.sweep(ts, t0);
-        }
+        let (ts, t0) = self.tick(p.ts_ns);
         let mac_retry = p.decoded.wlan.as_ref().is_some_and(|w| self.mac.is_retry(w));
         if mac_retry {
             ann.flags.insert(Flags::MAC_RETRY);
@@ -116,13 +115,13 @@ impl Analyzer {
         let (mut slot, mut d) = match hit {
             Some(found) => found,
             None => {
-                let found = self.lookup(src, dst, tcp, ts);
+                let found = self.lookup(src, dst, tcp, ts, p.frame);
                 self.cache[index] = found.0 as u32 + 1;
                 found
             }
         };
         if syn_only && self.conns[slot].base_seq(d).is_some_and(|isn| isn != tcp.seq) {
-            (slot, d) = (self.reuse(slot, src, dst, ts, t0), 0);
+            (slot, d) = (self.reuse(slot, src, dst, ts, t0, p.frame), 0);
             ann.flags.insert(Flags::REUSED_PORTS);
         }
         let conn = &mut self.conns[slot];
@@ -146,11 +145,53 @@ impl Analyzer {
         conn.process(d, &seg, ann);
     }
 
+    /// Counts a packet at `ts_ns` and sweeps when it is time: the part of
+    /// [`Analyzer::process`] every packet goes through. Returns the packet's time,
+    /// clamped, and the first packet's.
+    #[inline(always)]
+    fn tick(&mut self, ts_ns: i64) -> (i64, i64) {
+        let ts = ts_ns.clamp(-TS_LIMIT, TS_LIMIT);
+        let t0 = *self.first_ts.get_or_insert(ts);
+        self.packets += 1;
+        if self.packets.is_multiple_of(SWEEP_EVERY) {
+            self.sweep(ts, t0);
+        }
+        (ts, t0)
+    }
+
+    /// Sets the number of packets counted so far, for an analyzer that is given only
+    /// some of a capture's packets: its next packet is the capture's `n + 1`-th. It must
+    /// still be given every `SWEEP_EVERY`-th packet (if only through [`Analyzer::skip`]),
+    /// and the first, so that it ends idle connections where a single analyzer would.
+    #[inline]
+    pub(crate) fn set_packets_seen(&mut self, n: u64) {
+        self.packets = n;
+    }
+
+    /// Takes note of a packet that another analyzer analyses (on another thread, see `analyze_file_sharded`),
+    /// captured at `ts_ns`, that carries no 802.11 header: it is counted, so that every
+    /// analyzer of a capture finishes idle connections at the same packets and times as
+    /// one analyzer alone would.
+    #[inline]
+    pub fn skip(&mut self, ts_ns: i64) {
+        self.tick(ts_ns);
+    }
+
+    /// [`Analyzer::skip`] for a decoded packet, which may carry an 802.11 header: the
+    /// MAC-retry detector sees every frame.
+    #[inline]
+    pub fn pass(&mut self, p: &PacketIn<'_>) {
+        self.tick(p.ts_ns);
+        if let Some(w) = &p.decoded.wlan {
+            self.mac.is_retry(w);
+        }
+    }
+
     /// The slot and direction of a packet's connection when the cache missed: from the
     /// table, or a new connection.
     #[cold]
     #[inline(never)]
-    fn lookup(&mut self, src: Endpoint, dst: Endpoint, tcp: &Tcp, ts: i64) -> (usize, usize) {
+    fn lookup(&mut self, src: Endpoint, dst: Endpoint, tcp: &Tcp, ts: i64, frame: u64) -> (usize, usize) {
         let key = FlowKey::of(src, dst);
         if let Some(&slot) = self.live.get(&key) {
             if let Some(d) = self.conns[slot].direction_of(&src, &dst) {
@@ -160,7 +201,7 @@ impl Analyzer {
         // The client is the SYN's sender; for a SYN/ACK, its receiver.
         let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
         let (a, b, d) = if synack { (dst, src, 1) } else { (src, dst, 0) };
-        let c = Conn::new(self.next_id, a, b, ts);
+        let c = Conn::new(self.next_id, a, b, ts, frame);
         self.next_id += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -181,9 +222,9 @@ impl Analyzer {
     /// Returns the slot; the SYN's sender is the new connection's `a` (direction 0).
     #[cold]
     #[inline(never)]
-    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64) -> usize {
+    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64, frame: u64) -> usize {
         self.finished.push(self.conns[slot].summary(t0));
-        let mut c = Conn::new(self.next_id, src, dst, ts);
+        let mut c = Conn::new(self.next_id, src, dst, ts, frame);
         c.reused_ports = true;
         self.next_id += 1;
         self.conns[slot] = c;

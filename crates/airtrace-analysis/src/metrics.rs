@@ -214,6 +214,10 @@ pub enum ConnState {
 pub struct ConnSummary {
     /// 0-based index in order of first packet, as tshark's tcp.stream.
     pub id: u32,
+    /// The frame that opened the connection (its first packet, or the SYN that reused
+    /// its ports): connections are numbered in this order. Not in the report.
+    #[serde(skip)]
+    pub first_frame: u64,
     /// The endpoint that sent the first SYN (or the first packet), and its peer.
     pub a: String,
     pub b: String,

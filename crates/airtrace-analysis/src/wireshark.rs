@@ -117,6 +117,9 @@ pub struct Verdict {
 /// byte of the segment was captured before: then it is a retransmission, never
 /// out of order, however soon it follows (airtrace's one departure from Wireshark's
 /// checks; Wireshark tells the two apart by a time threshold alone).
+///
+/// Always inlined: it is called once per packet, by `Conn::process`.
+#[inline(always)]
 pub fn analyze(
     fwd: &mut FlowState,
     rev: &mut FlowState,

@@ -8,52 +8,17 @@
 mod columns;
 mod diagnose;
 mod simulate;
-mod table;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use airtrace_analysis::analyze_capture;
+use airtrace_analysis::{analyze_capture, analyze_file_summary};
 use airtrace_pcap::CaptureReader;
+use airtrace_report::Progress;
 use columns::PacketColumns;
-
-/// A progress bar on stderr that shows itself only once a file takes more than a moment.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    started: Instant,
-    enabled: bool,
-}
-
-impl Progress {
-    fn new(enabled: bool) -> Self {
-        Progress { bar: None, started: Instant::now(), enabled }
-    }
-
-    fn update(&mut self, pos: u64, len: Option<u64>, name: &str) {
-        if !self.enabled || self.started.elapsed() < Duration::from_millis(700) {
-            return;
-        }
-        let bar = self.bar.get_or_insert_with(|| {
-            let bar = indicatif::ProgressBar::with_draw_target(len, indicatif::ProgressDrawTarget::stderr());
-            let style = indicatif::ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
-                .expect("valid template");
-            bar.set_style(style);
-            bar.set_message(name.to_string());
-            bar
-        });
-        bar.set_position(pos);
-    }
-
-    fn finish(self) {
-        if let Some(bar) = self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
 
 /// The result of analysing one file.
 #[pyclass(frozen, module = "airtrace._core")]
@@ -97,19 +62,22 @@ fn analyze(
 ) -> PyResult<Analysis> {
     let name = name.unwrap_or_else(|| path.display().to_string());
     let result = py.detach(move || {
-        let reader = CaptureReader::open(&path).map_err(|e| e.to_string())?;
         let mut bar = Progress::new(progress);
         let mut on_progress = |pos: u64, len: Option<u64>| bar.update(pos, len, &name);
         let out = if packets {
-            let mut cols = PacketColumns::default();
-            analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| (r, Some(cols)))
+            // Per-packet output is in capture order: one thread.
+            let reader = CaptureReader::open(&path).map_err(|e| e.to_string());
+            reader.and_then(|reader| {
+                let mut cols = PacketColumns::default();
+                analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| (r, Some(cols)))
+            })
         } else {
-            analyze_capture(reader, &name, &mut (), &mut on_progress).map(|r| (r, None))
+            analyze_file_summary(&path, &name, &mut on_progress).map(|r| (r, None))
         };
         bar.finish();
         let (report, cols) = out?;
-        let json = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-        let text = table.then(|| table::connection_table(&report));
+        let json = airtrace_report::json(&report)?;
+        let text = table.then(|| airtrace_report::connection_table(&report));
         Ok::<_, String>((json, text, report, cols.map(PacketColumns::export)))
     });
     let (json, table, report, cols) = result.map_err(PyValueError::new_err)?;
@@ -140,6 +108,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__version__", airtrace_report::VERSION)?;
     Ok(())
 }

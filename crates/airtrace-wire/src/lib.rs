@@ -132,6 +132,7 @@ mod tcp;
 mod testutil;
 mod udp;
 
+pub use fast::peek_tcp;
 pub use linktype::{linktype_name, LinkType};
 pub use packet::*;
 pub use reassembly::{Push, Reassembler};
@@ -148,6 +149,7 @@ use decoder::Cx;
 /// On return, `out.stop` is `None` if every header up to the transport payload was
 /// decoded (or the frame simply has no more headers, e.g. an 802.11 ACK or an ICMP
 /// packet, whose protocol is in [`Transport::Other`]).
+#[inline(always)]
 pub fn decode(link: LinkType, frame: &[u8], orig_len: u32, out: &mut Decoded) {
     // Each decoder below hands over to the next by a tail call, so that none needs to
     // keep the arguments aside (in callee-saved registers) for the next.

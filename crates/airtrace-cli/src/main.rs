@@ -1,0 +1,200 @@
+//! The `airtrace` command that `pip install` puts on the PATH.
+//!
+//! `airtrace analyze [--json] [--no-progress] FILE...`, the command users time, runs
+//! here, natively: no Python interpreter starts (the analysis is
+//! `airtrace_analysis::analyze_file_summary`, on two threads if `AIRTRACE_THREADS=2`).
+//! Its output, messages and exit codes are those of the Python command line
+//! (python/airtrace/cli.py), which tests check byte for byte (tests/test_launcher.py).
+//!
+//! Every other command line (`demo`, `--parquet`, `--help`, `--version`, mistakes in
+//! the arguments, and commands to come) is handed to the Python command line: this
+//! process becomes `python -c 'from airtrace.cli import main; ...' ARGS...`, run by the
+//! interpreter installed next to this program (the virtual environment's), else by
+//! `python3` from the PATH.
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use airtrace_analysis::analyze_file_summary;
+use airtrace_report::{connection_table, json, json_document, Progress};
+
+const PROG: &str = "airtrace";
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match plain_analyze(&args) {
+        Some(cmd) => match on_interrupt_say_so().and_then(|()| analyze(&cmd)) {
+            Ok(code) => ExitCode::from(code),
+            // The reader of our output went away (e.g. `| head`): not an error of ours.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{PROG}: error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        None => python(&args),
+    }
+}
+
+/// A plain `airtrace analyze` command line, as the Python command line's fast path
+/// takes it (`_fast_analyze_args` in cli.py).
+struct Analyze {
+    files: Vec<String>,
+    as_json: bool,
+    progress: bool,
+}
+
+/// The command if `args` is `analyze` with files and no option but `--json` and
+/// `--no-progress` (every argument valid UTF-8); else `None`, for Python to handle.
+fn plain_analyze(args: &[OsString]) -> Option<Analyze> {
+    let (first, rest) = args.split_first()?;
+    if first != "analyze" || rest.is_empty() {
+        return None;
+    }
+    let mut cmd = Analyze {
+        files: Vec::new(),
+        as_json: false,
+        progress: io::stderr().is_terminal(),
+    };
+    for arg in rest {
+        match arg.to_str()? {
+            "--json" => cmd.as_json = true,
+            "--no-progress" => cmd.progress = false,
+            a if a.starts_with('-') => return None,
+            a => cmd.files.push(a.to_string()),
+        }
+    }
+    (!cmd.files.is_empty()).then_some(cmd)
+}
+
+/// `airtrace analyze`: exit code 1 if some file could not be read at all.
+fn analyze(cmd: &Analyze) -> io::Result<u8> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut reports = Vec::new();
+    let mut failed = false;
+    for path in &cmd.files {
+        let mut bar = Progress::new(cmd.progress);
+        let result = analyze_file_summary(Path::new(path), path, &mut |pos, len| {
+            bar.update(pos, len, path)
+        });
+        bar.finish();
+        let report = match result {
+            Ok(report) => report,
+            Err(e) => {
+                out.flush()?;
+                eprintln!("{PROG}: error: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        if !report.warnings.is_empty() || report.error.is_some() {
+            out.flush()?;
+        }
+        for w in &report.warnings {
+            eprintln!("{PROG}: warning: {w}");
+        }
+        if let Some(error) = &report.error {
+            eprintln!(
+                "{PROG}: warning: {error} (analysed the {} frames before it)",
+                report.frames
+            );
+        }
+        if cmd.as_json {
+            reports.push(json(&report).map_err(io::Error::other)?);
+        } else {
+            out.write_all(connection_table(&report).as_bytes())?;
+        }
+    }
+    if cmd.as_json {
+        out.write_all(json_document(&reports).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(u8::from(failed))
+}
+
+/// Ctrl-C ends `airtrace analyze` as it ends the Python command line: with the line
+/// "airtrace: interrupted" and exit status 130.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn on_interrupt_say_so() -> io::Result<()> {
+    extern "C" fn interrupted(_: libc::c_int) {
+        const MSG: &[u8] = b"airtrace: interrupted\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; MSG is a valid buffer of
+        // MSG.len() bytes.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(130);
+        }
+    }
+    let handler = interrupted as extern "C" fn(libc::c_int);
+    // SAFETY: installs a handler that only makes async-signal-safe calls.
+    if unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) } == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn on_interrupt_say_so() -> io::Result<()> {
+    Ok(())
+}
+
+/// The Python code that runs the command line (with the arguments in `sys.argv[1:]`).
+/// `-c` puts the working directory first on `sys.path`; it is taken off so that a
+/// directory named like a module there cannot stand in for the installed one.
+const PYTHON_MAIN: &str =
+    "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\nfrom airtrace.cli import main\nsys.exit(main())";
+
+/// Hands the command line to the Python package.
+fn python(args: &[OsString]) -> ExitCode {
+    let interpreter = interpreter();
+    let mut command = std::process::Command::new(&interpreter);
+    command.arg("-c").arg(PYTHON_MAIN).args(args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = command.exec();
+        eprintln!(
+            "{PROG}: error: cannot run the Python interpreter {}: {e}",
+            interpreter.display()
+        );
+        ExitCode::from(127)
+    }
+    #[cfg(not(unix))]
+    match command.status() {
+        Ok(status) => ExitCode::from(status.code().map_or(1, |c| c as u8)),
+        Err(e) => {
+            eprintln!(
+                "{PROG}: error: cannot run the Python interpreter {}: {e}",
+                interpreter.display()
+            );
+            ExitCode::from(127)
+        }
+    }
+}
+
+/// The interpreter next to this program (where pip installs both in a virtual
+/// environment), else `python3` from the PATH.
+fn interpreter() -> PathBuf {
+    let names: &[&str] = if cfg!(windows) {
+        &["python.exe"]
+    } else {
+        &["python3", "python"]
+    };
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+    {
+        for name in names {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    PathBuf::from(if cfg!(windows) { "python" } else { "python3" })
+}
