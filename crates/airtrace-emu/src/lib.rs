@@ -51,6 +51,9 @@ pub struct Options<'a> {
     pub seed: Option<u64>,
     /// Spin instead of sleeping between deadlines (one core at 100 %).
     pub busy_poll: bool,
+    /// Wake this long before each deadline and spin the rest (a wake-up from sleep
+    /// takes tens of µs). Default 100 µs.
+    pub spin: Duration,
     /// How often the sampler reads TCP_INFO.
     pub sample_every: Duration,
     /// Stop after this long even if flows are still running (the scenario's
@@ -65,6 +68,7 @@ impl<'a> Options<'a> {
             out,
             seed: None,
             busy_poll: false,
+            spin: Duration::from_micros(100),
             sample_every: Duration::from_millis(1),
             max_duration: None,
         }
@@ -276,7 +280,15 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
             }
         })
     };
-    let fwd_result = forwarder.run(&signals.flag, &done, end_ns);
+    // Its own thread: it may switch itself to real-time scheduling.
+    forwarder.spin_ns = options.spin.as_nanos() as i64;
+    let flag = signals.flag.clone();
+    let fwd = std::thread::Builder::new().name("airtrace-forwarder".into()).spawn(move || {
+        let mut forwarder = forwarder;
+        let r = forwarder.run(&flag, &done, end_ns);
+        (forwarder, r)
+    })?;
+    let (mut forwarder, fwd_result) = fwd.join().map_err(|_| io::Error::other("the forwarder thread panicked"))?;
     let end = start.elapsed();
     stop.store(true, Ordering::SeqCst);
     let results = generator.join();

@@ -1,4 +1,4 @@
-//! `airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--seed N] [--max-duration S]`,
+//! `airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration S]`,
 //! `airtrace-emu --cleanup`: the emulator without Python (the `airtrace emulate`
 //! command calls the same library through the Python package).
 
@@ -9,7 +9,7 @@ use std::time::Duration;
 use airtrace_emu::{EmuError, Options};
 use airtrace_sim::Scenario;
 
-const USAGE: &str = "usage: airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--seed N] [--max-duration SECONDS]\n       airtrace-emu --cleanup";
+const USAGE: &str = "usage: airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration SECONDS]\n       airtrace-emu --cleanup";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,11 +19,13 @@ fn main() -> ExitCode {
     let mut cleanup = false;
     let mut seed = None;
     let mut max = None;
+    let mut spin = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--out" | "-o" => out = it.next().map(PathBuf::from),
             "--busy-poll" => busy = true,
+            "--spin-us" => spin = it.next().and_then(|s| s.parse::<u64>().ok()).map(Duration::from_micros),
             "--cleanup" => cleanup = true,
             "--seed" => seed = it.next().and_then(|s| s.parse().ok()),
             "--max-duration" => max = it.next().and_then(|s| s.parse::<f64>().ok()).map(Duration::from_secs_f64),
@@ -75,6 +77,9 @@ fn main() -> ExitCode {
     options.busy_poll = busy;
     options.seed = seed;
     options.max_duration = max;
+    if let Some(s) = spin {
+        options.spin = s;
+    }
     match airtrace_emu::run(&scenario, &text, &options) {
         Ok(summary) => {
             println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());

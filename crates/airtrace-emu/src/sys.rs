@@ -73,3 +73,17 @@ pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<[u8; TCP_INFO_LEN]> {
     }
     Ok(buf)
 }
+
+/// Puts the calling thread under SCHED_FIFO at `priority` (1..=99), so that builds
+/// and other work on the machine do not delay packets. The kernel's real-time
+/// throttling (by default 5 % of each second kept for other tasks) still applies.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` is a live, initialised sched_param for the duration of the
+    // call; pid 0 names the calling thread; the kernel only reads it.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

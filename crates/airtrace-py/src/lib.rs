@@ -5,6 +5,7 @@
 //! the work and returns JSON for summaries and raw column buffers for tables.
 
 mod columns;
+mod emulate;
 mod simulate;
 mod table;
 
@@ -137,6 +138,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
