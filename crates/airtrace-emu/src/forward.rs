@@ -70,6 +70,10 @@ pub struct Timing {
     pub realtime: bool,
     /// Spin margin before each deadline, ns.
     pub spin_ns: i64,
+    /// CPU time the forwarder thread used (user + system), ns.
+    pub forwarder_cpu_ns: i64,
+    /// Packets read from the devices.
+    pub packets_read: u64,
 }
 
 /// The packets inside the link, by id (ids are consecutive; most leave in order).
@@ -116,6 +120,7 @@ pub struct Forwarder {
     foreign: u64,
     busy_poll: bool,
     realtime: bool,
+    cpu_ns: i64,
     /// Wake this long before a deadline and spin the rest, ns.
     pub spin_ns: i64,
     buf: Vec<u8>,
@@ -188,6 +193,7 @@ impl Forwarder {
             foreign: 0,
             busy_poll,
             realtime: false,
+            cpu_ns: 0,
             spin_ns: 0,
             buf: vec![0; 65536],
             events: Vec::new(),
@@ -254,6 +260,9 @@ impl Forwarder {
             }
         }
         self.flush_log();
+        if let Ok(t) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID) {
+            self.cpu_ns = t.tv_sec() * 1_000_000_000 + t.tv_nsec();
+        }
         Ok(())
     }
 
@@ -393,6 +402,8 @@ impl Forwarder {
             busy_poll: self.busy_poll,
             realtime: self.realtime,
             spin_ns: self.spin_ns,
+            forwarder_cpu_ns: self.cpu_ns,
+            packets_read: self.next_id + self.foreign,
         }
     }
 }
