@@ -134,10 +134,13 @@ def main() -> None:
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--only", help="comma-separated cases to run")
     ap.add_argument("--busy-poll", action="store_true", help="run the forwarder in busy-poll mode")
+    ap.add_argument("--spin-us", type=int, help="the forwarder's spin margin before deadlines (default 100)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (network namespaces, TUN devices)")
     extra = ["--busy-poll"] if args.busy_poll else []
+    if args.spin_us is not None:
+        extra += ["--spin-us", str(args.spin_us)]
     only = set(args.only.split(",")) if args.only else None
     results: dict[str, dict] = {}
     big = "150 MB" if not args.quick else "30 MB"
