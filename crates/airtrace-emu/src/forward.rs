@@ -31,6 +31,8 @@ use crate::writer::{Msg, V_LINK_IN, V_LINK_OUT, V_RECEIVER, V_SENDER};
 
 /// Longest sleep without a deadline, so that stop requests are seen promptly.
 const MAX_SLEEP_NS: i64 = 20_000_000;
+/// Packets read from one device before the link is served again.
+const READ_BATCH: usize = 32;
 /// The window over which spinning is rationed.
 const SPIN_WINDOW_NS: i64 = 100_000_000;
 
@@ -76,6 +78,18 @@ pub struct Timing {
     pub forwarder_cpu_ns: i64,
     /// Packets read from the devices.
     pub packets_read: u64,
+    /// Captures or link records lost because the writer thread had stopped.
+    pub capture_drops: u64,
+    /// Wake-ups from sleep more than 1 ms later than asked (the thread was not given
+    /// the CPU): how many.
+    pub late_wakeups: u64,
+    /// The longest of them: (when it was due, ns since the start; how late, ns).
+    pub longest_late_wakeups: Vec<(i64, i64)>,
+    /// Writes to a device that took more than 1 ms (the write runs the receiving
+    /// host's TCP stack): how many.
+    pub slow_writes: u64,
+    /// The longest of them: (when, ns since the start; how long, ns).
+    pub longest_slow_writes: Vec<(i64, i64)>,
 }
 
 /// The packets inside the link, by id (ids are consecutive; most leave in order).
@@ -123,6 +137,8 @@ pub struct Forwarder {
     busy_poll: bool,
     realtime: bool,
     cpu_ns: i64,
+    stalls: Vec<(i64, i64)>,
+    slow_writes: Vec<(i64, i64)>,
     /// Wake this long before a deadline and spin the rest, ns.
     pub spin_ns: i64,
     buf: Vec<u8>,
@@ -130,6 +146,7 @@ pub struct Forwarder {
     scratch: Vec<Event<PacketId>>,
     records: Vec<LinkRecord>,
     pool: Vec<Vec<u8>>,
+    capture_drops: u64,
 }
 
 /// Flow index of a packet between host a port 40000+i and host b port 15000+i.
@@ -201,12 +218,15 @@ impl Forwarder {
             busy_poll,
             realtime: false,
             cpu_ns: 0,
+            stalls: Vec::new(),
+            slow_writes: Vec::new(),
             spin_ns: 0,
             buf: vec![0; 65536],
             events: Vec::new(),
             scratch: Vec::new(),
             records: Vec::new(),
             pool: Vec::new(),
+            capture_drops: 0,
         }
     }
 
@@ -273,9 +293,15 @@ impl Forwarder {
                     PollFd::new(self.tuns[1].as_fd(), PollFlags::POLLIN),
                 ];
                 let ts = TimeSpec::from_duration(std::time::Duration::from_nanos(wait as u64));
+                let before = self.now();
                 match ppoll(&mut fds, Some(ts), None) {
                     Ok(_) | Err(Errno::EINTR) => {}
                     Err(e) => return Err(std::io::Error::other(format!("ppoll: {e}"))),
+                }
+                // A wake-up much later than asked: the thread did not get the CPU.
+                let over = self.now() - before - wait;
+                if over > 1_000_000 {
+                    self.stalls.push((before + wait, over));
                 }
             }
         }
@@ -287,7 +313,9 @@ impl Forwarder {
     /// Reads every packet waiting on device `d` (0: host a's) and offers it to the link.
     fn read_all(&mut self, d: usize) -> std::io::Result<usize> {
         let mut n = 0;
-        loop {
+        // At most READ_BATCH at a time, so that deliveries due meanwhile are not held
+        // up behind a burst from a fast sender.
+        while n < READ_BATCH {
             let len = match nix::unistd::read(&self.tuns[d], &mut self.buf) {
                 Ok(len) => len,
                 Err(Errno::EAGAIN) => break,
@@ -306,12 +334,17 @@ impl Forwarder {
             self.next_id += 1;
             let flow = flow_of(p, d == 0);
             let ip_id = u16::from_be_bytes([p[4], p[5]]);
+            let vantages = self.captures & (V_LINK_IN | if d == 0 { V_SENDER } else { V_RECEIVER });
+            let capture = (vantages != 0).then(|| {
+                let mut c = self.pool.pop().unwrap_or_default();
+                c.clear();
+                c.extend_from_slice(&self.buf[..len.min(self.snaplen)]);
+                c
+            });
             let mut bytes = self.pool.pop().unwrap_or_default();
             bytes.clear();
-            bytes.extend_from_slice(p);
-            let vantages = self.captures & (V_LINK_IN | if d == 0 { V_SENDER } else { V_RECEIVER });
-            let capture = (vantages != 0).then(|| bytes[..len.min(self.snaplen)].to_vec());
-            let _ = self.tx.send(Msg::Ingress {
+            bytes.extend_from_slice(&self.buf[..len]);
+            self.hand_over(Msg::Ingress {
                 id,
                 t_ns: now,
                 flow,
@@ -329,9 +362,18 @@ impl Forwarder {
         Ok(n)
     }
 
+    /// Passes `msg` to the writer thread (an unbounded channel: never blocks).
+    /// A bounded channel with buffers handed back for reuse was tried: it doubled the
+    /// forwarder's CPU time and its lateness.
+    fn hand_over(&mut self, msg: Msg) {
+        if self.tx.send(msg).is_err() {
+            self.capture_drops += 1;
+        }
+    }
+
     fn recycle(&mut self, id: PacketId) {
         if let Some(b) = self.store.take(id) {
-            if self.pool.len() < 4096 {
+            if self.pool.len() < 8192 {
                 self.pool.push(b);
             }
         }
@@ -364,6 +406,10 @@ impl Forwarder {
                             Err(_) => break false,
                         }
                     };
+                    let took = self.now() - t;
+                    if took > 1_000_000 {
+                        self.slow_writes.push((t, took));
+                    }
                     self.lateness.push(t - at_ns);
                     let c = &mut self.counters[d];
                     if ok {
@@ -375,8 +421,8 @@ impl Forwarder {
                     let vantages = self.captures & (V_LINK_OUT | if d == 0 { V_RECEIVER } else { V_SENDER });
                     if vantages != 0 {
                         bytes.truncate(self.snaplen);
-                        let _ = self.tx.send(Msg::Egress { t_ns: t, vantages, bytes });
-                    } else if self.pool.len() < 4096 {
+                        self.hand_over(Msg::Egress { t_ns: t, vantages, bytes });
+                    } else if self.pool.len() < 8192 {
                         self.pool.push(bytes);
                     }
                 }
@@ -402,7 +448,8 @@ impl Forwarder {
         self.records.clear();
         self.link.drain_log(&mut self.records);
         if !self.records.is_empty() {
-            let _ = self.tx.send(Msg::Link(std::mem::take(&mut self.records)));
+            let records = std::mem::take(&mut self.records);
+            self.hand_over(Msg::Link(records));
         }
     }
 
@@ -422,6 +469,21 @@ impl Forwarder {
             spin_ns: self.spin_ns,
             forwarder_cpu_ns: self.cpu_ns,
             packets_read: self.next_id + self.foreign,
+            capture_drops: self.capture_drops,
+            late_wakeups: self.stalls.len() as u64,
+            longest_late_wakeups: {
+                let mut v = self.stalls.clone();
+                v.sort_by_key(|&(_, over)| std::cmp::Reverse(over));
+                v.truncate(5);
+                v
+            },
+            slow_writes: self.slow_writes.len() as u64,
+            longest_slow_writes: {
+                let mut v = self.slow_writes.clone();
+                v.sort_by_key(|&(_, took)| std::cmp::Reverse(took));
+                v.truncate(5);
+                v
+            },
         }
     }
 }
