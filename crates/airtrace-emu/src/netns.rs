@@ -76,7 +76,9 @@ pub fn cleanup_stale() -> io::Result<Vec<String>> {
     let mut removed = Vec::new();
     for name in list()? {
         if let Some(pid) = owner_pid(&name) {
-            if !alive(pid) || pid == std::process::id() {
+            // A live pid may be a run in progress (or, rarely, a new process that
+            // reused a dead run's pid): never touch it.
+            if !alive(pid) {
                 ip(&["netns", "del", &name])?;
                 removed.push(name);
             }
