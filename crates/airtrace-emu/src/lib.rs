@@ -298,10 +298,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     drop(forwarder); // closes the TUN devices
     drop(spaces); // deletes the namespaces
     let bundle = writer.join().map_err(|_| io::Error::other("the writer thread panicked"))?;
-    let bundle = match bundle {
-        Ok(b) => b,
-        Err(e) => return Err(e.into()),
-    };
+    let bundle = bundle?;
     if signals.flag.load(Ordering::SeqCst) {
         bundle.abandon();
         return Err(EmuError::Interrupted);
