@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,20 @@ def test_emulate_needs_scenario_and_out() -> None:
     done = cli("emulate")
     assert done.returncode in (1, 2)
     assert "Traceback" not in done.stderr
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+def test_user_command_and_server(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "bundle"
+    done = cli(
+        "emulate", str(scenario), "--out", str(out), "--json",
+        "--server", "iperf3 -s -B 198.18.1.1 -1", "--command", "iperf3 -c 198.18.1.1 -t 2 -J",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout[done.stdout.rindex('\n{\n  "scenario"') :])
+    assert summary["command"]["exit_code"] == 0
+    assert summary["flows"] == []
+    assert summary["link"]["forward"]["delivered_bytes"] > 300_000

@@ -20,6 +20,12 @@ def analyze(
 def flag_names() -> list[str]: ...
 def simulate(path: str, out: str | None = None, seed: int | None = None, progress: bool = False) -> str: ...
 def emulate(
-    path: str, out: str, seed: int | None = None, busy_poll: bool = False, max_duration_s: float | None = None
+    path: str,
+    out: str,
+    seed: int | None = None,
+    busy_poll: bool = False,
+    max_duration_s: float | None = None,
+    command: list[str] | None = None,
+    server: list[str] | None = None,
 ) -> str: ...
 def emulate_cleanup() -> list[str]: ...

@@ -116,6 +116,16 @@ def _parser() -> argparse.ArgumentParser:
     emulate.add_argument("--busy-poll", action="store_true", help="spin between deadlines (one core at 100%%)")
     emulate.add_argument("--max-duration", type=float, metavar="SECONDS", help="stop after this long")
     emulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    emulate.add_argument(
+        "--command",
+        dest="user_command",
+        metavar="CMD",
+        help="run this command in host a's namespace (198.18.0.1) instead of the built-in traffic generator, "
+        "e.g. 'iperf3 -c 198.18.1.1 -t 10'; the run ends when it exits",
+    )
+    emulate.add_argument(
+        "--server", metavar="CMD", help="start this command first in host b's namespace (198.18.1.1), e.g. 'iperf3 -s -1'"
+    )
     emulate.set_defaults(run=_emulate)
 
     demo = sub.add_parser(
@@ -205,8 +215,16 @@ def _emulate(args: argparse.Namespace) -> int:
         if not args.scenario or not args.out:
             print(f"{PROG}: error: emulate needs SCENARIO and --out BUNDLE (or --cleanup)", file=sys.stderr)
             return 2
+        import shlex
+
         summary = emulate(
-            args.scenario, args.out, seed=args.seed, busy_poll=args.busy_poll, max_duration_s=args.max_duration
+            args.scenario,
+            args.out,
+            seed=args.seed,
+            busy_poll=args.busy_poll,
+            max_duration_s=args.max_duration,
+            command=shlex.split(args.user_command) if args.user_command else None,
+            server=shlex.split(args.server) if args.server else None,
         )
     except (EmulationUnsupported, ScenarioError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
@@ -219,6 +237,8 @@ def _emulate(args: argparse.Namespace) -> int:
             f"scenario {summary['scenario']}: emulated for {summary['end_s']:.3f} s; delivery lateness "
             f"p50 {t['late_p50_ns'] / 1000:.0f} us, p99 {t['late_p99_ns'] / 1000:.0f} us\n"
         )
+        if summary.get("command"):
+            sys.stdout.write(f"command {' '.join(summary['command']['argv'])}: exit code {summary['command']['exit_code']}\n")
         for f in summary["flows"]:
             sys.stdout.write(
                 f"{f['name']:<10} {f['app']:<6} {f['cc']:<6} {f['bytes_delivered']:>12,} B "

@@ -29,15 +29,20 @@ def emulate(
     seed: int | None = None,
     busy_poll: bool = False,
     max_duration_s: float | None = None,
+    command: list[str] | None = None,
+    server: list[str] | None = None,
 ) -> dict[str, Any]:
     """Emulates `scenario` (a TOML file, docs/scenarios.md) and returns its summary.
 
     The bundle (captures taken by the forwarder, link log, TCP_INFO log, summary.json,
     meta.json with `"source": "emulation"`) is written to `out`, atomically. SIGINT
     and SIGTERM stop the run, remove its namespaces and raise KeyboardInterrupt.
+    `command` (an argv list) runs in host a's namespace (198.18.0.1) instead of the
+    built-in traffic generator, and the run ends when it exits; `server` starts first
+    in host b's (198.18.1.1) and is stopped at the end.
     """
     try:
-        text = _core.emulate(os.fspath(scenario), os.fspath(out), seed, busy_poll, max_duration_s)
+        text = _core.emulate(os.fspath(scenario), os.fspath(out), seed, busy_poll, max_duration_s, command, server)
     except PermissionError as e:
         raise EmulationUnsupported(str(e)) from None
     except ValueError as e:

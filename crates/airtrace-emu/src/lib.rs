@@ -21,6 +21,7 @@
 //! the two hosts' addresses. SIGINT and SIGTERM stop the run cleanly (namespaces
 //! deleted, devices closed, threads joined, no partial bundle).
 
+pub mod command;
 pub mod forward;
 pub mod netns;
 mod sys;
@@ -59,6 +60,12 @@ pub struct Options<'a> {
     /// Stop after this long even if flows are still running (the scenario's
     /// `duration` applies too).
     pub max_duration: Option<Duration>,
+    /// Run this command in host a's namespace instead of the built-in traffic
+    /// generator; the run ends when it exits.
+    pub command: Option<Vec<String>>,
+    /// Start this command in host b's namespace first (a server for `command`);
+    /// stopped at the end.
+    pub server: Option<Vec<String>>,
 }
 
 impl<'a> Options<'a> {
@@ -71,6 +78,8 @@ impl<'a> Options<'a> {
             spin: Duration::ZERO,
             sample_every: Duration::from_millis(1),
             max_duration: None,
+            command: None,
+            server: None,
         }
     }
 }
@@ -149,8 +158,23 @@ pub struct Summary {
     pub link: LinkSummary,
     /// How precisely delivery times were kept.
     pub timing: Timing,
-    /// One per flow.
+    /// One per flow (none when a command ran instead of the generator).
     pub flows: Vec<FlowSummary>,
+    /// The user's command, when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandSummary>,
+}
+
+/// What the user's command did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandSummary {
+    /// The command run in host a's namespace.
+    pub argv: Vec<String>,
+    /// Its exit code (negative: killed by that signal; None: still running at the end
+    /// and stopped).
+    pub exit_code: Option<i32>,
+    /// The server run in host b's namespace, if any.
+    pub server: Option<Vec<String>>,
 }
 
 fn app_name(app: AppKind) -> &'static str {
@@ -252,8 +276,36 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
+    let command_mode = options.command.is_some();
+    let mut server = match &options.server {
+        Some(argv) => match command::spawn(&spaces.b.ns, argv) {
+            Ok(s) => {
+                std::thread::sleep(Duration::from_millis(500)); // let it listen
+                Some(s)
+            }
+            Err(e) => {
+                drop(tx);
+                drop(forwarder);
+                let _ = writer.join();
+                return Err(e.into());
+            }
+        },
+        None => None,
+    };
+    let client = match &options.command {
+        Some(argv) => match command::spawn(&spaces.a.ns, argv) {
+            Ok(c) => Some(Arc::new(std::sync::Mutex::new(c))),
+            Err(e) => {
+                drop(tx);
+                drop(forwarder);
+                let _ = writer.join();
+                return Err(e.into());
+            }
+        },
+        None => None,
+    };
     let generator = traffic::Generator::start(
-        plans,
+        if command_mode { Vec::new() } else { plans },
         spaces.a.ns.clone(),
         spaces.b.ns.clone(),
         start,
@@ -270,9 +322,14 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (done, stop, finished, n) = (done.clone(), stop.clone(), generator.finished.clone(), generator.flows);
+        let client = client.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                if finished.load(Ordering::SeqCst) >= n {
+                let finished = match &client {
+                    Some(c) => c.lock().unwrap_or_else(|p| p.into_inner()).exited().is_some(),
+                    None => finished.load(Ordering::SeqCst) >= n,
+                };
+                if finished {
                     done.store(true, Ordering::SeqCst);
                     return;
                 }
@@ -293,6 +350,16 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     stop.store(true, Ordering::SeqCst);
     let results = generator.join();
     let _ = watcher.join();
+    let command = options.command.as_ref().map(|argv| CommandSummary {
+        argv: argv.clone(),
+        exit_code: client.as_ref().and_then(|c| c.lock().unwrap_or_else(|p| p.into_inner()).stop()),
+        server: options.server.clone(),
+    });
+    drop(client);
+    if let Some(s) = server.as_mut() {
+        s.stop();
+    }
+    drop(server);
     let timing = forwarder.timing();
     let counters = forwarder.counters;
     drop(forwarder); // closes the TUN devices
@@ -347,6 +414,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
         },
         timing,
         flows,
+        command,
     };
     let meta = meta_json(scenario, seed, epoch_ns, end.as_nanos() as i64, &bundle.vantages(), &summary);
     let write = || -> io::Result<()> {

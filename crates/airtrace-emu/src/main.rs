@@ -9,7 +9,7 @@ use std::time::Duration;
 use airtrace_emu::{EmuError, Options};
 use airtrace_sim::Scenario;
 
-const USAGE: &str = "usage: airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration SECONDS]\n       airtrace-emu --cleanup";
+const USAGE: &str = "usage: airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration SECONDS] [--server 'CMD ARGS'] [-- COMMAND ARGS...]\n       airtrace-emu --cleanup";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,11 +20,18 @@ fn main() -> ExitCode {
     let mut seed = None;
     let mut max = None;
     let mut spin = None;
+    let mut server: Option<Vec<String>> = None;
+    let mut command: Option<Vec<String>> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--out" | "-o" => out = it.next().map(PathBuf::from),
             "--busy-poll" => busy = true,
+            "--server" => server = it.next().map(|s| s.split_whitespace().map(str::to_string).collect()),
+            "--" => {
+                command = Some(it.by_ref().cloned().collect());
+                break;
+            }
             "--spin-us" => spin = it.next().and_then(|s| s.parse::<u64>().ok()).map(Duration::from_micros),
             "--cleanup" => cleanup = true,
             "--seed" => seed = it.next().and_then(|s| s.parse().ok()),
@@ -77,6 +84,8 @@ fn main() -> ExitCode {
     options.busy_poll = busy;
     options.seed = seed;
     options.max_duration = max;
+    options.server = server;
+    options.command = command.filter(|c| !c.is_empty());
     if let Some(s) = spin {
         options.spin = s;
     }

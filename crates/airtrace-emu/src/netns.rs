@@ -79,6 +79,12 @@ pub fn cleanup_stale() -> io::Result<Vec<String>> {
             // A live pid may be a run in progress (or, rarely, a new process that
             // reused a dead run's pid): never touch it.
             if !alive(pid) {
+                // Processes the dead run started there (a user's command, a server).
+                for p in ip(&["netns", "pids", &name])?.split_whitespace() {
+                    if let Ok(p) = p.parse::<i32>() {
+                        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+                    }
+                }
                 ip(&["netns", "del", &name])?;
                 removed.push(name);
             }

@@ -243,3 +243,35 @@ fn cleanup_after_sigkill() {
     assert!(!Path::new(&format!("/proc/{pid}")).exists(), "process still there");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn user_command_with_a_server_runs_through_the_link() {
+    require_root!();
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        eprintln!("skipping: iperf3 is not installed");
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("cmd");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.join("bundle");
+    let done = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--server", "iperf3 -s -B 198.18.1.1 -1", "--", "iperf3", "-c", "198.18.1.1", "-t", "2", "-J"])
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let text = String::from_utf8_lossy(&done.stdout);
+    // iperf3's JSON report, then the summary: the summary is the last JSON object.
+    let summary: serde_json::Value = serde_json::from_str(&text[text.rfind("\n{\n  \"scenario\"").map_or(0, |i| i + 1)..]).unwrap();
+    assert_eq!(summary["command"]["exit_code"], 0, "{summary}");
+    let delivered = summary["link"]["forward"]["delivered_bytes"].as_u64().unwrap();
+    // 2 s at 2 Mbit/s: about 500 kB through the link.
+    assert!(delivered > 300_000 && delivered < 700_000, "{delivered} bytes");
+    let sender = read_pcap(&out.join("sender.pcap"));
+    assert!(sender.iter().any(|(_, p)| p[22..24] == 5201u16.to_be_bytes()), "iperf3 traffic captured");
+    let _ = std::fs::remove_dir_all(&dir);
+}

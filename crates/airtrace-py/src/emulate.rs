@@ -10,12 +10,14 @@ use airtrace_emu::{EmuError, Options};
 use airtrace_sim::Scenario;
 
 /// Emulates the scenario at `path` in real time and writes the bundle to `out`.
-/// Returns the summary as JSON text. Raises ValueError for a scenario that does not
+/// `command` runs in host a's namespace instead of the built-in traffic generator
+/// (the run ends when it exits), `server` in host b's first. Returns the summary as
+/// JSON text. Raises ValueError for a scenario that does not
 /// load or cannot be emulated, PermissionError without root / CAP_NET_ADMIN /
 /// /dev/net/tun, KeyboardInterrupt after SIGINT or SIGTERM (everything removed, no
 /// bundle), OSError otherwise.
 #[pyfunction]
-#[pyo3(signature = (path, out, seed = None, busy_poll = false, max_duration_s = None))]
+#[pyo3(signature = (path, out, seed = None, busy_poll = false, max_duration_s = None, command = None, server = None))]
 pub fn emulate(
     py: Python<'_>,
     path: PathBuf,
@@ -23,6 +25,8 @@ pub fn emulate(
     seed: Option<u64>,
     busy_poll: bool,
     max_duration_s: Option<f64>,
+    command: Option<Vec<String>>,
+    server: Option<Vec<String>>,
 ) -> PyResult<String> {
     let text = std::fs::read_to_string(&path).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
     let scenario = Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -31,6 +35,8 @@ pub fn emulate(
         options.seed = seed;
         options.busy_poll = busy_poll;
         options.max_duration = max_duration_s.filter(|s| *s > 0.0).map(std::time::Duration::from_secs_f64);
+        options.command = command.filter(|c| !c.is_empty());
+        options.server = server.filter(|c| !c.is_empty());
         airtrace_emu::run(&scenario, &text, &options)
     });
     match result {
