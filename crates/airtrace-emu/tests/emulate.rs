@@ -275,3 +275,46 @@ fn user_command_with_a_server_runs_through_the_link() {
     assert!(sender.iter().any(|(_, p)| p[22..24] == 5201u16.to_be_bytes()), "iperf3 traffic captured");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cleanup_after_sigkill_stops_the_users_processes() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("killcmd");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let mut child = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("bundle"))
+        .args(["--server", "sleep 300", "--", "sleep", "301"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_namespaces(pid);
+    std::thread::sleep(Duration::from_millis(1000));
+    let inside = |side: &str| -> Vec<String> {
+        airtrace_emu::netns::ip(&["netns", "pids", &format!("airtrace-{pid}-{side}")])
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let procs: Vec<String> = inside("a").into_iter().chain(inside("b")).collect();
+    assert_eq!(procs.len(), 2, "the command and the server run in the namespaces: {procs:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let status = Command::new(bin()).arg("--cleanup").output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(our_namespaces(pid).is_empty(), "--cleanup left namespaces");
+    std::thread::sleep(Duration::from_millis(200));
+    for p in procs {
+        // Gone, or a zombie waiting for init to reap it (its parent, the run, was killed).
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next());
+        assert!(matches!(state, None | Some(Some('Z' | 'X'))), "process {p} survived --cleanup: {stat}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
