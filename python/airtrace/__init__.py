@@ -16,7 +16,17 @@ from __future__ import annotations
 
 from airtrace._core import __version__
 
-__all__ = ["AnalysisError", "DiagnosisError", "ScenarioError", "Trace", "diagnose", "read", "simulate", "__version__"]
+__all__ = [
+    "AnalysisError",
+    "DiagnosisError",
+    "ScenarioError",
+    "Trace",
+    "diagnose",
+    "emulate",
+    "read",
+    "simulate",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> object:
@@ -32,4 +42,8 @@ def __getattr__(name: str) -> object:
         from airtrace import simulation
 
         return getattr(simulation, name)
+    if name == "emulate":
+        from airtrace import emulation
+
+        return emulation.emulate
     raise AttributeError(f"module 'airtrace' has no attribute {name!r}")

@@ -7,6 +7,7 @@
 
 mod columns;
 mod diagnose;
+mod emulate;
 mod simulate;
 
 use std::path::PathBuf;
@@ -108,6 +109,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;
     m.add("__version__", airtrace_report::VERSION)?;
     Ok(())
 }

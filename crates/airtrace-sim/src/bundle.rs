@@ -21,6 +21,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use airtrace_link::record::{LinkDir, LinkRecord};
 use airtrace_pcap::{PcapWriter, Resolution};
 
 use crate::scenario::Vantage;
@@ -155,4 +156,39 @@ impl BundleWriter {
     pub fn abandon(self) {
         let _ = fs::remove_dir_all(&self.tmp);
     }
+}
+
+/// Appends `records` to a link.jsonl file (docs/link-log.md) with the two fields a
+/// bundle adds after `packet`: `flow` and `ip_id`, which `info` gives for a packet id
+/// (`None`: both null). `line` is a scratch buffer. The simulator and the emulator
+/// both write the link log through here.
+pub fn write_link_records(
+    log: &mut impl Write,
+    records: &[LinkRecord],
+    info: impl Fn(u64) -> Option<(u32, u16)>,
+    line: &mut Vec<u8>,
+) -> io::Result<()> {
+    for r in records {
+        line.clear();
+        let dir = if r.dir == LinkDir::Down { "down" } else { "up" };
+        let kind = serde_json::to_value(r.kind).map_err(io::Error::other)?;
+        let reason = serde_json::to_value(r.reason).map_err(io::Error::other)?;
+        let info = r.packet.and_then(&info);
+        let opt = |v: Option<u64>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
+        writeln!(
+            line,
+            r#"{{"t_ns":{},"dir":"{dir}","kind":{kind},"packet":{},"flow":{},"ip_id":{},"frame":{},"attempt":{},"bytes":{},"queue_packets":{},"reason":{reason},"fragments":{}}}"#,
+            r.t_ns,
+            opt(r.packet),
+            opt(info.map(|i| u64::from(i.0))),
+            opt(info.map(|i| u64::from(i.1))),
+            opt(r.frame),
+            opt(r.attempt.map(u64::from)),
+            opt(r.bytes.map(u64::from)),
+            opt(r.queue_packets.map(u64::from)),
+            opt(r.fragments.map(u64::from)),
+        )?;
+        log.write_all(line)?;
+    }
+    Ok(())
 }

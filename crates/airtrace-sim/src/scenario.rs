@@ -365,6 +365,11 @@ pub struct TcpSpec {
     /// `tahoe`, `reno`, `newreno` or `sack`.
     #[serde(default)]
     pub variant: Option<String>,
+    /// The kernel congestion control the emulator sets on the flow's socket
+    /// (`TCP_CONGESTION`, e.g. `cubic`, `reno`, `bbr`). The simulator ignores it.
+    /// Default: `reno` when `variant` is given, else `cubic`.
+    #[serde(default)]
+    pub cc: Option<String>,
     #[serde(default)]
     pub mss: Option<u16>,
     #[serde(default)]

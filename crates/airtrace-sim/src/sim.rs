@@ -745,29 +745,8 @@ impl World {
         self.link.drain_log(&mut self.records);
         // The simulator's own records (decompressor discards) and the link's, in time order.
         self.records.sort_by_key(|r| r.t_ns);
-        for r in &self.records {
-            let line = &mut self.line;
-            line.clear();
-            let dir = if r.dir == LinkDir::Down { "down" } else { "up" };
-            let kind = serde_json::to_value(r.kind).map_err(io::Error::other)?;
-            let reason = serde_json::to_value(r.reason).map_err(io::Error::other)?;
-            let info = r.packet.and_then(|id| self.packet_info.get(id as usize));
-            let opt = |v: Option<u64>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
-            writeln!(
-                line,
-                r#"{{"t_ns":{},"dir":"{dir}","kind":{kind},"packet":{},"flow":{},"ip_id":{},"frame":{},"attempt":{},"bytes":{},"queue_packets":{},"reason":{reason},"fragments":{}}}"#,
-                r.t_ns,
-                opt(r.packet),
-                opt(info.map(|i| u64::from(i.0))),
-                opt(info.map(|i| u64::from(i.1))),
-                opt(r.frame),
-                opt(r.attempt.map(u64::from)),
-                opt(r.bytes.map(u64::from)),
-                opt(r.queue_packets.map(u64::from)),
-                opt(r.fragments.map(u64::from)),
-            )?;
-            log.write_all(line)?;
-        }
+        let info = &self.packet_info;
+        crate::bundle::write_link_records(log, &self.records, |id| info.get(id as usize).copied(), &mut self.line)?;
         self.records.clear();
         Ok(())
     }

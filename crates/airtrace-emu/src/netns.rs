@@ -1,0 +1,224 @@
+//! The two network namespaces of a run and their TUN devices.
+//!
+//! Every name carries the fixed prefix and the run's pid: namespaces
+//! `airtrace-<pid>-a` / `airtrace-<pid>-b` (bind-mounted by `ip netns add` under
+//! /run/netns), devices `at<pid>a` / `at<pid>b` inside them. A device is created by a
+//! thread that has entered its namespace (`setns`) and opened /dev/net/tun there; the
+//! descriptor then works from any thread, and the device disappears when it is
+//! closed. Configuration goes through iproute2 (`ip -n NS ...`), each command checked.
+//!
+//! Safety: addresses only from 198.18.0.0/15 (host a 198.18.0.1, host b 198.18.1.1),
+//! one host route to the peer through the TUN device, loopback up, IPv6 off, no
+//! default route (checked after setup). [`Namespaces`] deletes both namespaces when
+//! dropped; [`cleanup_stale`] deletes those of runs whose process is gone.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::Command;
+
+use nix::sched::{setns, CloneFlags};
+
+/// Prefix of every namespace a run creates.
+pub const NS_PREFIX: &str = "airtrace-";
+/// Host a's address (sender side).
+pub const ADDR_A: [u8; 4] = airtrace_sim::packet::ADDR_A;
+/// Host b's address (receiver side).
+pub const ADDR_B: [u8; 4] = airtrace_sim::packet::ADDR_B;
+
+fn dotted(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+/// Runs `ip ARGS`, failing with its stderr on a non-zero exit.
+pub fn ip(args: &[&str]) -> io::Result<String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot run `ip` (iproute2): {e}")))?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Names of the existing network namespaces (`ip netns list`).
+pub fn list() -> io::Result<Vec<String>> {
+    Ok(ip(&["netns", "list"])?
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect())
+}
+
+/// The pid in an airtrace namespace name `airtrace-<pid>-a|b`.
+pub fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(NS_PREFIX)?;
+    let (pid, side) = rest.rsplit_once('-')?;
+    if side != "a" && side != "b" {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// True when process `pid` exists.
+pub fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Deletes the namespaces (and with them their devices) of airtrace runs whose
+/// process no longer exists. Returns the names removed.
+pub fn cleanup_stale() -> io::Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for name in list()? {
+        if let Some(pid) = owner_pid(&name) {
+            // A live pid may be a run in progress (or, rarely, a new process that
+            // reused a dead run's pid): never touch it.
+            if !alive(pid) {
+                // Processes the dead run started there (a user's command, a server).
+                for p in ip(&["netns", "pids", &name])?.split_whitespace() {
+                    if let Ok(p) = p.parse::<i32>() {
+                        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+                    }
+                }
+                ip(&["netns", "del", &name])?;
+                removed.push(name);
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// One side's namespace and device.
+pub struct Side {
+    /// Namespace name.
+    pub ns: String,
+    /// TUN device name inside it.
+    pub dev: String,
+}
+
+/// Both namespaces of a run; deleted on drop.
+pub struct Namespaces {
+    /// Host a (sender side).
+    pub a: Side,
+    /// Host b (receiver side).
+    pub b: Side,
+    created: Vec<String>,
+}
+
+impl Namespaces {
+    /// Names for this process.
+    fn names() -> (Side, Side) {
+        let pid = std::process::id();
+        let side = |s: &str| Side {
+            ns: format!("{NS_PREFIX}{pid}-{s}"),
+            dev: format!("at{pid}{s}"),
+        };
+        (side("a"), side("b"))
+    }
+
+    /// Creates both namespaces, a TUN device in each (MTUs `mtu[0]` for a's, the
+    /// forward direction, `mtu[1]` for b's), addresses and host routes. Returns the
+    /// namespaces and the two TUN descriptors (a, b).
+    pub fn create(mtu: [u32; 2]) -> io::Result<(Namespaces, OwnedFd, OwnedFd)> {
+        let (a, b) = Self::names();
+        let mut me = Namespaces { a, b, created: Vec::new() };
+        for ns in [me.a.ns.clone(), me.b.ns.clone()] {
+            // A namespace left by an earlier process with our pid would make `add` fail.
+            if list()?.contains(&ns) {
+                ip(&["netns", "del", &ns])?;
+            }
+            ip(&["netns", "add", &ns])?;
+            me.created.push(ns);
+        }
+        let tun_a = me.side_setup(&me.a, ADDR_A, ADDR_B, mtu[0])?;
+        let tun_b = me.side_setup(&me.b, ADDR_B, ADDR_A, mtu[1])?;
+        for side in [&me.a, &me.b] {
+            let routes = ip(&["-n", &side.ns, "route", "show", "default"])?;
+            if !routes.trim().is_empty() {
+                return Err(io::Error::other(format!("{} has a default route; refusing to run", side.ns)));
+            }
+        }
+        Ok((me, tun_a, tun_b))
+    }
+
+    fn side_setup(&self, side: &Side, local: [u8; 4], peer: [u8; 4], mtu: u32) -> io::Result<OwnedFd> {
+        let ns = side.ns.clone();
+        let dev = side.dev.clone();
+        let fd = std::thread::scope(|s| {
+            s.spawn(|| -> io::Result<OwnedFd> {
+                enter(&ns)?;
+                // /proc/sys/net shows the namespace of the thread that opens it.
+                for key in ["all", "default"] {
+                    let path = format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6");
+                    if Path::new(&path).exists() {
+                        File::create(&path).and_then(|mut f| f.write_all(b"1"))?;
+                    }
+                }
+                crate::sys::open_tun(&dev)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("namespace setup thread panicked")))
+        })?;
+        let local = format!("{}/32", dotted(local));
+        let peer = format!("{}/32", dotted(peer));
+        let mtu = mtu.to_string();
+        ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+        ip(&["-n", &ns, "link", "set", "dev", &dev, "mtu", &mtu])?;
+        ip(&["-n", &ns, "addr", "add", &local, "dev", &dev])?;
+        ip(&["-n", &ns, "link", "set", "dev", &dev, "up"])?;
+        ip(&["-n", &ns, "route", "add", &peer, "dev", &dev])?;
+        Ok(fd)
+    }
+}
+
+/// Moves the calling thread into namespace `ns` (by name, /run/netns/NAME).
+pub fn enter(ns: &str) -> io::Result<()> {
+    let f = File::open(format!("/run/netns/{ns}")).map_err(|e| io::Error::new(e.kind(), format!("namespace {ns}: {e}")))?;
+    setns(f, CloneFlags::CLONE_NEWNET).map_err(|e| io::Error::other(format!("setns {ns}: {e}")))
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in self.created.drain(..) {
+            if let Err(e) = ip(&["netns", "del", &ns]) {
+                eprintln!("airtrace emulate: could not delete namespace {ns}: {e}");
+            }
+        }
+    }
+}
+
+/// Checks what a run needs: root or CAP_NET_ADMIN, /dev/net/tun, iproute2. Returns a
+/// one-line message for the first thing missing.
+pub fn preflight() -> Result<(), String> {
+    let caps = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .unwrap_or(0);
+    const CAP_NET_ADMIN: u64 = 1 << 12;
+    const CAP_SYS_ADMIN: u64 = 1 << 21;
+    if !nix::unistd::geteuid().is_root() && caps & CAP_NET_ADMIN == 0 {
+        return Err("emulation needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces and TUN devices; run it with sudo".into());
+    }
+    if caps & CAP_NET_ADMIN == 0 {
+        return Err("emulation needs CAP_NET_ADMIN (this root process lacks it: a restricted container?)".into());
+    }
+    if caps & CAP_SYS_ADMIN == 0 {
+        return Err("emulation needs CAP_SYS_ADMIN to create network namespaces (setns)".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err("/dev/net/tun does not exist: load the tun module (modprobe tun) or give the container the device".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Err("iproute2's `ip` command is missing (apt-get install iproute2)".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! The few system calls no safe wrapper covers: creating a TUN device (`TUNSETIFF`)
+//! and reading a socket's `TCP_INFO`. This is the only module of the crate with
+//! `unsafe`; each block says why it is sound.
+#![allow(unsafe_code)]
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+
+/// `struct ifreq` as TUNSETIFF reads it: the name, then the flags (a short) at the
+/// start of the union; 40 bytes in all on Linux.
+#[repr(C)]
+struct IfReq {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Opens `/dev/net/tun` and attaches a new TUN device `name` (IFF_TUN | IFF_NO_PI: each
+/// read or write is one bare IP packet) in the calling thread's network namespace.
+/// The returned descriptor is non-blocking; the device goes away when it is closed.
+pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {name:?}")));
+    }
+    let file: File = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open("/dev/net/tun")
+        .map_err(|e| io::Error::new(e.kind(), format!("/dev/net/tun: {e}")))?;
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: `file` is an open descriptor of /dev/net/tun; TUNSETIFF reads and writes
+    // a `struct ifreq`, and `req` is a live, properly sized (40-byte) and aligned
+    // value of that layout for the duration of the call.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &mut req as *mut IfReq) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
+    }
+    Ok(OwnedFd::from(file))
+}
+
+/// Bytes of `struct tcp_info` read (through `tcpi_snd_wnd`, Linux 5.4 and later; older
+/// kernels fill less and the rest stays 0).
+pub const TCP_INFO_LEN: usize = 232;
+
+/// Reads `TCP_INFO` of the TCP socket `fd` as raw bytes (see [`crate::tcpinfo`] for
+/// the fields).
+pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<[u8; TCP_INFO_LEN]> {
+    let mut buf = [0u8; TCP_INFO_LEN];
+    let mut len = TCP_INFO_LEN as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `buf`, which is a live local
+    // array of exactly `len` bytes; `len` is a valid pointer to its size, updated by
+    // the kernel to the bytes written.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(buf)
+}
+
+/// Puts the calling thread under SCHED_FIFO at `priority` (1..=99), so that builds
+/// and other work on the machine do not delay packets. The kernel's real-time
+/// throttling (by default 5 % of each second kept for other tasks) still applies.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` is a live, initialised sched_param for the duration of the
+    // call; pid 0 names the calling thread; the kernel only reads it.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,361 @@
+//! The built-in traffic generator: for each TCP flow of the scenario, a receiver thread
+//! in host b's namespace and a sender thread in host a's, using the kernel's TCP
+//! (congestion control set per socket with `TCP_CONGESTION`), plus one sampler thread
+//! reading every sender's `TCP_INFO` each millisecond. The sender also samples after
+//! every `write`.
+//!
+//! Flow *i* runs from 198.18.0.1:40000+*i* to 198.18.1.1:15000+*i*, as in the
+//! simulator's captures. The payload is the simulator's pattern (byte *k* of a stream
+//! is *k* mod 251).
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use airtrace_sim::scenario::{AppKind, FlowSpec};
+use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
+
+use crate::netns::{self, ADDR_A, ADDR_B};
+use crate::tcpinfo::TcpInfo;
+use crate::writer::Msg;
+
+/// Bytes a stream or on-off application writes at a time (as the simulator).
+const APP_WRITE: usize = airtrace_sim::sim::APP_WRITE as usize;
+
+/// What the run learned about one flow.
+#[derive(Debug, Clone, Default)]
+pub struct FlowResult {
+    /// Bytes the receiver read.
+    pub bytes_delivered: u64,
+    /// When the receiver read its last byte, ns since the start.
+    pub last_ns: Option<i64>,
+    /// When the sender connected, ns since the start.
+    pub connected_ns: Option<i64>,
+    /// The receiver read everything the application had to send.
+    pub finished: bool,
+    /// Final `TCP_INFO` of the sender.
+    pub final_info: Option<TcpInfo>,
+    /// The kernel congestion control used.
+    pub cc: String,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+}
+
+/// One flow's plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// 0-based index.
+    pub index: usize,
+    /// The scenario's flow.
+    pub spec: FlowSpec,
+    /// Kernel congestion control.
+    pub cc: String,
+}
+
+/// The kernel congestion control for a flow: `[flow.tcp] cc`, else `reno` when a
+/// `variant` is given (Linux's Reno is the NewReno the variants describe), else cubic.
+pub fn congestion_control(spec: &FlowSpec) -> String {
+    match spec.tcp.as_ref() {
+        Some(t) if t.cc.is_some() => t.cc.clone().unwrap_or_default(),
+        Some(t) if t.variant.is_some() => "reno".into(),
+        _ => "cubic".into(),
+    }
+}
+
+/// Congestion controls the kernel offers.
+pub fn available_ccs() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The running generator.
+pub struct Generator {
+    handles: Vec<JoinHandle<()>>,
+    results: Arc<Mutex<Vec<FlowResult>>>,
+    /// Flows finished (or failed).
+    pub finished: Arc<AtomicUsize>,
+    /// Flow count.
+    pub flows: usize,
+}
+
+type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>)>>>;
+
+fn now_ns(start: Instant) -> i64 {
+    start.elapsed().as_nanos() as i64
+}
+
+fn sleep_until(start: Instant, t_ns: i64, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let left = t_ns - now_ns(start);
+        if left <= 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos(left.min(50_000_000) as u64));
+    }
+}
+
+impl Generator {
+    /// Starts every flow's threads and the sampler.
+    pub fn start(
+        plans: Vec<Plan>,
+        ns_a: String,
+        ns_b: String,
+        start: Instant,
+        stop: Arc<AtomicBool>,
+        tx: Sender<Msg>,
+        sample_every: Duration,
+    ) -> Generator {
+        let n = plans.len();
+        let results = Arc::new(Mutex::new(vec![FlowResult::default(); n]));
+        let finished = Arc::new(AtomicUsize::new(0));
+        let active: Active = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for plan in plans {
+            let (ready_tx, ready_rx) = mpsc::channel::<()>();
+            let total = plan.spec.bytes.map(|b| b.0);
+            let i = plan.index;
+            {
+                let (ns_b, stop, results, finished) = (ns_b.clone(), stop.clone(), results.clone(), finished.clone());
+                handles.push(std::thread::spawn(move || {
+                    let r = receive(i, &ns_b, start, &stop, ready_tx, total, &results);
+                    if let Err(e) = r {
+                        let mut res = results.lock().unwrap_or_else(|p| p.into_inner());
+                        res[i].error.get_or_insert(format!("receiver: {e}"));
+                    }
+                    finished.fetch_add(1, Ordering::SeqCst);
+                }));
+            }
+            {
+                let (ns_a, stop, results, tx, active) = (ns_a.clone(), stop.clone(), results.clone(), tx.clone(), active.clone());
+                handles.push(std::thread::spawn(move || {
+                    let r = send(&plan, &ns_a, start, &stop, ready_rx, &tx, &active, &results);
+                    if let Err(e) = r {
+                        let mut res = results.lock().unwrap_or_else(|p| p.into_inner());
+                        res[plan.index].error.get_or_insert(format!("sender: {e}"));
+                    }
+                }));
+            }
+        }
+        {
+            let (stop, active, finished) = (stop.clone(), active.clone(), finished.clone());
+            handles.push(std::thread::spawn(move || {
+                let mut line = Vec::with_capacity(256);
+                let mut next = now_ns(start);
+                while !stop.load(Ordering::Relaxed) && finished.load(Ordering::SeqCst) < n {
+                    next += sample_every.as_nanos() as i64;
+                    sleep_until(start, next, &stop);
+                    let socks = active.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    for (flow, s) in socks {
+                        if let Ok(info) = TcpInfo::read(&*s) {
+                            line.clear();
+                            info.write_line(&mut line, now_ns(start), flow);
+                            let _ = tx.send(Msg::Tcp(line.clone()));
+                        }
+                    }
+                }
+            }));
+        }
+        Generator {
+            handles,
+            results,
+            finished,
+            flows: n,
+        }
+    }
+
+    /// True when every flow's receiver is done.
+    pub fn all_finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst) >= self.flows
+    }
+
+    /// Waits for every thread (the caller sets `stop` first if the run is cut short).
+    pub fn join(self) -> Vec<FlowResult> {
+        for h in self.handles {
+            let _ = h.join();
+        }
+        let r = self.results.lock().unwrap_or_else(|p| p.into_inner());
+        r.clone()
+    }
+}
+
+fn receive(
+    i: usize,
+    ns_b: &str,
+    start: Instant,
+    stop: &AtomicBool,
+    ready: Sender<()>,
+    total: Option<u64>,
+    results: &Mutex<Vec<FlowResult>>,
+) -> io::Result<()> {
+    netns::enter(ns_b)?;
+    let port = airtrace_sim::sim::TCP_SERVER_PORT + i as u16;
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::from(ADDR_B), port))?;
+    listener.set_nonblocking(true)?;
+    let _ = ready.send(());
+    let mut stream = loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(e),
+        }
+    };
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut got = 0u64;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n as u64;
+                let mut r = results.lock().unwrap_or_else(|p| p.into_inner());
+                r[i].bytes_delivered = got;
+                r[i].last_ns = Some(now_ns(start));
+                if total.is_some_and(|t| got >= t) {
+                    r[i].finished = true;
+                }
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if total.is_none() && !stop.load(Ordering::Relaxed) {
+        results.lock().unwrap_or_else(|p| p.into_inner())[i].finished = true;
+    }
+    Ok(())
+}
+
+/// Opens flow `i`'s socket in the current namespace: congestion control, buffers and
+/// MSS set before connecting from host a's port to host b's.
+fn connect(plan: &Plan) -> io::Result<TcpStream> {
+    let i = plan.index as u16;
+    let fd: OwnedFd = socket::socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    socket::setsockopt(&fd, sockopt::ReuseAddr, &true)?;
+    socket::setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&plan.cc))
+        .map_err(|e| io::Error::other(format!("congestion control {:?}: {e} (the kernel offers: {})", plan.cc, available_ccs().join(", "))))?;
+    if let Some(tcp) = &plan.spec.tcp {
+        if let Some(mss) = tcp.mss {
+            socket::setsockopt(&fd, sockopt::TcpMaxSeg, &u32::from(mss))?;
+        }
+        if let Some(b) = tcp.sndbuf {
+            socket::setsockopt(&fd, sockopt::SndBuf, &(b.0 as usize))?;
+        }
+    }
+    let a = ADDR_A;
+    let b = ADDR_B;
+    socket::bind(std::os::fd::AsRawFd::as_raw_fd(&fd), &SockaddrIn::new(a[0], a[1], a[2], a[3], airtrace_sim::sim::TCP_CLIENT_PORT + i))?;
+    let server = SockaddrIn::new(b[0], b[1], b[2], b[3], airtrace_sim::sim::TCP_SERVER_PORT + i);
+    socket::connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &server)?;
+    Ok(TcpStream::from(fd))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send(
+    plan: &Plan,
+    ns_a: &str,
+    start: Instant,
+    stop: &AtomicBool,
+    ready: mpsc::Receiver<()>,
+    tx: &Sender<Msg>,
+    active: &Active,
+    results: &Mutex<Vec<FlowResult>>,
+) -> io::Result<()> {
+    let i = plan.index;
+    netns::enter(ns_a)?;
+    if ready.recv_timeout(Duration::from_secs(10)).is_err() {
+        return Err(io::Error::other("the receiver did not start"));
+    }
+    sleep_until(start, plan.spec.start.0, stop);
+    if stop.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    results.lock().unwrap_or_else(|p| p.into_inner())[i].cc = plan.cc.clone();
+    let stream = Arc::new(connect(plan)?);
+    results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
+    stream.set_write_timeout(Some(Duration::from_millis(50)))?;
+    stream.set_read_timeout(Some(Duration::from_millis(50)))?;
+    active.lock().unwrap_or_else(|p| p.into_inner()).push((i, stream.clone()));
+    // The pattern: byte k is k mod 251; `pattern[k % 251..]` continues any offset.
+    let pattern: Vec<u8> = (0..(1usize << 16) + 251).map(|k| (k % 251) as u8).collect();
+    let total = plan.spec.bytes.map(|b| b.0);
+    let stop_ns = plan.spec.stop.map_or(i64::MAX, |d| d.0);
+    let rate = plan.spec.rate.and_then(|r| r.0);
+    let mut sent: u64 = 0;
+    let mut line = Vec::with_capacity(256);
+    let app_start = now_ns(start);
+    let mut w = &*stream;
+    while !stop.load(Ordering::Relaxed) && total.is_none_or(|t| sent < t) {
+        let now = now_ns(start);
+        if now >= stop_ns {
+            break;
+        }
+        let mut chunk = 1usize << 16;
+        if plan.spec.app != AppKind::Bulk {
+            // Paced applications: APP_WRITE bytes whenever the schedule allows.
+            let rate = rate.unwrap_or(1_000_000).max(1) as f64;
+            let mut elapsed = (now - app_start) as f64 / 1e9;
+            if plan.spec.app == AppKind::Onoff {
+                let on = plan.spec.on.map_or(1.0, |d| d.0 as f64 / 1e9);
+                let off = plan.spec.off.map_or(1.0, |d| d.0 as f64 / 1e9);
+                let cycles = (elapsed / (on + off)).floor();
+                let into = elapsed - cycles * (on + off);
+                if into >= on {
+                    sleep_until(start, app_start + ((cycles + 1.0) * (on + off) * 1e9) as i64, stop);
+                    continue;
+                }
+                elapsed = cycles * on + into;
+            }
+            let allowed = (elapsed * rate / 8.0) as u64;
+            if sent + APP_WRITE as u64 > allowed {
+                let wait = ((sent + APP_WRITE as u64) as f64 * 8.0 / rate - elapsed) * 1e9;
+                std::thread::sleep(Duration::from_nanos((wait.max(0.0) as u64).min(50_000_000)));
+                continue;
+            }
+            chunk = APP_WRITE;
+        }
+        if let Some(t) = total {
+            chunk = chunk.min((t - sent) as usize);
+        }
+        let off = (sent % 251) as usize;
+        match w.write(&pattern[off..off + chunk]) {
+            Ok(n) => sent += n as u64,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(e),
+        }
+        if let Ok(info) = TcpInfo::read(&*stream) {
+            line.clear();
+            info.write_line(&mut line, now_ns(start), i);
+            let _ = tx.send(Msg::Tcp(line.clone()));
+        }
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    // Wait for the receiver to close (it has read everything), then report.
+    let mut buf = [0u8; 256];
+    while !stop.load(Ordering::Relaxed) {
+        match (&*stream).read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(_) => break,
+        }
+    }
+    let info = TcpInfo::read(&*stream).ok();
+    results.lock().unwrap_or_else(|p| p.into_inner())[i].final_info = info;
+    active.lock().unwrap_or_else(|p| p.into_inner()).retain(|(f, _)| *f != i);
+    let _ = w.flush();
+    Ok(())
+}

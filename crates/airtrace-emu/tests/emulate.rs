@@ -1,0 +1,320 @@
+//! End-to-end tests of the emulator (they need root, as CI has; skipped otherwise).
+//!
+//! Each runs the `airtrace-emu` binary in its own process, one at a time.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_airtrace-emu")
+}
+
+/// Why the tests cannot run here, if they cannot.
+fn skip_reason() -> Option<String> {
+    airtrace_emu::preflight().err()
+}
+
+macro_rules! require_root {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("airtrace-emu-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SMALL: &str = r#"
+name = "emu_small"
+duration = "60 s"
+captures = ["sender", "receiver", "link_in", "link_out"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "20 ms"
+queue_packets = 50
+
+[[flow]]
+app = "bulk"
+bytes = "1 MB"
+"#;
+
+const LONG: &str = r#"
+name = "emu_long"
+duration = "120 s"
+captures = ["sender"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "20 ms"
+queue_packets = 50
+
+[[flow]]
+app = "bulk"
+bytes = "20 MB"
+"#;
+
+/// Classic pcap records: (time stamp ns, bytes).
+fn read_pcap(path: &Path) -> Vec<(i64, Vec<u8>)> {
+    let data = std::fs::read(path).unwrap();
+    assert_eq!(&data[..4], &0xa1b23c4du32.to_le_bytes(), "nanosecond pcap");
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= data.len() {
+        let u = |o: usize| u32::from_le_bytes(data[at + o..at + o + 4].try_into().unwrap());
+        let ts = i64::from(u(0)) * 1_000_000_000 + i64::from(u(4));
+        let caplen = u(8) as usize;
+        out.push((ts, data[at + 16..at + 16 + caplen].to_vec()));
+        at += 16 + caplen;
+    }
+    out
+}
+
+fn our_namespaces(pid: u32) -> Vec<String> {
+    airtrace_emu::netns::list()
+        .unwrap()
+        .into_iter()
+        .filter(|n| airtrace_emu::netns::owner_pid(n) == Some(pid))
+        .collect()
+}
+
+fn spawn(scenario: &Path, out: &Path) -> Child {
+    Command::new(bin())
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_namespaces(pid: u32) {
+    let t = Instant::now();
+    while our_namespaces(pid).len() < 2 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(our_namespaces(pid).len(), 2, "the run created its namespaces");
+}
+
+fn partial_dirs(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".partial-"))
+        .collect()
+}
+
+#[test]
+fn small_bulk_transfer_is_timed_and_captured() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("small");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.join("bundle");
+    let child = spawn(&scenario, &out);
+    let pid = child.id();
+    let result = child.wait_with_output().unwrap();
+    assert!(result.status.success(), "emulation failed: {}", String::from_utf8_lossy(&result.stderr));
+    assert!(our_namespaces(pid).is_empty(), "namespaces left behind");
+    assert!(!Path::new(&format!("/sys/class/net/at{pid}a")).exists());
+
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["source"], "emulation");
+    let flow = &summary["flows"][0];
+    assert_eq!(flow["finished"], true, "{summary}");
+    assert_eq!(flow["bytes_delivered"], 1_000_000);
+    let goodput = flow["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 1.7e6 && goodput < 2.0e6, "goodput {goodput}");
+
+    let epoch = meta["clock"]["epoch_ns"].as_i64().unwrap();
+    let link_in = read_pcap(&out.join("link_in.pcap"));
+    let link_out = read_pcap(&out.join("link_out.pcap"));
+    // Every packet that left the link entered it first; match them by their bytes.
+    let mut entered: HashMap<Vec<u8>, Vec<i64>> = HashMap::new();
+    for (t, p) in &link_in {
+        entered.entry(p.clone()).or_default().push(*t);
+    }
+    let rate = 2e6;
+    let mut reverse_err = Vec::new();
+    let mut forward = Vec::new();
+    for (t, p) in &link_out {
+        let t_in = entered.get_mut(p).and_then(|v| (!v.is_empty()).then(|| v.remove(0))).expect("left the link without entering it");
+        let delay = t - t_in;
+        let base = 20_000_000 + (p.len() as f64 * 8.0 / rate * 1e9) as i64;
+        assert!(delay >= base - 200_000, "delay {delay} ns below the link's minimum {base} ns");
+        if p[12..16] == [198, 18, 1, 1] {
+            reverse_err.push(delay - base); // ACKs: the reverse queue is (nearly) always empty
+        } else {
+            forward.push((*t, p.len()));
+        }
+    }
+    reverse_err.sort_unstable();
+    let p50 = reverse_err[reverse_err.len() / 2];
+    assert!(p50 < 1_000_000, "reverse one-way delay error p50 {p50} ns");
+
+    // Model delivery times (link.jsonl) against the times packets left (link_out):
+    // both in event order.
+    let log = std::fs::read_to_string(out.join("link.jsonl")).unwrap();
+    let delivered: Vec<i64> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["kind"] == "packet_delivered")
+        .map(|r| r["t_ns"].as_i64().unwrap())
+        .collect();
+    assert_eq!(delivered.len(), link_out.len());
+    let mut late: Vec<i64> = delivered.iter().zip(&link_out).map(|(m, (t, _))| t - epoch - m).collect();
+    late.sort_unstable();
+    assert!(late[0] >= 0, "a packet left before its time");
+    let p50 = late[late.len() / 2];
+    assert!(p50 < 1_000_000, "lateness p50 {p50} ns");
+
+    // Delivered rate while the forward queue is busy: from the 100th full-size packet to
+    // the last, back to back at 2 Mbit/s.
+    let full: Vec<_> = forward.iter().filter(|(_, len)| *len >= 1400).collect();
+    let (t0, _) = full[100];
+    let (t1, _) = full[full.len() - 1];
+    let bytes: usize = full[101..].iter().map(|(_, l)| l).sum();
+    let measured = bytes as f64 * 8.0 / ((t1 - t0) as f64 / 1e9);
+    assert!((measured / rate - 1.0).abs() < 0.03, "delivered rate {measured} bit/s");
+
+    let states = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(states.lines().next().unwrap()).unwrap();
+    for key in ["t_ns", "cwnd", "ssthresh", "srtt_ns", "rttvar_ns", "rto_ns", "phase", "retransmits", "delivery_rate_bps"] {
+        assert!(first.get(key).is_some(), "tcpstate.jsonl lacks {key}");
+    }
+    // At least one sample per millisecond of the transfer.
+    let span_ms = (flow["end_s"].as_f64().unwrap() - flow["start_s"].as_f64().unwrap()) * 1000.0;
+    assert!(states.lines().count() as f64 >= span_ms * 0.9, "{} samples over {span_ms} ms", states.lines().count());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigterm_mid_run_leaves_nothing() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("term");
+    let scenario = dir.join("long.toml");
+    std::fs::write(&scenario, LONG).unwrap();
+    let out = dir.join("bundle");
+    let child = spawn(&scenario, &out);
+    let pid = child.id();
+    wait_namespaces(pid);
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(result.status.code(), Some(130), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(our_namespaces(pid).is_empty(), "namespaces left behind");
+    assert!(!out.exists(), "no bundle from an interrupted run");
+    assert!(partial_dirs(&dir).is_empty(), "partial bundle left behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cleanup_after_sigkill() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("kill");
+    let scenario = dir.join("long.toml");
+    std::fs::write(&scenario, LONG).unwrap();
+    let mut child = spawn(&scenario, &dir.join("bundle"));
+    let pid = child.id();
+    wait_namespaces(pid);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(our_namespaces(pid).len(), 2, "a killed run leaves its namespaces");
+    let status = Command::new(bin()).arg("--cleanup").output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(our_namespaces(pid).is_empty(), "--cleanup left namespaces");
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "process still there");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn user_command_with_a_server_runs_through_the_link() {
+    require_root!();
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        eprintln!("skipping: iperf3 is not installed");
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("cmd");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.join("bundle");
+    let done = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--server", "iperf3 -s -B 198.18.1.1 -1", "--", "iperf3", "-c", "198.18.1.1", "-t", "2", "-J"])
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let text = String::from_utf8_lossy(&done.stdout);
+    // iperf3's JSON report, then the summary: the summary is the last JSON object.
+    let summary: serde_json::Value = serde_json::from_str(&text[text.rfind("\n{\n  \"scenario\"").map_or(0, |i| i + 1)..]).unwrap();
+    assert_eq!(summary["command"]["exit_code"], 0, "{summary}");
+    let delivered = summary["link"]["forward"]["delivered_bytes"].as_u64().unwrap();
+    // 2 s at 2 Mbit/s: about 500 kB through the link.
+    assert!(delivered > 300_000 && delivered < 700_000, "{delivered} bytes");
+    let sender = read_pcap(&out.join("sender.pcap"));
+    assert!(sender.iter().any(|(_, p)| p[22..24] == 5201u16.to_be_bytes()), "iperf3 traffic captured");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cleanup_after_sigkill_stops_the_users_processes() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("killcmd");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let mut child = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("bundle"))
+        .args(["--server", "sleep 300", "--", "sleep", "301"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_namespaces(pid);
+    std::thread::sleep(Duration::from_millis(1000));
+    let inside = |side: &str| -> Vec<String> {
+        airtrace_emu::netns::ip(&["netns", "pids", &format!("airtrace-{pid}-{side}")])
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let procs: Vec<String> = inside("a").into_iter().chain(inside("b")).collect();
+    assert_eq!(procs.len(), 2, "the command and the server run in the namespaces: {procs:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let status = Command::new(bin()).arg("--cleanup").output().unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(our_namespaces(pid).is_empty(), "--cleanup left namespaces");
+    std::thread::sleep(Duration::from_millis(200));
+    for p in procs {
+        // Gone, or a zombie waiting for init to reap it (its parent, the run, was killed).
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next());
+        assert!(matches!(state, None | Some(Some('Z' | 'X'))), "process {p} survived --cleanup: {stat}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,57 @@
+//! `airtrace._core.emulate` and `airtrace._core.emulate_cleanup`: real kernel TCP
+//! between network namespaces through the scenario's link (airtrace-emu).
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+
+use airtrace_emu::{EmuError, Options};
+use airtrace_sim::Scenario;
+
+/// Emulates the scenario at `path` in real time and writes the bundle to `out`.
+/// `command` runs in host a's namespace instead of the built-in traffic generator
+/// (the run ends when it exits), `server` in host b's first. Returns the summary as
+/// JSON text. Raises ValueError for a scenario that does not
+/// load or cannot be emulated, PermissionError without root / CAP_NET_ADMIN /
+/// /dev/net/tun, KeyboardInterrupt after SIGINT or SIGTERM (everything removed, no
+/// bundle), OSError otherwise.
+#[pyfunction]
+#[pyo3(signature = (path, out, seed = None, busy_poll = false, max_duration_s = None, command = None, server = None))]
+pub fn emulate(
+    py: Python<'_>,
+    path: PathBuf,
+    out: PathBuf,
+    seed: Option<u64>,
+    busy_poll: bool,
+    max_duration_s: Option<f64>,
+    command: Option<Vec<String>>,
+    server: Option<Vec<String>>,
+) -> PyResult<String> {
+    let text = std::fs::read_to_string(&path).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let scenario = Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let result = py.detach(move || {
+        let mut options = Options::new(&out);
+        options.seed = seed;
+        options.busy_poll = busy_poll;
+        options.max_duration = max_duration_s.filter(|s| *s > 0.0).map(std::time::Duration::from_secs_f64);
+        options.command = command.filter(|c| !c.is_empty());
+        options.server = server.filter(|c| !c.is_empty());
+        airtrace_emu::run(&scenario, &text, &options)
+    });
+    match result {
+        Ok(summary) => serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string())),
+        Err(EmuError::Unsupported(m)) => Err(PyPermissionError::new_err(m)),
+        Err(EmuError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
+        Err(EmuError::Interrupted) => Err(PyKeyboardInterrupt::new_err(EmuError::Interrupted.to_string())),
+        Err(EmuError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
+    }
+}
+
+/// Removes the namespaces (and their devices) left by emulations whose process is
+/// gone. Returns their names.
+#[pyfunction]
+pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
+    airtrace_emu::preflight().map_err(PyPermissionError::new_err)?;
+    py.detach(airtrace_emu::cleanup).map_err(|e| PyOSError::new_err(e.to_string()))
+}

@@ -1,0 +1,92 @@
+"""The emulator as users run it: `airtrace emulate`, and the analyzer reading what it
+wrote. Needs root (network namespaces, TUN devices), as CI has; skipped otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import airtrace
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMALL = """
+name = "emu_small"
+duration = "60 s"
+captures = ["sender", "receiver", "link_in", "link_out"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "20 ms"
+queue_packets = 50
+
+[[flow]]
+app = "bulk"
+bytes = "500 KB"
+tcp = { cc = "reno" }
+"""
+
+needs_root = pytest.mark.skipif(
+    not (hasattr(os, "geteuid") and os.geteuid() == 0 and os.path.exists("/dev/net/tun")),
+    reason="emulation needs root and /dev/net/tun",
+)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "airtrace.cli", *args], capture_output=True, text=True)
+
+
+@needs_root
+def test_emulated_bundle_is_read_by_the_analyzer(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "bundle"
+    done = cli("emulate", str(scenario), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    flow = summary["flows"][0]
+    assert flow["finished"] and flow["cc"] == "reno"
+    assert 1.6e6 < flow["goodput_bps"] < 2.0e6
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["source"] == "emulation"
+    packets = airtrace.read(out / "sender.pcap").packets()
+    data = packets[packets["ip_src"] == "198.18.0.1"]
+    assert len(data) > 300
+    conns = airtrace.read(out / "receiver.pcap").connections
+    assert len(conns) == 1
+    assert not [p.name for p in tmp_path.iterdir() if ".partial-" in p.name]
+
+
+@needs_root
+def test_cleanup_command_runs() -> None:
+    done = cli("emulate", "--cleanup")
+    assert done.returncode == 0, done.stderr
+
+
+def test_emulate_needs_scenario_and_out() -> None:
+    done = cli("emulate")
+    assert done.returncode in (1, 2)
+    assert "Traceback" not in done.stderr
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+def test_user_command_and_server(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "bundle"
+    done = cli(
+        "emulate", str(scenario), "--out", str(out), "--json",
+        "--server", "iperf3 -s -B 198.18.1.1 -1", "--command", "iperf3 -c 198.18.1.1 -t 2 -J",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout[done.stdout.rindex('\n{\n  "scenario"') :])
+    assert summary["command"]["exit_code"] == 0
+    assert summary["flows"] == []
+    assert summary["link"]["forward"]["delivered_bytes"] > 300_000
