@@ -354,7 +354,9 @@ impl Forwarder {
             });
             self.counters[d].offered += 1;
             self.store.insert(id, bytes);
-            if let Sent::Dropped(id, _) = self.link.send(now, d, id, len) {
+            // ECT(0) or ECT(1) in the IP header (RFC 3168 §5): AQM may mark it CE.
+            let ect = matches!(self.buf[1] & 3, 1 | 2);
+            if let Sent::Dropped(id, _) = self.link.send(now, d, id, len, ect) {
                 self.counters[d].queue_drops += 1;
                 self.recycle(id);
             }
