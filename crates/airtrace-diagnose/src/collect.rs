@@ -98,6 +98,9 @@ pub struct DirState {
     max_retx_end: Option<u32>,
     /// The peer's cumulative ACK of this direction's data.
     acked: Option<u32>,
+    /// After a spurious timeout, data below this was not lost: its go-back-N
+    /// retransmissions are not loss events.
+    not_lost_below: Option<u32>,
     /// RTT samples of this direction's data (from the peer's ACKs, Karn's rule).
     pub rtt: LogHistogram,
     recovery: Option<TimeoutRecovery>,
@@ -321,8 +324,11 @@ impl PacketSink for Diagnoser {
             }
         };
 
-        // This packet as an ACK of the peer's data.
-        if a.ack_rtt_ns != NONE_I64 && a.ack_rtt_ns >= 0 {
+        // This packet as an ACK of the peer's data. Samples from the ACK of a segment
+        // sent alone are left out of the RTT: a receiver delays that ACK (up to 200 ms
+        // or more), which says nothing about the path; they count as ACK delays.
+        let lone_acked = peer.lone.is_some_and(|(_, end, _)| end == a.ack_rel);
+        if a.ack_rtt_ns != NONE_I64 && a.ack_rtt_ns >= 0 && !lone_acked {
             peer.rtt.add(a.ack_rtt_ns);
         }
         if a.flags.contains(Flags::DUPLICATE_ACK) {
@@ -336,6 +342,27 @@ impl PacketSink for Diagnoser {
         let is_ack = tcp.is_some_and(|h| h.flags & 0x10 != 0);
         if is_ack {
             let ack = a.ack_rel;
+            if let Some(sc) = peer.spurious_check {
+                if seq_after(ack, sc.seq) {
+                    // The first ACK past the retransmitted data: did it answer the
+                    // retransmission or the original? An ACK that comes sooner after
+                    // the retransmission than any round trip seen cannot be its own:
+                    // the original had arrived. (Timestamp echoes would be sharper,
+                    // RFC 3522, but Linux receivers echo the latest out-of-order
+                    // segment's timestamp when a hole fills, which fools that test.)
+                    let too_soon = peer.rtt.min().is_some_and(|min| (t - sc.t_ns) * 10 < min * 8);
+                    if too_soon {
+                        peer.spurious.push((sc.frame, frame, t, sc.t_ns));
+                        // Nothing was lost: the retransmissions of this episode are
+                        // not loss events.
+                        peer.pending_retx.clear();
+                        peer.current_run = 0;
+                        peer.max_retx_end = None;
+                        peer.not_lost_below = peer.max_sent_end;
+                    }
+                    peer.spurious_check = None;
+                }
+            }
             if peer.acked.is_none_or(|prev| seq_after(ack, prev)) {
                 peer.time_ack(ack, t, frame);
             }
@@ -346,21 +373,6 @@ impl PacketSink for Diagnoser {
                         peer.suppressed.push(r);
                     }
                     peer.recovery = None;
-                }
-            }
-            if let Some(s) = peer.spurious_check {
-                if seq_after(ack, s.seq) {
-                    // The first ACK past the retransmitted data: did it answer the
-                    // retransmission or the original? An ACK that comes sooner after
-                    // the retransmission than any round trip seen cannot be its own:
-                    // the original had arrived. (Timestamp echoes would be sharper,
-                    // RFC 3522, but Linux receivers echo the latest out-of-order
-                    // segment's timestamp when a hole fills, which fools that test.)
-                    let too_soon = peer.rtt.min().is_some_and(|min| (t - s.t_ns) * 10 < min * 8);
-                    if too_soon {
-                        peer.spurious.push((s.frame, frame, t, s.t_ns));
-                    }
-                    peer.spurious_check = None;
                 }
             }
         }
@@ -432,8 +444,9 @@ impl PacketSink for Diagnoser {
                 }
                 _ => {}
             }
-            if a.backoff <= 1 && !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION) {
-                let end = a.seq_rel.wrapping_add(a.seglen);
+            let end = a.seq_rel.wrapping_add(a.seglen);
+            let known_delivered = me.not_lost_below.is_some_and(|m| !seq_after(end, m));
+            if !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION) && !known_delivered && !me.pending_retx.contains(&end) {
                 me.pending_retx.push_back(end);
                 if me.max_retx_end.is_none_or(|m| seq_after(end, m)) {
                     me.max_retx_end = Some(end);

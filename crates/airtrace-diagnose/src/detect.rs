@@ -41,8 +41,12 @@ const COMPRESSED_ACK_SHARE: f64 = 0.2;
 const MIN_RATED_FRAMES: u64 = 20;
 /// ...and thrashes when the rate changes on this share of them (mostly reversing).
 const RATE_CHANGE_SHARE: f64 = 0.2;
-/// The receiver's window is the limit when this share of data segments hit it.
+/// The receiver's window is the limit when this share of data segments hit it...
 const RWND_LIMITED_SHARE: f64 = 0.3;
+/// ...while the median RTT stays below this many times the smallest (no standing
+/// queue: the window is below the bandwidth-delay product).
+const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
+
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
 
@@ -450,7 +454,14 @@ them from congestion.",
 fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState) {
     let zw = &dir.zero_window;
     let limited_share = dir.rwnd_limited as f64 / dir.data_packets.max(1) as f64;
-    if zw.is_empty() && limited_share < RWND_LIMITED_SHARE {
+    // A full window limits throughput only when it is smaller than the path's
+    // bandwidth-delay product: then the RTT stays near its minimum. A larger window
+    // fills a queue instead (excessive_queueing's business), and the link stays busy.
+    let no_queue = match (dir.rtt.min(), dir.rtt.quantile(0.5)) {
+        (Some(min), Some(p50)) => (p50 as f64) < NO_QUEUE_RTT_FACTOR * min as f64,
+        _ => true,
+    };
+    if zw.is_empty() && (limited_share < RWND_LIMITED_SHARE || !no_queue) {
         return;
     }
     let zero_ns: i64 = zw.iter().map(|s| s.end_ns - s.start_ns).sum();

@@ -2,42 +2,12 @@
 //! documented in testdata/pcaps/README.md) and simulated runs where the cause is set
 //! by the scenario.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use airtrace_diagnose::{diagnose_file, Finding};
-use airtrace_sim::{run, Options, Scenario};
+use std::path::Path;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Simulates `text` (or the repository scenario `name` when `text` is None) and
-/// diagnoses the capture at the sender.
-fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnose-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let (path, text) = match text {
-        Some(t) => {
-            let p = dir.join(format!("{name}.toml"));
-            std::fs::write(&p, t).unwrap();
-            (p, t.to_string())
-        }
-        None => {
-            let p = repo().join("scenarios").join(format!("{name}.toml"));
-            let t = std::fs::read_to_string(&p).unwrap();
-            (p, t)
-        }
-    };
-    let scenario = Scenario::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
-    let out = dir.join("bundle");
-    run(&scenario, &text, Options { out: Some(&out), ..Options::default() }).unwrap();
-    diagnose_file(&out.join("sender.pcap")).unwrap().1
-}
-
-fn of<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
-    findings.iter().filter(|f| f.kind == kind).collect()
-}
+use airtrace_diagnose::diagnose_file;
+use common::{diagnose_simulated, of, repo};
 
 #[test]
 fn the_sample_captures_fade_and_stall() {
