@@ -407,7 +407,7 @@ fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn F
                 out.push(index, &record, Job::Tick);
             }
         }
-        if frames % PROGRESS_EVERY == 0 {
+        if frames.is_multiple_of(PROGRESS_EVERY) {
             progress(reader.position(), reader.file_len());
         }
     }

@@ -18,6 +18,7 @@ use airtrace_sim::Scenario;
 /// bundle), OSError otherwise.
 #[pyfunction]
 #[pyo3(signature = (path, out, seed = None, busy_poll = false, max_duration_s = None, command = None, server = None))]
+#[allow(clippy::too_many_arguments)] // a Python keyword-argument signature
 pub fn emulate(
     py: Python<'_>,
     path: PathBuf,
