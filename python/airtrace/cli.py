@@ -345,6 +345,7 @@ def _plot(args: argparse.Namespace) -> int:
         return 1
     for path in written:
         print(f"{PROG}: wrote {path}", file=sys.stderr)
+    return 0
 
 
 def _emulate(args: argparse.Namespace) -> int:
