@@ -240,3 +240,28 @@ def test_precision_and_recall_over_the_suite(tmp_path: Path) -> None:
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as d:
         sys.stdout.write(confusion_table(run_suite(Path(d))) + "\n")
+
+
+# The same check on real kernel TCP, in the emulator (root). Scenarios short in real time;
+# random loss with a smaller transfer.
+EMULATED = ("clean", "receiver_window", "application_limited", "random_loss")
+
+
+def test_emulated_runs_give_the_same_findings(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            raise RuntimeError("CI runs as root: the emulator needs it")
+        pytest.skip("the emulator needs root")
+    results = {}
+    for name in EMULATED:
+        text, expected, _ = SUITE[name]
+        scenario = tmp_path / f"{name}.toml"
+        scenario.write_text(text.replace('bytes = "20 MB"', 'bytes = "5 MB"'))
+        airtrace.emulate(scenario, tmp_path / name)
+        results[name] = (expected, {f["kind"] for f in airtrace.diagnose(tmp_path / name)})
+    precision, recall, *_ = scores(results)
+    assert precision >= 0.95 and recall >= 0.95, confusion_table(results)

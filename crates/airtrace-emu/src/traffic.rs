@@ -9,7 +9,7 @@
 //! is *k* mod 251).
 
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -121,11 +121,12 @@ impl Generator {
         for plan in plans {
             let (ready_tx, ready_rx) = mpsc::channel::<()>();
             let total = plan.spec.bytes.map(|b| b.0);
+            let rcvbuf = plan.spec.tcp.as_ref().and_then(|t| t.rcvbuf).map(|b| b.0 as usize);
             let i = plan.index;
             {
                 let (ns_b, stop, results, finished) = (ns_b.clone(), stop.clone(), results.clone(), finished.clone());
                 handles.push(std::thread::spawn(move || {
-                    let r = receive(i, &ns_b, start, &stop, ready_tx, total, &results);
+                    let r = receive(i, &ns_b, start, &stop, ready_tx, (total, rcvbuf), &results);
                     if let Err(e) = r {
                         let mut res = results.lock().unwrap_or_else(|p| p.into_inner());
                         res[i].error.get_or_insert(format!("receiver: {e}"));
@@ -186,18 +187,31 @@ impl Generator {
     }
 }
 
+/// Flow `i`'s receiver in host b's namespace: listens, accepts, reads everything.
+/// `(total, rcvbuf)`: the bytes expected, and the scenario's receive buffer, set with
+/// SO_RCVBUF before `listen` so that the connection's window and window scale follow it
+/// (Linux doubles the value for its bookkeeping and advertises about half: a window of
+/// about `rcvbuf`).
 fn receive(
     i: usize,
     ns_b: &str,
     start: Instant,
     stop: &AtomicBool,
     ready: Sender<()>,
-    total: Option<u64>,
+    (total, rcvbuf): (Option<u64>, Option<usize>),
     results: &Mutex<Vec<FlowResult>>,
 ) -> io::Result<()> {
     netns::enter(ns_b)?;
     let port = airtrace_sim::sim::TCP_SERVER_PORT + i as u16;
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::from(ADDR_B), port))?;
+    let fd: OwnedFd = socket::socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    socket::setsockopt(&fd, sockopt::ReuseAddr, &true)?;
+    if let Some(bytes) = rcvbuf {
+        socket::setsockopt(&fd, sockopt::RcvBuf, &bytes)?;
+    }
+    let b = ADDR_B;
+    socket::bind(std::os::fd::AsRawFd::as_raw_fd(&fd), &SockaddrIn::new(b[0], b[1], b[2], b[3], port))?;
+    socket::listen(&fd, socket::Backlog::new(8).map_err(io::Error::other)?)?;
+    let listener = TcpListener::from(fd);
     listener.set_nonblocking(true)?;
     let _ = ready.send(());
     let mut stream = loop {
