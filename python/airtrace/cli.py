@@ -450,7 +450,10 @@ def _simulate_demo() -> int:
     from airtrace.simulation import simulate
 
     scenario = resources.files("airtrace") / "data" / "demo-bursts.toml"
-    out = os.path.join(tempfile.mkdtemp(prefix="airtrace-demo-"), "bursts")
+    # A fixed place (a previous demo's bundle there is replaced), so that the demo's
+    # output is the same every time.
+    out = os.path.join(tempfile.gettempdir(), "airtrace-demo", "bursts")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
     print(
         "\nNow a simulation (scenarios/rais_burst_fixed.toml): a 3.57 MB transfer with a 1995 BSD TCP over a "
         "430 kbit/s link that loses everything for 100 ms every second (Rais & Tripathi 1995).\n"

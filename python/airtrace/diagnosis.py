@@ -68,9 +68,46 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     findings = diagnose(capture) if capture is not None else []
     log = bundle / "link.jsonl"
     if log.is_file():
-        findings.extend(_header_compression_failures(log))
+        extra = _header_compression_failures(log)
+        if extra:
+            _as_capture_frames(extra, capture)
+            _shares(extra, bundle)
+        findings.extend(extra)
         findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
     return findings
+
+
+def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> None:
+    """Turns the discarded segments' IP IDs into frame numbers of the bundle's capture,
+    matched by direction and IP ID (the nearest in time when an IP ID repeats)."""
+    ids = [f.pop("_ids") for f in findings]
+    if capture is None:
+        return
+    from airtrace.trace import read
+
+    packets = read(capture).packets()[["frame", "time_rel", "ip_src", "ip_id"]]
+    for f, wanted in zip(findings, ids):
+        src = "198.18.0.1" if f["direction"] == "a_to_b" else "198.18.1.1"
+        frames = []
+        for ip_id, t in wanted:
+            match = packets[(packets["ip_src"] == src) & (packets["ip_id"] == ip_id)]
+            if len(match):
+                nearest = (match["time_rel"] - t).abs().idxmin()
+                frames.append(int(match.loc[nearest, "frame"]))
+        f["evidence"] = frames
+
+
+def _shares(findings: list[dict[str, Any]], bundle: Path) -> None:
+    """`throughput_share` of each finding, from the flow's duration in summary.json."""
+    summary = bundle / "summary.json"
+    if not summary.is_file():
+        return
+    flows = json.loads(summary.read_text())["flows"]
+    for f in findings:
+        flow = flows[f["connection"]] if f["connection"] < len(flows) else None
+        if flow and flow.get("end_s"):
+            duration = flow["end_s"] - flow["start_s"]
+            f["throughput_share"] = min(f["cost_s"] / duration, 1.0) if duration > 0 else 0.0
 
 
 def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
@@ -101,7 +138,9 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
                 "end_s": end,
                 "cost_s": end - start,
                 "throughput_share": 0.0,
-                "evidence": [e["packet"] for e in lost[:20]],
+                "evidence": [],
+                # (IP ID, time) of the discarded segments, turned into capture frames.
+                "_ids": [(e["ip_id"], e["t_ns"] / 1e9) for e in lost[:20] if e.get("ip_id") is not None],
                 "explanation": (
                     f"A link reset at {start:.2f} s flushed {flushed.get(i, 0)} packet(s) from the link layer. "
                     f"The VJ header decompressor never learnt of them, rebuilt wrong headers from its stale state, "
@@ -114,8 +153,6 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
                     "the compression context after a reset (send the next packets uncompressed: RFC 2507 and "
                     "ROHC do), or turn header compression off on links that reset."
                 ),
-                # Evidence here is the packets' ids in the link log (they have no frame in
-                # the sender capture's numbering that the log could name).
                 "details": {
                     "link_resets": 1.0,
                     "packets_flushed": float(flushed.get(i, 0)),

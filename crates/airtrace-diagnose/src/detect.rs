@@ -9,9 +9,9 @@ use airtrace_analysis::ConnSummary;
 use crate::collect::{ConnState, DirState, Timeout};
 use crate::{Finding, MAX_EVIDENCE};
 
-/// Timeout episodes reported one by one per direction; beyond this they are counted
-/// in the last one's details.
-const MAX_EPISODES: usize = 50;
+/// Timeout episodes reported one by one per direction; beyond this, one finding sums
+/// them up.
+const MAX_EPISODES: usize = 5;
 /// Fast retransmit needs three duplicate ACKs: one lost segment and three behind it
 /// (RFC 5681 §3.2).
 const FAST_RETRANSMIT_SEGMENTS: i64 = 4;
@@ -49,6 +49,10 @@ const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
+
+const FIX_OUTAGE: &str = "Keep the connection alive across the outage at the link (buffer and retransmit at \
+the base station; persistent ARQ), and tell TCP the link is back (ELFN-style notification, or a \
+retransmission sent as soon as the link returns) instead of letting it wait out a doubled RTO.";
 
 const FIX_TIMEOUTS: &str = "Losses on a wireless link are rarely congestion: let the link recover them \
 (link-layer ARQ with enough persistence to outlast a fade), or shorten the wait for the timer (a finer \
@@ -157,10 +161,11 @@ fn silence_start(e: &[Timeout]) -> i64 {
 }
 
 fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
-    for (k, e) in episodes.iter().enumerate() {
-        if k == MAX_EPISODES {
-            break;
-        }
+    if episodes.len() > MAX_EPISODES {
+        timeout_backoff_summary(b, d, episodes);
+        return;
+    }
+    for e in episodes {
         let cost: i64 = e.iter().map(|t| t.idle_gap_ns).sum();
         let max_backoff = e.iter().map(|t| t.backoff).max().unwrap_or(1);
         let gaps: Vec<String> = e.iter().map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9)).collect();
@@ -179,14 +184,11 @@ retransmitted.",
                 gaps[0]
             )
         };
-        let mut details = BTreeMap::from([
+        let details = BTreeMap::from([
             ("timeouts", e.len() as f64),
             ("max_backoff", f64::from(max_backoff)),
             ("first_wait_s", e[0].idle_gap_ns as f64 / 1e9),
         ]);
-        if k + 1 == MAX_EPISODES && episodes.len() > MAX_EPISODES {
-            details.insert("episodes_not_listed", (episodes.len() - MAX_EPISODES) as f64);
-        }
         let end = e[e.len() - 1].t_ns;
         b.push(
             "timeout_backoff",
@@ -201,11 +203,75 @@ retransmitted.",
     }
 }
 
+/// Many timeout pauses in one direction: one finding for all of them (a paragraph per
+/// pause would bury the reader), with the longest named.
+fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
+    let cost = |e: &[Timeout]| -> i64 { e.iter().map(|t| t.idle_gap_ns).sum() };
+    let total: i64 = episodes.iter().map(|e| cost(e)).sum();
+    let timeouts: usize = episodes.iter().map(|e| e.len()).sum();
+    let max_backoff = episodes.iter().flat_map(|e| e.iter()).map(|t| t.backoff).max().unwrap_or(1);
+    let longest = episodes.iter().max_by_key(|e| cost(e)).copied().unwrap_or(episodes[0]);
+    let repeated = episodes.iter().filter(|e| e.len() > 1).count();
+    let mut worst: Vec<&&[Timeout]> = episodes.iter().collect();
+    worst.sort_by_key(|e| std::cmp::Reverse(cost(e)));
+    let explanation = format!(
+        "{} pauses for the retransmission timer ({timeouts} timeouts), {:.1} s in all with data outstanding and nothing sent. {}; the longest waited {:.2} s from {:.2} s on.",
+        episodes.len(),
+        total as f64 / 1e9,
+        match repeated {
+            0 => "Each needed one timeout".to_string(),
+            n => format!("{n} needed more than one (the RTO doubles each time)"),
+        },
+        cost(longest) as f64 / 1e9,
+        (silence_start(longest) - b.start_ns) as f64 / 1e9
+    );
+    b.push(
+        "timeout_backoff",
+        d,
+        (silence_start(episodes[0]), episodes[episodes.len() - 1][0].t_ns),
+        total,
+        worst.iter().map(|e| e[0].frame).collect(),
+        explanation,
+        FIX_TIMEOUTS,
+        BTreeMap::from([
+            ("pauses", episodes.len() as f64),
+            ("timeouts", timeouts as f64),
+            ("max_backoff", f64::from(max_backoff)),
+            ("longest_s", cost(longest) as f64 / 1e9),
+        ]),
+    );
+}
+
 /// A retransmission that went unanswered says the path was down: when the timer had
 /// to fire twice or more for the same data, the path delivered nothing from the start
 /// of the silence to at least the last unanswered retransmission.
 fn link_outage(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
-    for e in episodes.iter().filter(|e| e.len() >= 2).take(MAX_EPISODES) {
+    let outages: Vec<&&[Timeout]> = episodes.iter().filter(|e| e.len() >= 2).collect();
+    if outages.len() > MAX_EPISODES {
+        let span = |e: &[Timeout]| e[e.len() - 2].t_ns - silence_start(e);
+        let total: i64 = outages.iter().map(|e| span(e)).sum();
+        let longest = outages.iter().max_by_key(|e| span(e)).copied().copied().unwrap_or(outages[0]);
+        let explanation = format!(
+            "{} times nothing got through for a while ({:.1} s in all; the longest at least {:.2} s, from {:.2} s on): retransmissions sent into the silence went unanswered. Both directions were silent while data waited: fades, handoffs or route failures, not congestion.",
+            outages.len(),
+            total as f64 / 1e9,
+            span(longest) as f64 / 1e9,
+            (silence_start(longest) - b.start_ns) as f64 / 1e9
+        );
+        let last = outages[outages.len() - 1];
+        b.push(
+            "link_outage",
+            d,
+            (silence_start(outages[0]), last[last.len() - 2].t_ns),
+            total,
+            outages.iter().map(|e| e[0].frame).collect(),
+            explanation,
+            FIX_OUTAGE,
+            BTreeMap::from([("outages", outages.len() as f64), ("longest_s", span(longest) as f64 / 1e9)]),
+        );
+        return;
+    }
+    for e in outages {
         let start = silence_start(e);
         let last_unanswered = e[e.len() - 2].t_ns;
         let explanation = format!(
@@ -222,9 +288,7 @@ route failure, not congestion.",
             last_unanswered - start,
             e.iter().map(|t| t.frame).collect(),
             explanation,
-            "Keep the connection alive across the outage at the link (buffer and retransmit at the base \
-station; persistent ARQ), and tell TCP the link is back (ELFN-style notification, or a retransmission \
-sent as soon as the link returns) instead of letting it wait out a doubled RTO.",
+            FIX_OUTAGE,
             BTreeMap::from([("retransmissions_unanswered", (e.len() - 1) as f64)]),
         );
     }
@@ -238,10 +302,12 @@ fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episode
         .map(|e| &e[0])
         .filter(|t| t.flight_before > 0 && t.flight_before < FAST_RETRANSMIT_SEGMENTS * mss)
         .collect();
-    if small.is_empty() {
+    let cost: i64 = small.iter().map(|t| (t.idle_gap_ns - rtt).max(0)).sum();
+    if small.is_empty() || cost == 0 {
+        // No timeouts with a small flight, or they cost no more than the round trip
+        // fast retransmit would have taken.
         return;
     }
-    let cost: i64 = small.iter().map(|t| (t.idle_gap_ns - rtt).max(0)).sum();
     let mut flights: Vec<f64> = small.iter().map(|t| t.flight_before as f64 / mss as f64).collect();
     flights.sort_by(f64::total_cmp);
     let median = flights[flights.len() / 2];
