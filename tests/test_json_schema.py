@@ -17,10 +17,13 @@ def documented_fields() -> set[str]:
 
 
 def written_fields(obj: Any, out: set[str]) -> set[str]:
+    """Every key, at any depth; a finding's `details` map is free-form (docs/diagnosis.md
+    lists its keys per kind), so its keys are not fields of the schema."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             out.add(k)
-            written_fields(v, out)
+            if k != "details":
+                written_fields(v, out)
     elif isinstance(obj, list):
         for v in obj:
             written_fields(v, out)

@@ -15,7 +15,12 @@ class Analysis:
     columns: list[Column] | None
 
 def analyze(
-    path: str, packets: bool = False, progress: bool = False, table: bool = False, name: str | None = None
+    path: str,
+    packets: bool = False,
+    progress: bool = False,
+    table: bool = False,
+    name: str | None = None,
+    findings: bool = False,
 ) -> Analysis: ...
 def flag_names() -> list[str]: ...
 def simulate(path: str, out: str | None = None, seed: int | None = None, progress: bool = False) -> str: ...

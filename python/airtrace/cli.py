@@ -183,10 +183,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _analyze_one(path: str, *, progress: bool, table: bool, name: str | None = None) -> _core.Analysis | None:
-    """The analysis of one file, or None (after printing the error) if nothing could be read."""
+def _analyze_one(
+    path: str, *, progress: bool, table: bool, name: str | None = None, findings: bool = False
+) -> _core.Analysis | None:
+    """The analysis of one file (with its findings in the JSON if asked), or None (after
+    printing the error) if nothing could be read."""
     try:
-        analysis = _core.analyze(path, progress=progress, table=table, name=name)
+        analysis = _core.analyze(path, progress=progress, table=table, name=name, findings=findings)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return None
@@ -202,7 +205,7 @@ def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | 
     reports, readable = [], []
     failed = False
     for path in files:
-        analysis = _analyze_one(path, progress=progress, table=not as_json)
+        analysis = _analyze_one(path, progress=progress, table=not as_json, findings=as_json)
         if analysis is None:
             failed = True
             continue

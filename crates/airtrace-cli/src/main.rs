@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use airtrace_analysis::analyze_file_summary;
-use airtrace_report::{connection_table, json, json_document, Progress};
+use airtrace_report::{analyze_with_findings, connection_table, json_document, json_with_findings, Progress};
 
 const PROG: &str = "airtrace";
 
@@ -77,11 +77,15 @@ fn analyze(cmd: &Analyze) -> io::Result<u8> {
     let mut failed = false;
     for path in &cmd.files {
         let mut bar = Progress::new(cmd.progress);
-        let result = analyze_file_summary(Path::new(path), path, &mut |pos, len| {
-            bar.update(pos, len, path)
-        });
+        let mut on_progress = |pos, len| bar.update(pos, len, path);
+        // The table is the fast path; the JSON carries the diagnosis too.
+        let result = if cmd.as_json {
+            analyze_with_findings(Path::new(path), path, &mut on_progress).map(|(r, f)| (r, Some(f)))
+        } else {
+            analyze_file_summary(Path::new(path), path, &mut on_progress).map(|r| (r, None))
+        };
         bar.finish();
-        let report = match result {
+        let (report, findings) = match result {
             Ok(report) => report,
             Err(e) => {
                 out.flush()?;
@@ -102,8 +106,8 @@ fn analyze(cmd: &Analyze) -> io::Result<u8> {
                 report.frames
             );
         }
-        if cmd.as_json {
-            reports.push(json(&report).map_err(io::Error::other)?);
+        if let Some(findings) = findings {
+            reports.push(json_with_findings(&report, &findings).map_err(io::Error::other)?);
         } else {
             out.write_all(connection_table(&report).as_bytes())?;
         }

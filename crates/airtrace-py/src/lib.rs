@@ -52,7 +52,7 @@ struct Analysis {
 /// messages (default: the path). Raises ValueError with a one-line message naming
 /// the file and the place when nothing could be read.
 #[pyfunction]
-#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None))]
+#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None, findings = false))]
 fn analyze(
     py: Python<'_>,
     path: PathBuf,
@@ -60,6 +60,7 @@ fn analyze(
     progress: bool,
     table: bool,
     name: Option<String>,
+    findings: bool,
 ) -> PyResult<Analysis> {
     let name = name.unwrap_or_else(|| path.display().to_string());
     let result = py.detach(move || {
@@ -70,14 +71,19 @@ fn analyze(
             let reader = CaptureReader::open(&path).map_err(|e| e.to_string());
             reader.and_then(|reader| {
                 let mut cols = PacketColumns::default();
-                analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| (r, Some(cols)))
+                analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| ((r, None), Some(cols)))
             })
+        } else if findings {
+            airtrace_report::analyze_with_findings(&path, &name, &mut on_progress).map(|(r, f)| ((r, Some(f)), None))
         } else {
-            analyze_file_summary(&path, &name, &mut on_progress).map(|r| (r, None))
+            analyze_file_summary(&path, &name, &mut on_progress).map(|r| ((r, None), None))
         };
         bar.finish();
-        let (report, cols) = out?;
-        let json = airtrace_report::json(&report)?;
+        let ((report, found), cols) = out?;
+        let json = match found {
+            Some(f) => airtrace_report::json_with_findings(&report, &f)?,
+            None => airtrace_report::json(&report)?,
+        };
         let text = table.then(|| airtrace_report::connection_table(&report));
         Ok::<_, String>((json, text, report, cols.map(PacketColumns::export)))
     });

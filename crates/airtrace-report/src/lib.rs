@@ -1,6 +1,7 @@
 //! What `airtrace analyze` shows, shared by the native `airtrace` command
 //! (crates/airtrace-cli) and the Python module (crates/airtrace-py): the summary
-//! table ([`connection_table`]), the JSON report ([`json`]) and the progress bar
+//! table ([`connection_table`]), the JSON report ([`json`], with the diagnosis:
+//! [`analyze_with_findings`], [`json_with_findings`]) and the progress bar
 //! ([`Progress`]).
 
 mod table;
@@ -17,6 +18,29 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// One file's report as JSON text (docs/json-schema.md).
 pub fn json(report: &FileReport) -> Result<String, String> {
     serde_json::to_string(report).map_err(|e| e.to_string())
+}
+
+/// Analyzes the capture at `path` (named `name` in messages) and diagnoses it in the
+/// same pass: what `airtrace analyze --json` reports.
+pub fn analyze_with_findings(
+    path: &std::path::Path,
+    name: &str,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<(FileReport, Vec<airtrace_diagnose::Finding>), String> {
+    let reader = airtrace_pcap::CaptureReader::open(path).map_err(|e| e.to_string())?;
+    let mut diagnoser = airtrace_diagnose::Diagnoser::default();
+    let report = airtrace_analysis::analyze_capture(reader, name, &mut diagnoser, progress)?;
+    let findings = diagnoser.finish(&report);
+    Ok((report, findings))
+}
+
+/// One file's report as JSON text with its findings (docs/diagnosis.md) as the last
+/// field, `findings`.
+pub fn json_with_findings(report: &FileReport, findings: &[airtrace_diagnose::Finding]) -> Result<String, String> {
+    let report = json(report)?;
+    let findings = serde_json::to_string(findings).map_err(|e| e.to_string())?;
+    let body = report.strip_suffix('}').ok_or("a report is a JSON object")?;
+    Ok(format!("{body},\"findings\":{findings}}}"))
 }
 
 /// The JSON document of `airtrace analyze --json`: the reports of the files (each from
