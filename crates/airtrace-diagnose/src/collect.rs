@@ -156,6 +156,9 @@ pub struct DirState {
     pub rates: Vec<u8>,
     /// Frames where the rate changed.
     pub rate_change_frames: Vec<u64>,
+    /// SYNs sent again (handshake timeouts), and when the last SYN went out.
+    pub syn_retries: u32,
+    last_syn_ns: Option<i64>,
 }
 
 /// What was gathered about one connection.
@@ -389,6 +392,23 @@ impl PacketSink for Diagnoser {
             }
         }
 
+        // A repeated SYN (a handshake timeout): the connection could not even start.
+        let syn = tcp.is_some_and(|h| h.flags & 0x02 != 0);
+        if syn && a.flags.contains(Flags::RETRANSMISSION) {
+            me.syn_retries += 1;
+            let gap = me.last_syn_ns.map_or(0, |l| t - l);
+            me.timeouts.push(Timeout {
+                frame,
+                t_ns: t,
+                backoff: me.syn_retries.min(u32::from(u8::MAX)) as u8,
+                idle_gap_ns: gap,
+                flight_before: 0,
+            });
+        }
+        if syn {
+            me.last_syn_ns = Some(t);
+        }
+
         // This packet as data.
         if a.seglen == 0 {
             return;
@@ -411,7 +431,13 @@ impl PacketSink for Diagnoser {
         let retx = a.flags.contains(Flags::RETRANSMISSION);
         if retx {
             me.retransmissions += 1;
+            let already_acked = a.flags.contains(Flags::SPURIOUS_RETRANSMISSION);
             match a.retrans_kind {
+                // Data the capture had already seen acknowledged: the timer fired for
+                // nothing (the ACK was lost or late on its way to the sender).
+                RetransKind::Timeout if a.backoff >= 1 && already_acked => {
+                    me.spurious.push((frame, frame, t, t));
+                }
                 RetransKind::Timeout if a.backoff >= 1 => {
                     me.timeouts.push(Timeout {
                         frame,

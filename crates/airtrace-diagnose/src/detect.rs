@@ -47,6 +47,8 @@ const RWND_LIMITED_SHARE: f64 = 0.3;
 /// queue: the window is below the bandwidth-delay product).
 const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 
+/// A direction with fewer data segments than this carries ACKs, not an application's data.
+const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
 
@@ -132,7 +134,7 @@ pub fn connection(conn: u32, c: &ConnState, summary: Option<&ConnSummary>, start
         spurious_timeouts(&mut b, d, dir);
         excessive_queueing(&mut b, d, dir);
         loss_pattern(&mut b, d, dir, &episodes);
-        receiver_limited(&mut b, d, dir);
+        receiver_limited(&mut b, d, dir, summary.is_some_and(|s| s.syn_seen));
         delayed_ack_stall(&mut b, d, dir, summary.and_then(|s| s.handshake_rtt_s));
         ack_compression(&mut b, d, dir);
         rate_adaptation_thrash(&mut b, d, dir);
@@ -246,7 +248,8 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
 /// to fire twice or more for the same data, the path delivered nothing from the start
 /// of the silence to at least the last unanswered retransmission.
 fn link_outage(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
-    let outages: Vec<&&[Timeout]> = episodes.iter().filter(|e| e.len() >= 2).collect();
+    // Data that waited (a repeated SYN may just be a server that does not answer).
+    let outages: Vec<&&[Timeout]> = episodes.iter().filter(|e| e.len() >= 2 && e[0].flight_before > 0).collect();
     if outages.len() > MAX_EPISODES {
         let span = |e: &[Timeout]| e[e.len() - 2].t_ns - silence_start(e);
         let total: i64 = outages.iter().map(|e| span(e)).sum();
@@ -404,7 +407,7 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     ) else {
         return;
     };
-    if dir.rtt.count() < 10 || (p50 as f64) < QUEUE_RTT_FACTOR * min as f64 || p50 - min < QUEUE_MIN_NS {
+    if dir.rtt.count() < 10 || min <= 0 || (p50 as f64) < QUEUE_RTT_FACTOR * min as f64 || p50 - min < QUEUE_MIN_NS {
         return;
     }
     let span_s = (last - first) as f64 / 1e9;
@@ -412,6 +415,11 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     let queue_s = (p50 - min) as f64 / 1e9;
     let queue_bytes = queue_s * rate;
     let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
+    if queue_packets < 1.0 {
+        // Less than a packet waiting: the RTT varies for another reason (a delayed
+        // ACK, a slow receiver), not a queue.
+        return;
+    }
     let worst_s = (max - min) as f64 / 1e9;
     let rto_note = if worst_s >= INITIAL_RTO_S {
         format!(
@@ -517,9 +525,15 @@ them from congestion.",
     }
 }
 
-fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState) {
+fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_known: bool) {
     let zw = &dir.zero_window;
-    let limited_share = dir.rwnd_limited as f64 / dir.data_packets.max(1) as f64;
+    // Without the handshake the window scale is unknown and the raw window field says
+    // nothing about how much may be in flight: only zero windows count then.
+    let limited_share = if window_scale_known {
+        (dir.rwnd_limited as f64 / dir.data_packets.max(1) as f64).min(1.0)
+    } else {
+        0.0
+    };
     // A full window limits throughput only when it is smaller than the path's
     // bandwidth-delay product: then the RTT stays near its minimum. A larger window
     // fills a queue instead (excessive_queueing's business), and the link stays busy.
@@ -665,25 +679,32 @@ fn rate_adaptation_thrash(b: &mut Builder, d: usize, dir: &DirState) {
 }
 
 fn sender_limited(b: &mut Builder, d: usize, dir: &DirState, duration_ns: i64) {
-    let idle: i64 = dir.app_idle.iter().map(|s| s.end_ns - s.start_ns).sum();
-    if dir.app_idle.is_empty() || (idle as f64) < APP_IDLE_SHARE * duration_ns as f64 {
+    if dir.data_packets < MIN_DATA_FOR_APP_LIMIT {
+        return; // a direction that carries (almost) only ACKs
+    }
+    let zero_window = |s: &crate::collect::Span| {
+        dir.zero_window.iter().any(|z| z.start_ns < s.end_ns && s.start_ns < z.end_ns)
+    };
+    let pauses: Vec<_> = dir.app_idle.iter().filter(|s| !zero_window(s)).collect();
+    let idle: i64 = pauses.iter().map(|s| s.end_ns - s.start_ns).sum();
+    if pauses.is_empty() || (idle as f64) < APP_IDLE_SHARE * duration_ns as f64 {
         return;
     }
     let explanation = format!(
         "The sender had nothing to send for {:.2} s: {} pauses with no data in flight. The application, not \
 the network, set the pace there.",
         idle as f64 / 1e9,
-        dir.app_idle.len()
+        pauses.len()
     );
     b.push(
         "sender_limited",
         d,
-        (dir.app_idle[0].start_ns, dir.app_idle[dir.app_idle.len() - 1].end_ns),
+        (pauses[0].start_ns, pauses[pauses.len() - 1].end_ns),
         idle,
-        dir.app_idle.iter().map(|s| s.frame).collect(),
+        pauses.iter().map(|s| s.frame).collect(),
         explanation,
         "Look at the application (or its disk and CPU): larger writes, pipelined requests.",
-        BTreeMap::from([("pauses", dir.app_idle.len() as f64), ("idle_s", idle as f64 / 1e9)]),
+        BTreeMap::from([("pauses", pauses.len() as f64), ("idle_s", idle as f64 / 1e9)]),
     );
 }
 
