@@ -116,6 +116,24 @@ impl BundleWriter {
         fs::write(&path, bytes).map_err(|e| io_error(&path, e))
     }
 
+    /// Writes the small files every bundle ends with (meta.json, the scenario text,
+    /// summary.json), then [`finish`](Self::finish)es; on an error the partial bundle is
+    /// removed.
+    pub fn complete(self, meta: &[u8], scenario_text: &str, summary: &impl serde::Serialize) -> io::Result<PathBuf> {
+        let write = || -> io::Result<()> {
+            self.put("meta.json", meta)?;
+            self.put("scenario.toml", scenario_text.as_bytes())?;
+            let mut json = serde_json::to_vec_pretty(summary).map_err(io::Error::other)?;
+            json.push(b'\n');
+            self.put("summary.json", &json)
+        };
+        if let Err(e) = write() {
+            self.abandon();
+            return Err(e);
+        }
+        self.finish()
+    }
+
     /// Flushes every file and moves the bundle into place, replacing a previous bundle.
     pub fn finish(self) -> io::Result<PathBuf> {
         let BundleWriter {

@@ -99,6 +99,10 @@ impl Vantage {
 
 /// The link: settings for both directions, each of which `forward` (a → b, the data
 /// direction) and `reverse` (b → a) may override.
+///
+/// The direction keys are spelled out here rather than flattened from [`DirSpec`]:
+/// serde cannot combine `flatten` with `deny_unknown_fields`, and unknown keys must be
+/// errors. [`LinkSpec::resolve`] turns them back into a `DirSpec`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {

@@ -339,18 +339,7 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
     let summary = world.summary(scenario, seed, end, events);
     if let Some(bundle) = world.bundle.take() {
         let meta = meta_json(scenario, seed, end, events, &bundle.vantages(), &world.flows);
-        let write = || -> io::Result<()> {
-            bundle.put("meta.json", &meta)?;
-            bundle.put("scenario.toml", scenario_text.as_bytes())?;
-            let mut json = serde_json::to_vec_pretty(&summary).map_err(io::Error::other)?;
-            json.push(b'\n');
-            bundle.put("summary.json", &json)
-        };
-        if let Err(e) = write() {
-            bundle.abandon();
-            return Err(e.into());
-        }
-        bundle.finish()?;
+        bundle.complete(&meta, scenario_text, &summary)?;
     }
     Ok(summary)
 }
