@@ -12,7 +12,9 @@ fn main() {
         let started = Instant::now();
         let threads = std::env::var("THREADS").ok().and_then(|t| t.parse().ok());
         let result = match threads {
-            Some(n) => airtrace_analysis::analyze_file_sharded(path.as_ref(), &path, n, &mut |_, _| {}),
+            Some(n) => {
+                airtrace_analysis::analyze_file_sharded(path.as_ref(), &path, n, &mut |_, _| {})
+            }
             None => airtrace_analysis::analyze_file(path.as_ref(), &mut (), &mut |_, _| {}),
         };
         match result {
@@ -21,7 +23,12 @@ fn main() {
                     println!("{}", serde_json::to_string(&r).expect("JSON"));
                 }
                 let s = started.elapsed().as_secs_f64();
-                println!("{path}: {} frames, {} connections, {s:.3} s, {:.2} M frames/s", r.frames, r.connections.len(), r.frames as f64 / s / 1e6);
+                println!(
+                    "{path}: {} frames, {} connections, {s:.3} s, {:.2} M frames/s",
+                    r.frames,
+                    r.connections.len(),
+                    r.frames as f64 / s / 1e6
+                );
             }
             Err(e) => eprintln!("{e}"),
         }

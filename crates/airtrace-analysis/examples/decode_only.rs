@@ -17,6 +17,9 @@ fn main() {
             tcp += u64::from(decoded.tcp().is_some());
         }
         let s = started.elapsed().as_secs_f64();
-        println!("{path}: {frames} frames ({tcp} TCP) read and decoded in {s:.3} s, {:.2} M frames/s", frames as f64 / s / 1e6);
+        println!(
+            "{path}: {frames} frames ({tcp} TCP) read and decoded in {s:.3} s, {:.2} M frames/s",
+            frames as f64 / s / 1e6
+        );
     }
 }

@@ -98,7 +98,11 @@ impl Analyzer {
     pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
         *ann = Annotation::default();
         let (ts, t0) = self.tick(p.ts_ns);
-        let mac_retry = p.decoded.wlan.as_ref().is_some_and(|w| self.mac.is_retry(w));
+        let mac_retry = p
+            .decoded
+            .wlan
+            .as_ref()
+            .is_some_and(|w| self.mac.is_retry(w));
         if mac_retry {
             ann.flags.insert(Flags::MAC_RETRY);
         }
@@ -111,7 +115,8 @@ impl Analyzer {
 
         let index = cache_index(&src, &dst);
         let cached = (self.cache[index] as usize).checked_sub(1);
-        let hit = cached.and_then(|slot| Some((slot, self.conns.get(slot)?.direction_of(&src, &dst)?)));
+        let hit =
+            cached.and_then(|slot| Some((slot, self.conns.get(slot)?.direction_of(&src, &dst)?)));
         let (mut slot, mut d) = match hit {
             Some(found) => found,
             None => {
@@ -120,7 +125,11 @@ impl Analyzer {
                 found
             }
         };
-        if syn_only && self.conns[slot].base_seq(d).is_some_and(|isn| isn != tcp.seq) {
+        if syn_only
+            && self.conns[slot]
+                .base_seq(d)
+                .is_some_and(|isn| isn != tcp.seq)
+        {
             (slot, d) = (self.reuse(slot, src, dst, ts, t0, p.frame), 0);
             ann.flags.insert(Flags::REUSED_PORTS);
         }
@@ -135,13 +144,21 @@ impl Analyzer {
             dir.m.mac_retries += 1;
             return;
         }
-        if dir.recent.is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat) {
+        if dir
+            .recent
+            .is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat)
+        {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;
             ann.flags.insert(Flags::CAPTURE_DUPLICATE);
             return;
         }
-        let seg = Seg { ts_ns: ts, tcp, wire_len: p.wire_len, truncated: p.decoded.stop.is_some() };
+        let seg = Seg {
+            ts_ns: ts,
+            tcp,
+            wire_len: p.wire_len,
+            truncated: p.decoded.stop.is_some(),
+        };
         conn.process(d, &seg, ann);
     }
 
@@ -191,7 +208,14 @@ impl Analyzer {
     /// table, or a new connection.
     #[cold]
     #[inline(never)]
-    fn lookup(&mut self, src: Endpoint, dst: Endpoint, tcp: &Tcp, ts: i64, frame: u64) -> (usize, usize) {
+    fn lookup(
+        &mut self,
+        src: Endpoint,
+        dst: Endpoint,
+        tcp: &Tcp,
+        ts: i64,
+        frame: u64,
+    ) -> (usize, usize) {
         let key = FlowKey::of(src, dst);
         if let Some(&slot) = self.live.get(&key) {
             if let Some(d) = self.conns[slot].direction_of(&src, &dst) {
@@ -199,7 +223,8 @@ impl Analyzer {
             }
         }
         // The client is the SYN's sender; for a SYN/ACK, its receiver.
-        let synack = tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
+        let synack =
+            tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == (tcp_flags::SYN | tcp_flags::ACK);
         let (a, b, d) = if synack { (dst, src, 1) } else { (src, dst, 0) };
         let c = Conn::new(self.next_id, a, b, ts, frame);
         self.next_id += 1;
@@ -222,7 +247,15 @@ impl Analyzer {
     /// Returns the slot; the SYN's sender is the new connection's `a` (direction 0).
     #[cold]
     #[inline(never)]
-    fn reuse(&mut self, slot: usize, src: Endpoint, dst: Endpoint, ts: i64, t0: i64, frame: u64) -> usize {
+    fn reuse(
+        &mut self,
+        slot: usize,
+        src: Endpoint,
+        dst: Endpoint,
+        ts: i64,
+        t0: i64,
+        frame: u64,
+    ) -> usize {
         self.finished.push(self.conns[slot].summary(t0));
         let mut c = Conn::new(self.next_id, src, dst, ts, frame);
         c.reused_ports = true;
@@ -261,7 +294,8 @@ impl Analyzer {
     pub fn finish(mut self) -> Vec<ConnSummary> {
         let t0 = self.first_ts.unwrap_or(0);
         let conns = &self.conns;
-        self.finished.extend(self.live.values().map(|&slot| conns[slot].summary(t0)));
+        self.finished
+            .extend(self.live.values().map(|&slot| conns[slot].summary(t0)));
         self.finished.sort_by_key(|c| c.id);
         self.finished
     }

@@ -72,7 +72,10 @@ impl Flags {
     }
     /// Names of the flags set, in column order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Flags::ALL.iter().filter(move |(f, _)| self.contains(*f)).map(|(_, n)| *n)
+        Flags::ALL
+            .iter()
+            .filter(move |(f, _)| self.contains(*f))
+            .map(|(_, n)| *n)
     }
 }
 
@@ -182,6 +185,9 @@ mod tests {
     fn names_lists_set_flags() {
         let mut f = Flags::RETRANSMISSION;
         f.insert(Flags::FAST_RETRANSMISSION);
-        assert_eq!(f.names().collect::<Vec<_>>(), ["retransmission", "fast_retransmission"]);
+        assert_eq!(
+            f.names().collect::<Vec<_>>(),
+            ["retransmission", "fast_retransmission"]
+        );
     }
 }

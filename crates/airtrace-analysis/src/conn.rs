@@ -41,11 +41,16 @@ impl Segment {
     const RETRANSMITTED: u32 = 1 << 31;
 
     fn new(seq: u32, end: u32, ts: i64) -> Self {
-        Segment { seq, len_retransmitted: end.wrapping_sub(seq) & !Self::RETRANSMITTED, ts }
+        Segment {
+            seq,
+            len_retransmitted: end.wrapping_sub(seq) & !Self::RETRANSMITTED,
+            ts,
+        }
     }
     #[inline]
     fn end(&self) -> u32 {
-        self.seq.wrapping_add(self.len_retransmitted & !Self::RETRANSMITTED)
+        self.seq
+            .wrapping_add(self.len_retransmitted & !Self::RETRANSMITTED)
     }
     #[inline]
     fn retransmitted(&self) -> bool {
@@ -79,8 +84,12 @@ impl RttEstimator {
     /// How long both directions must have been silent before a retransmission
     /// that otherwise looks ACK-driven is read as a timeout.
     fn timeout_silence_ns(&self) -> Option<i64> {
-        (self.srtt_ns > 0)
-            .then(|| (self.srtt_ns / 2).saturating_add(self.srtt_ns).max(self.srtt_ns.saturating_add(self.rttvar_ns.saturating_mul(4))))
+        (self.srtt_ns > 0).then(|| {
+            (self.srtt_ns / 2).saturating_add(self.srtt_ns).max(
+                self.srtt_ns
+                    .saturating_add(self.rttvar_ns.saturating_mul(4)),
+            )
+        })
     }
 }
 
@@ -133,7 +142,8 @@ impl Dir {
         // SACK blocks above the cumulative ACK report data past a hole (RFC 2018).
         for &(_, right) in tcp.sack_blocks() {
             if seq::gt(right, ack) {
-                self.peer_sack_high = Some(self.peer_sack_high.map_or(right, |h| seq::max(h, right)));
+                self.peer_sack_high =
+                    Some(self.peer_sack_high.map_or(right, |h| seq::max(h, right)));
             }
         }
         let mut sample = None;
@@ -182,7 +192,14 @@ impl Dir {
     /// A retransmission: its kind, backoff and timing, and Karn's mark on the
     /// segments it repeats.
     #[cold]
-    fn retransmission(&mut self, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict, ann: &mut Annotation) {
+    fn retransmission(
+        &mut self,
+        rev: &Dir,
+        tcp: &Tcp,
+        ts: i64,
+        ws: &wireshark::Verdict,
+        ann: &mut Annotation,
+    ) {
         let end = seq_end(tcp);
         ann.idle_gap_ns = self.last_ts.map_or(NONE_I64, |t| ts - t);
         ann.since_first_tx_ns = self
@@ -194,7 +211,11 @@ impl Dir {
         ann.retrans_kind = kind;
         match kind {
             RetransKind::Timeout if expiry => {
-                self.backoff = if self.timeout_seq == Some(tcp.seq) { self.backoff.saturating_add(1) } else { 1 };
+                self.backoff = if self.timeout_seq == Some(tcp.seq) {
+                    self.backoff.saturating_add(1)
+                } else {
+                    1
+                };
                 self.timeout_seq = Some(tcp.seq);
                 ann.backoff = self.backoff;
                 // After a timeout, data sent before it gets no fast retransmit
@@ -342,7 +363,9 @@ impl Conn {
         // Step 1: Wireshark's flags.
         let end = seq_end(tcp);
         // Bytes captured before: a repeat, never out of order (see docs/analysis.md).
-        let seen_before = seglen > 0 && fwd.high.is_some_and(|h| seq::le(end, h)) && !fwd.holes.overlaps(tcp.seq, end);
+        let seen_before = seglen > 0
+            && fwd.high.is_some_and(|h| seq::le(end, h))
+            && !fwd.holes.overlaps(tcp.seq, end);
         let ws = wireshark::analyze(&mut fwd.ws, &mut rev.ws, &self.conv, tcp, ts, seen_before);
         wireshark::after(&mut fwd.ws, &mut rev.ws, &mut self.conv, tcp, ts);
         ann.flags.insert(ws.flags);
@@ -369,7 +392,10 @@ impl Conn {
         if seglen > 0 {
             // Sent and not yet acknowledged: from the peer's highest ACK (or the first
             // byte of this direction) to the highest byte sent.
-            if let (Some(h), Some(una)) = (fwd.high, fwd.acked.or(fwd.ws.base_seq.map(|b| b.wrapping_add(1)))) {
+            if let (Some(h), Some(una)) = (
+                fwd.high,
+                fwd.acked.or(fwd.ws.base_seq.map(|b| b.wrapping_add(1))),
+            ) {
                 let in_flight = h.wrapping_sub(una) as i32;
                 ann.bytes_in_flight = if in_flight >= 0 { in_flight as i64 } else { -1 };
             }
@@ -390,7 +416,9 @@ impl Conn {
             m.data_packets += 1;
             m.data_bytes += seglen as u64;
             m.add_segment_size(seglen);
-        } else if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0 && f & tcp_flags::ACK != 0 {
+        } else if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0
+            && f & tcp_flags::ACK != 0
+        {
             m.pure_acks += 1;
         }
         if !ws.flags.is_empty() {
@@ -419,7 +447,9 @@ impl Conn {
             // The SYN again: Wireshark forgets the SYN's own sequence step first.
             fwd.ws.nextseq = fwd.ws.maxseqtobeacked;
         }
-        if syn_ack == tcp_flags::SYN | tcp_flags::ACK && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq) {
+        if syn_ack == tcp_flags::SYN | tcp_flags::ACK
+            && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq)
+        {
             // A SYN/ACK with a new initial sequence number on a known connection.
             fwd.ws.base_seq = Some(tcp.seq);
             ann.flags.insert(Flags::REUSED_PORTS);
@@ -499,7 +529,9 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
     // RFC 2883 section 4: a first block below the cumulative ACK, or inside the
     // second block, reports a duplicate (D-SACK).
     let dsack = seq::le(first.1, tcp.ack)
-        || (tcp.sack_count > 1 && seq::ge(first.0, tcp.sack[1].0) && seq::le(first.1, tcp.sack[1].1));
+        || (tcp.sack_count > 1
+            && seq::ge(first.0, tcp.sack[1].0)
+            && seq::le(first.1, tcp.sack[1].1));
     m.dsack_packets += u64::from(dsack);
 }
 
@@ -513,14 +545,24 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
 /// recovery. A SYN, anything after a silence of both directions longer than the RTO
 /// estimate, and anything with no sign of ACK-driven recovery is a timeout (RFC 6298
 /// section 5).
-fn classify_retransmission(fwd: &Dir, rev: &Dir, tcp: &Tcp, ts: i64, ws: &wireshark::Verdict) -> (RetransKind, bool) {
+fn classify_retransmission(
+    fwd: &Dir,
+    rev: &Dir,
+    tcp: &Tcp,
+    ts: i64,
+    ws: &wireshark::Verdict,
+) -> (RetransKind, bool) {
     let last_seen = match (fwd.last_ts, rev.last_ts) {
         (Some(a), Some(b)) => a.max(b),
         (Some(a), None) | (None, Some(a)) => a,
         (None, None) => ts,
     };
     let silence = ts - last_seen;
-    let threshold = fwd.rtt.timeout_silence_ns().unwrap_or(0).max(MIN_TIMEOUT_SILENCE_NS);
+    let threshold = fwd
+        .rtt
+        .timeout_silence_ns()
+        .unwrap_or(0)
+        .max(MIN_TIMEOUT_SILENCE_NS);
     let in_recovery = fwd.recover.is_some_and(|r| seq::lt(tcp.seq, r));
     let dupack_driven = ws.flags.contains(Flags::FAST_RETRANSMISSION)
         || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq);

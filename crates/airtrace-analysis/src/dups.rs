@@ -35,18 +35,37 @@ impl RecentPackets {
     /// otherwise remembers it. `may_repeat` false (the packet brings new data or a
     /// new acknowledgment) skips the comparison.
     #[inline]
-    pub(crate) fn is_capture_duplicate(&mut self, ip: &Ip, tcp: &Tcp, payload: &[u8], ts: i64, may_repeat: bool) -> bool {
-        let sack = if tcp.sack_count > 0 { (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64 } else { 0 };
+    pub(crate) fn is_capture_duplicate(
+        &mut self,
+        ip: &Ip,
+        tcp: &Tcp,
+        payload: &[u8],
+        ts: i64,
+        may_repeat: bool,
+    ) -> bool {
+        let sack = if tcp.sack_count > 0 {
+            (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64
+        } else {
+            0
+        };
         let words = [
             (tcp.seq as u64) << 32 | ip.id as u64,
             (tcp.ack as u64) << 32 | tcp.payload_len as u64,
-            (tcp.timestamps.map_or(0, |t| t.0) as u64) << 32 | (tcp.flags as u64) << 16 | tcp.window as u64,
+            (tcp.timestamps.map_or(0, |t| t.0) as u64) << 32
+                | (tcp.flags as u64) << 16
+                | tcp.window as u64,
             payload_head(payload),
             sack,
         ];
         // FxHash's step (rustc-hash): rotate, xor, multiply by an odd constant.
-        let hash = words.iter().fold(0u64, |h, &w| (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95));
-        let window = if ip.id != 0 { ID_WINDOW_NS } else { NO_ID_WINDOW_NS };
+        let hash = words.iter().fold(0u64, |h, &w| {
+            (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+        });
+        let window = if ip.id != 0 {
+            ID_WINDOW_NS
+        } else {
+            NO_ID_WINDOW_NS
+        };
         if may_repeat {
             for i in 0..self.len as usize {
                 if self.hashes[i] == hash && ts - self.ts[i] <= window {
@@ -83,7 +102,9 @@ impl MacRetries {
     /// transmitter (IEEE 802.11-2020 10.3.2.14: a retry keeps the sequence number
     /// and sets the Retry bit).
     pub(crate) fn is_retry(&mut self, wlan: &Wlan) -> bool {
-        let (Some(seq), Some(tx)) = (wlan.seq, wlan.transmitter) else { return false };
+        let (Some(seq), Some(tx)) = (wlan.seq, wlan.transmitter) else {
+            return false;
+        };
         let previous = self.last_seq.insert(tx, seq);
         wlan.retry && previous == Some(seq)
     }
@@ -94,13 +115,23 @@ mod tests {
     use super::*;
 
     fn tcp(seq: u32, ack: u32, len: u32) -> Tcp {
-        Tcp { seq, ack, payload_len: len, flags: 0x10, window: 100, ..Default::default() }
+        Tcp {
+            seq,
+            ack,
+            payload_len: len,
+            flags: 0x10,
+            window: 100,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn same_id_same_segment_is_a_duplicate() {
         let mut r = RecentPackets::default();
-        let ip = Ip { id: 77, ..Default::default() };
+        let ip = Ip {
+            id: 77,
+            ..Default::default()
+        };
         assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 0, true));
         assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 2_000, true));
     }
@@ -108,8 +139,26 @@ mod tests {
     #[test]
     fn a_new_ip_id_is_a_real_retransmission() {
         let mut r = RecentPackets::default();
-        assert!(!r.is_capture_duplicate(&Ip { id: 77, ..Default::default() }, &tcp(1, 1, 10), b"x", 0, true));
-        assert!(!r.is_capture_duplicate(&Ip { id: 78, ..Default::default() }, &tcp(1, 1, 10), b"x", 200_000_000, true));
+        assert!(!r.is_capture_duplicate(
+            &Ip {
+                id: 77,
+                ..Default::default()
+            },
+            &tcp(1, 1, 10),
+            b"x",
+            0,
+            true
+        ));
+        assert!(!r.is_capture_duplicate(
+            &Ip {
+                id: 78,
+                ..Default::default()
+            },
+            &tcp(1, 1, 10),
+            b"x",
+            200_000_000,
+            true
+        ));
     }
 
     #[test]
@@ -125,10 +174,19 @@ mod tests {
     fn mac_retry_needs_the_retry_bit_and_the_same_sequence_number() {
         let mut m = MacRetries::default();
         let tx = Some([1, 2, 3, 4, 5, 6]);
-        let w = |seq, retry| Wlan { seq: Some(seq), retry, transmitter: tx, frame_type: 2, ..Default::default() };
+        let w = |seq, retry| Wlan {
+            seq: Some(seq),
+            retry,
+            transmitter: tx,
+            frame_type: 2,
+            ..Default::default()
+        };
         assert!(!m.is_retry(&w(10, false)));
         assert!(m.is_retry(&w(10, true)));
-        assert!(!m.is_retry(&w(11, true)), "a retry whose original was not captured is the first copy");
+        assert!(
+            !m.is_retry(&w(11, true)),
+            "a retry whose original was not captured is the first copy"
+        );
         assert!(!m.is_retry(&w(12, false)));
     }
 }

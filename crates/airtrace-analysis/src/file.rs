@@ -11,8 +11,8 @@ use serde::Serialize;
 use crate::analyzer::{Analyzer, PacketIn, SWEEP_EVERY};
 use crate::annotation::Annotation;
 use crate::flow::Endpoint;
-use crate::shard::Sharder;
 use crate::metrics::ConnSummary;
+use crate::shard::Sharder;
 
 /// Receives every packet with its annotation, in capture order.
 pub trait PacketSink {
@@ -78,24 +78,41 @@ pub fn analyze_capture(
             }
         };
         frames = record.frame;
-        decode(LinkType(record.linktype), record.data, record.orig_len, &mut decoded);
+        decode(
+            LinkType(record.linktype),
+            record.data,
+            record.orig_len,
+            &mut decoded,
+        );
         note_stop(record.linktype, record.frame, &decoded, &mut stops);
         tcp_frames += u64::from(decoded.tcp().is_some());
         let payload = decoded.payload.clone();
-        analyzer.process(&PacketIn {
-            frame: record.frame,
-            ts_ns: record.ts_ns,
-            wire_len: record.orig_len,
-            decoded: &decoded,
-            payload: record.data.get(payload).unwrap_or(&[]),
-        }, &mut ann);
+        analyzer.process(
+            &PacketIn {
+                frame: record.frame,
+                ts_ns: record.ts_ns,
+                wire_len: record.orig_len,
+                decoded: &decoded,
+                payload: record.data.get(payload).unwrap_or(&[]),
+            },
+            &mut ann,
+        );
         sink.packet(&record, &decoded, &ann);
         if record.frame % PROGRESS_EVERY == 0 {
             progress(reader.position(), reader.file_len());
         }
     }
     progress(reader.position(), reader.file_len());
-    report(name, Part { frames, tcp_frames, stops, error, connections: analyzer.finish() })
+    report(
+        name,
+        Part {
+            frames,
+            tcp_frames,
+            stops,
+            error,
+            connections: analyzer.finish(),
+        },
+    )
 }
 
 /// Frames that stopped decoding early, by what stopped them: (count, first frame).
@@ -116,13 +133,17 @@ fn note_stopped(linktype: u32, frame: u64, decoded: &Decoded, stops: &mut Stops)
     let Some(stop) = decoded.stop else { return };
     let layer = stop.layer.name();
     let what = match stop.reason {
-        StopReason::Truncated => Some(format!("cut short by the snap length in the {layer} header")),
-        StopReason::Malformed(why) => Some(format!("with a malformed {layer} header ({why})")),
-        StopReason::Unsupported if !LinkType::SUPPORTED.contains(&LinkType(linktype)) => Some(format!(
-            "of link type {} ({}), which airtrace does not decode",
-            linktype,
-            linktype_name(LinkType(linktype))
+        StopReason::Truncated => Some(format!(
+            "cut short by the snap length in the {layer} header"
         )),
+        StopReason::Malformed(why) => Some(format!("with a malformed {layer} header ({why})")),
+        StopReason::Unsupported if !LinkType::SUPPORTED.contains(&LinkType(linktype)) => {
+            Some(format!(
+                "of link type {} ({}), which airtrace does not decode",
+                linktype,
+                linktype_name(LinkType(linktype))
+            ))
+        }
         // ARP, encrypted 802.11 and the like: nothing to analyse, nothing wrong.
         StopReason::Unsupported => None,
     };
@@ -142,16 +163,31 @@ struct Part {
 
 /// The report of a whole pass.
 fn report(name: &str, part: Part) -> Result<FileReport, String> {
-    let Part { frames, tcp_frames, stops, error, connections } = part;
+    let Part {
+        frames,
+        tcp_frames,
+        stops,
+        error,
+        connections,
+    } = part;
     let name = name.to_string();
     if frames == 0 {
         return Err(error.unwrap_or_else(|| format!("{name}: no packets in the file")));
     }
     let warnings = stops
         .into_iter()
-        .map(|(what, (count, first))| format!("{name}: {count} frame(s) {what} (first: frame {first})"))
+        .map(|(what, (count, first))| {
+            format!("{name}: {count} frame(s) {what} (first: frame {first})")
+        })
         .collect();
-    Ok(FileReport { path: name, frames, tcp_frames, warnings, error, connections })
+    Ok(FileReport {
+        path: name,
+        frames,
+        tcp_frames,
+        warnings,
+        error,
+        connections,
+    })
 }
 
 /// Files smaller than this are analysed on one thread by [`analyze_file_summary`].
@@ -167,7 +203,10 @@ const PARALLEL_MIN_BYTES: u64 = 8 << 20;
 /// costs about a quarter more instructions in all; see docs/benchmarks.md. On a machine
 /// whose cores are its own, `AIRTRACE_THREADS=2` makes a big file about 1.4 times faster.
 fn threads_for(len: u64) -> usize {
-    let asked = std::env::var("AIRTRACE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);
+    let asked = std::env::var("AIRTRACE_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1);
     if len < PARALLEL_MIN_BYTES {
         return 1;
     }
@@ -177,7 +216,11 @@ fn threads_for(len: u64) -> usize {
 /// Analyses the capture at `path` for its report alone (no per-packet output), on the
 /// number of threads `threads_for` picks (see there: one unless `AIRTRACE_THREADS`
 /// asks for more). The report is the same as [`analyze_file`]'s, byte for byte.
-pub fn analyze_file_summary(path: &Path, name: &str, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<FileReport, String> {
+pub fn analyze_file_summary(
+    path: &Path,
+    name: &str,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<FileReport, String> {
     let threads = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => threads_for(meta.len()),
         _ => 1,
@@ -205,7 +248,11 @@ pub fn analyze_file_sharded(
             let (to_worker, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
             let (to_reader, spent) = mpsc::channel::<Batch>();
             workers.push(scope.spawn(move || worker(batches, to_reader)));
-            outs.push(Out { batch: Batch::default(), to_worker, spent });
+            outs.push(Out {
+                batch: Batch::default(),
+                to_worker,
+                spent,
+            });
         }
         let mine = reader_pass(reader, &mut outs, progress);
         drop(outs);
@@ -328,7 +375,11 @@ impl Drop for Out {
 /// The reader's pass: every record walked, the connections of shard 0 analysed, the
 /// frames of the others' sent to them (with a `Tick` wherever a worker must count a
 /// frame it is not given: the first, and every `SWEEP_EVERY`-th).
-fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn FnMut(u64, Option<u64>)) -> Part {
+fn reader_pass(
+    mut reader: CaptureReader,
+    outs: &mut [Out],
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Part {
     let mut analyzer = Analyzer::new();
     let mut sharder = Sharder::new(outs.len() + 1);
     let mut decoded = Decoded::default();
@@ -354,7 +405,10 @@ fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn F
         // The shard of the frame, and whether the workers must see its 802.11 header.
         let (owner, wlan) = match peeked {
             Some([(sa, sp), (da, dp)]) => {
-                let (src, dst) = (Endpoint { addr: sa, port: sp }, Endpoint { addr: da, port: dp });
+                let (src, dst) = (
+                    Endpoint { addr: sa, port: sp },
+                    Endpoint { addr: da, port: dp },
+                );
                 match sharder.shard(&src, &dst, record.ts_ns) {
                     0 => {
                         decode(link, record.data, record.orig_len, &mut decoded);
@@ -367,7 +421,10 @@ fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn F
                 decode(link, record.data, record.orig_len, &mut decoded);
                 let owner = match (&decoded.ip, &decoded.transport) {
                     (Some(ip), Transport::Tcp(tcp)) => {
-                        let (src, dst) = (Endpoint::new(ip.src, tcp.src_port), Endpoint::new(ip.dst, tcp.dst_port));
+                        let (src, dst) = (
+                            Endpoint::new(ip.src, tcp.src_port),
+                            Endpoint::new(ip.dst, tcp.dst_port),
+                        );
                         sharder.shard(&src, &dst, record.ts_ns)
                     }
                     _ => {
@@ -412,7 +469,13 @@ fn reader_pass(mut reader: CaptureReader, outs: &mut [Out], progress: &mut dyn F
         }
     }
     progress(reader.position(), reader.file_len());
-    Part { frames, tcp_frames, stops, error, connections: analyzer.finish() }
+    Part {
+        frames,
+        tcp_frames,
+        stops,
+        error,
+        connections: analyzer.finish(),
+    }
 }
 
 /// A worker: analyses the frames it is sent, and hands the batches back.
@@ -454,5 +517,11 @@ fn worker(batches: mpsc::Receiver<Batch>, spent: mpsc::Sender<Batch>) -> Part {
         // The reader may be gone already: then the batch is simply dropped.
         let _ = spent.send(batch);
     }
-    Part { frames: 0, tcp_frames, stops, error: None, connections: analyzer.finish() }
+    Part {
+        frames: 0,
+        tcp_frames,
+        stops,
+        error: None,
+        connections: analyzer.finish(),
+    }
 }

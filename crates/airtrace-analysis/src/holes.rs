@@ -29,7 +29,9 @@ impl Holes {
     /// True if any byte of `[start, end)` lies in a gap.
     #[inline]
     pub(crate) fn overlaps(&self, start: u32, end: u32) -> bool {
-        self.ranges.iter().any(|&(a, b)| seq::lt(start, b) && seq::lt(a, end))
+        self.ranges
+            .iter()
+            .any(|&(a, b)| seq::lt(start, b) && seq::lt(a, end))
     }
 
     /// Marks `[start, end)` as captured; returns how many gap bytes it filled.

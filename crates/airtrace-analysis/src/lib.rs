@@ -28,5 +28,8 @@ pub mod wireshark;
 
 pub use analyzer::{Analyzer, PacketIn};
 pub use annotation::{Annotation, Flags, RetransKind, NONE_I64};
-pub use file::{analyze_capture, analyze_file, analyze_file_sharded, analyze_file_summary, FileReport, PacketSink};
+pub use file::{
+    analyze_capture, analyze_file, analyze_file_sharded, analyze_file_summary, FileReport,
+    PacketSink,
+};
 pub use metrics::{ConnState, ConnSummary, DirMetrics, RttStats};

@@ -60,7 +60,8 @@ pub(crate) struct Sharder {
 #[inline(always)]
 fn flow_key(a: &Endpoint, b: &Endpoint) -> u64 {
     let addr = a.addr ^ b.addr;
-    let x = (addr as u64) ^ ((addr >> 64) as u64).rotate_left(17) ^ u64::from(a.port ^ b.port) << 40;
+    let x =
+        (addr as u64) ^ ((addr >> 64) as u64).rotate_left(17) ^ u64::from(a.port ^ b.port) << 40;
     x.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
 }
 
@@ -113,13 +114,17 @@ impl Sharder {
         if old.key != 0 {
             self.table.insert(old.key, old.flow);
         }
-        let (shards, load, flows, read) = (self.shards, &self.load, &mut self.flows, self.packets / 5);
+        let (shards, load, flows, read) =
+            (self.shards, &self.load, &mut self.flows, self.packets / 5);
         let flow = *self.table.entry(key).or_insert_with(|| {
             // The shard with the least work so far (the first of equals).
             let work = |s: usize| load[s] + flows[s] * FLOW_WORK + if s == 0 { read } else { 0 };
             let shard = (0..shards).min_by_key(|&s| work(s)).unwrap_or(0);
             flows[shard] += 1;
-            Flow { shard: shard as u8, last_ts: ts }
+            Flow {
+                shard: shard as u8,
+                last_ts: ts,
+            }
         });
         self.cache[slot] = Cached { key, flow };
     }

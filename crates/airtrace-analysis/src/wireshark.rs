@@ -99,7 +99,11 @@ pub struct ConvState {
 pub fn set_bases(fwd: &mut FlowState, rev: &mut FlowState, tcp: &Tcp) {
     if fwd.base_seq.is_none() {
         let syn = tcp.flags & tcp_flags::SYN != 0;
-        fwd.base_seq = Some(if syn { tcp.seq } else { tcp.seq.wrapping_sub(1) });
+        fwd.base_seq = Some(if syn {
+            tcp.seq
+        } else {
+            tcp.seq.wrapping_sub(1)
+        });
     }
     if rev.base_seq.is_none() && tcp.flags & tcp_flags::ACK != 0 {
         rev.base_seq = Some(tcp.ack.wrapping_sub(1));
@@ -159,7 +163,11 @@ pub fn analyze(
         if seglen > 0 {
             // Window full: the segment reaches the right edge of the peer's window.
             if rev.win_scale != WSCALE_UNKNOWN {
-                let shift = if rev.is_first_ack || rev.win_scale == WSCALE_NONE { 0 } else { rev.win_scale as u32 };
+                let shift = if rev.is_first_ack || rev.win_scale == WSCALE_NONE {
+                    0
+                } else {
+                    rev.win_scale as u32
+                };
                 let edge = rev.lastack.wrapping_add(rev.window.wrapping_shl(shift));
                 if seq.wrapping_add(seglen) == edge {
                     v.flags.insert(Flags::WINDOW_FULL);
@@ -179,7 +187,11 @@ pub fn analyze(
                 v.flags.insert(Flags::KEEP_ALIVE_ACK);
                 break 'fwd;
             }
-            fwd.dupacknum = if fwd.dupacknum == u32::MAX { 1 } else { fwd.dupacknum + 1 };
+            fwd.dupacknum = if fwd.dupacknum == u32::MAX {
+                1
+            } else {
+                fwd.dupacknum + 1
+            };
             v.flags.insert(Flags::DUPLICATE_ACK);
             v.dupack_num = fwd.dupacknum;
         } else if window == fwd.window && rev.lastsegmentflags.contains(Flags::ZERO_WINDOW_PROBE) {
@@ -210,7 +222,11 @@ pub fn analyze(
             not_advanced = false;
         }
         let syn_fin = u32::from(f & (tcp_flags::SYN | tcp_flags::FIN) != 0);
-        let ooo_threshold = if conv.first_rtt != 0 { conv.first_rtt } else { DEFAULT_OOO_THRESHOLD_NS };
+        let ooo_threshold = if conv.first_rtt != 0 {
+            conv.first_rtt
+        } else {
+            DEFAULT_OOO_THRESHOLD_NS
+        };
         let since = |t: i64| u64::try_from(ts - t).unwrap_or(u64::MAX);
         if v.flags.contains(Flags::KEEP_ALIVE) {
             // A keep-alive is not a retransmission.
@@ -292,7 +308,14 @@ mod tests {
     use super::*;
 
     fn seg(seq: u32, ack: u32, len: u32, flags: u16, window: u16) -> Tcp {
-        Tcp { seq, ack, payload_len: len, flags, window, ..Default::default() }
+        Tcp {
+            seq,
+            ack,
+            payload_len: len,
+            flags,
+            window,
+            ..Default::default()
+        }
     }
 
     const A: u16 = tcp_flags::ACK;
@@ -305,7 +328,11 @@ mod tests {
             .iter()
             .map(|(d, t, ms)| {
                 let (a, b) = flows.split_at_mut(1);
-                let (fwd, rev) = if *d == 0 { (&mut a[0], &mut b[0]) } else { (&mut b[0], &mut a[0]) };
+                let (fwd, rev) = if *d == 0 {
+                    (&mut a[0], &mut b[0])
+                } else {
+                    (&mut b[0], &mut a[0])
+                };
                 set_bases(fwd, rev, t);
                 let v = analyze(fwd, rev, &conv, t, ms * 1_000_000, false);
                 after(fwd, rev, &mut conv, t, ms * 1_000_000);
@@ -327,7 +354,10 @@ mod tests {
         ]);
         assert_eq!((v[3].flags, v[3].dupack_num), (Flags::DUPLICATE_ACK, 1));
         assert_eq!(v[5].dupack_num, 3);
-        assert!(v[6].flags.contains(Flags::FAST_RETRANSMISSION) && v[6].flags.contains(Flags::RETRANSMISSION));
+        assert!(
+            v[6].flags.contains(Flags::FAST_RETRANSMISSION)
+                && v[6].flags.contains(Flags::RETRANSMISSION)
+        );
     }
 
     #[test]
@@ -338,7 +368,11 @@ mod tests {
             (0, seg(1000, 1, 100, A, 500), 2),
             (0, seg(1000, 1, 100, A, 500), 300),
         ]);
-        assert_eq!(v[2].flags, Flags::OUT_OF_ORDER, "within 3 ms of the highest segment");
+        assert_eq!(
+            v[2].flags,
+            Flags::OUT_OF_ORDER,
+            "within 3 ms of the highest segment"
+        );
         assert_eq!(v[3].flags, Flags::RETRANSMISSION);
     }
 
@@ -347,7 +381,10 @@ mod tests {
         let mut fwd = FlowState::default();
         let mut rev = FlowState::default();
         let conv = ConvState::default();
-        for (t, ms) in [(seg(1000, 1, 100, A, 500), 0), (seg(1100, 1, 100, A, 500), 1)] {
+        for (t, ms) in [
+            (seg(1000, 1, 100, A, 500), 0),
+            (seg(1100, 1, 100, A, 500), 1),
+        ] {
             analyze(&mut fwd, &mut rev, &conv, &t, ms * 1_000_000, false);
         }
         let repeat = seg(1000, 1, 100, A, 500);
@@ -357,7 +394,11 @@ mod tests {
 
     #[test]
     fn already_acknowledged_data_is_spurious() {
-        let v = run(&[(0, seg(1000, 1, 100, A, 500), 0), (1, seg(1, 1100, 0, A, 500), 10), (0, seg(1000, 1, 100, A, 500), 500)]);
+        let v = run(&[
+            (0, seg(1000, 1, 100, A, 500), 0),
+            (1, seg(1, 1100, 0, A, 500), 10),
+            (0, seg(1000, 1, 100, A, 500), 500),
+        ]);
         assert!(v[2].flags.contains(Flags::SPURIOUS_RETRANSMISSION));
     }
 

@@ -5,7 +5,9 @@
 
 use std::net::IpAddr;
 
-use airtrace_analysis::{Analyzer, Annotation, ConnSummary, Flags, PacketIn, RetransKind, NONE_I64};
+use airtrace_analysis::{
+    Analyzer, Annotation, ConnSummary, Flags, PacketIn, RetransKind, NONE_I64,
+};
 use airtrace_wire::{tcp_flags::*, Decoded, Ip, Tcp, Transport};
 
 const MSS: u32 = 1000;
@@ -21,21 +23,54 @@ struct Exchange {
 
 impl Exchange {
     fn new() -> Self {
-        Exchange { analyzer: Analyzer::new(), frame: 0, ip_id: 0, window: 65535 }
+        Exchange {
+            analyzer: Analyzer::new(),
+            frame: 0,
+            ip_id: 0,
+            window: 65535,
+        }
     }
 
     /// Sends one segment at `ms` milliseconds; `from_client` picks the direction.
-    fn send(&mut self, ms: f64, from_client: bool, seq: u32, ack: u32, flags: u16, len: u32) -> Annotation {
+    fn send(
+        &mut self,
+        ms: f64,
+        from_client: bool,
+        seq: u32,
+        ack: u32,
+        flags: u16,
+        len: u32,
+    ) -> Annotation {
         self.ip_id += 1;
         self.send_with_id(ms, from_client, seq, ack, flags, len, self.ip_id)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn send_with_id(&mut self, ms: f64, from_client: bool, seq: u32, ack: u32, flags: u16, len: u32, id: u32) -> Annotation {
-        let (c, s): (IpAddr, IpAddr) = ("198.18.0.1".parse().unwrap(), "198.18.0.2".parse().unwrap());
-        let (src, dst, sport, dport) = if from_client { (c, s, 40000, 80) } else { (s, c, 80, 40000) };
+    fn send_with_id(
+        &mut self,
+        ms: f64,
+        from_client: bool,
+        seq: u32,
+        ack: u32,
+        flags: u16,
+        len: u32,
+        id: u32,
+    ) -> Annotation {
+        let (c, s): (IpAddr, IpAddr) =
+            ("198.18.0.1".parse().unwrap(), "198.18.0.2".parse().unwrap());
+        let (src, dst, sport, dport) = if from_client {
+            (c, s, 40000, 80)
+        } else {
+            (s, c, 80, 40000)
+        };
         let decoded = Decoded {
-            ip: Some(Ip { src, dst, id, protocol: 6, ..Default::default() }),
+            ip: Some(Ip {
+                src,
+                dst,
+                id,
+                protocol: 6,
+                ..Default::default()
+            }),
             transport: Transport::Tcp(Tcp {
                 src_port: sport,
                 dst_port: dport,
@@ -50,7 +85,13 @@ impl Exchange {
         };
         self.frame += 1;
         let mut ann = Annotation::default();
-        let p = PacketIn { frame: self.frame, ts_ns: (ms * 1e6) as i64, wire_len: 54 + len, decoded: &decoded, payload: &[] };
+        let p = PacketIn {
+            frame: self.frame,
+            ts_ns: (ms * 1e6) as i64,
+            wire_len: 54 + len,
+            decoded: &decoded,
+            payload: &[],
+        };
         self.analyzer.process(&p, &mut ann);
         ann
     }
@@ -93,12 +134,28 @@ fn a_lost_segment_repaired_by_three_timeouts_backs_off() {
         assert_eq!((a.retrans_kind, a.backoff), (RetransKind::Timeout, backoff));
         assert_eq!(a.idle_gap_ns, gap_ms * 1_000_000);
     }
-    assert_eq!(third.since_first_tx_ns, 7_000_000_000, "from the first transmission");
-    assert_eq!(ack.ack_rtt_ns, NONE_I64, "Karn's rule: the ACK of retransmitted data gives no sample");
+    assert_eq!(
+        third.since_first_tx_ns, 7_000_000_000,
+        "from the first transmission"
+    );
+    assert_eq!(
+        ack.ack_rtt_ns, NONE_I64,
+        "Karn's rule: the ACK of retransmitted data gives no sample"
+    );
     let conns = x.finish();
     let server = &conns[0].b_to_a;
-    assert_eq!((server.timeouts, server.max_backoff, server.retransmitted_packets), (3, 3, 3));
-    assert_eq!(server.rtt.samples, 2, "the SYN/ACK and segment 0 gave samples, not segment 1");
+    assert_eq!(
+        (
+            server.timeouts,
+            server.max_backoff,
+            server.retransmitted_packets
+        ),
+        (3, 3, 3)
+    );
+    assert_eq!(
+        server.rtt.samples, 2,
+        "the SYN/ACK and segment 0 gave samples, not segment 1"
+    );
     assert!((server.rtt.avg_s.unwrap() - 0.1).abs() < 1e-9);
 }
 
@@ -114,7 +171,10 @@ fn three_duplicate_acks_then_fast_retransmit_and_sack_recovery() {
     x.ack(401.0, 2);
     x.ack(402.0, 2);
     let dup3 = x.ack(403.0, 2);
-    assert_eq!((dup3.flags.contains(Flags::DUPLICATE_ACK), dup3.dupack_num), (true, 3));
+    assert_eq!(
+        (dup3.flags.contains(Flags::DUPLICATE_ACK), dup3.dupack_num),
+        (true, 3)
+    );
     let fast = x.data(403.5, 2);
     assert!(fast.flags.contains(Flags::FAST_RETRANSMISSION));
     assert_eq!(fast.retrans_kind, RetransKind::FastRetransmit);
@@ -146,7 +206,13 @@ fn after_a_timeout_the_go_back_n_segments_are_not_new_timeouts() {
         assert_eq!((a.retrans_kind, a.backoff), (RetransKind::Timeout, 0));
     }
     let conns = x.finish();
-    assert_eq!((conns[0].b_to_a.timeouts, conns[0].b_to_a.timeout_retransmissions), (1, 3));
+    assert_eq!(
+        (
+            conns[0].b_to_a.timeouts,
+            conns[0].b_to_a.timeout_retransmissions
+        ),
+        (1, 3)
+    );
 }
 
 #[test]
@@ -157,9 +223,18 @@ fn a_frame_captured_twice_is_a_capture_duplicate_not_a_retransmission() {
     let copy = x.send_with_id(300.002, false, 1, 1, ACK, MSS, 77);
     assert_eq!(copy.flags, Flags::CAPTURE_DUPLICATE);
     let resent = x.send_with_id(1300.0, false, 1, 1, ACK, MSS, 78);
-    assert!(resent.flags.contains(Flags::RETRANSMISSION), "a new IP ID: the sender really sent it again");
+    assert!(
+        resent.flags.contains(Flags::RETRANSMISSION),
+        "a new IP ID: the sender really sent it again"
+    );
     let conns = x.finish();
-    assert_eq!((conns[0].b_to_a.capture_duplicates, conns[0].b_to_a.retransmitted_packets), (1, 1));
+    assert_eq!(
+        (
+            conns[0].b_to_a.capture_duplicates,
+            conns[0].b_to_a.retransmitted_packets
+        ),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -194,7 +269,13 @@ fn a_zero_window_stall_is_counted_and_probed() {
     let update = x.ack(900.0, 1);
     assert!(update.flags.contains(Flags::WINDOW_UPDATE));
     let conns = x.finish();
-    assert_eq!((conns[0].a_to_b.zero_window_advertisements, conns[0].b_to_a.zero_window_probes), (2, 1));
+    assert_eq!(
+        (
+            conns[0].a_to_b.zero_window_advertisements,
+            conns[0].b_to_a.zero_window_probes
+        ),
+        (2, 1)
+    );
 }
 
 /// Found by the `analyze_capture` fuzz target: an ACK dated a century after its
@@ -211,7 +292,13 @@ fn a_clock_that_jumps_by_a_century_does_not_overflow() {
     assert!(late.ack_rtt_ns > 0);
     x.data(century_ms + 1.0, 2);
     let back = x.ack(-century_ms, 3);
-    assert_eq!(back.ack_rtt_ns, NONE_I64, "a clock that went backwards gives no sample");
+    assert_eq!(
+        back.ack_rtt_ns, NONE_I64,
+        "a clock that went backwards gives no sample"
+    );
     let conns = x.finish();
-    assert_eq!(conns[0].b_to_a.rtt.samples, 3, "SYN/ACK, segment 0 and segment 1");
+    assert_eq!(
+        conns[0].b_to_a.rtt.samples, 3,
+        "SYN/ACK, segment 0 and segment 1"
+    );
 }

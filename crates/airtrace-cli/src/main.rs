@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use airtrace_analysis::analyze_file_summary;
-use airtrace_report::{analyze_with_findings, connection_table, json_document, json_with_findings, Progress};
+use airtrace_report::{
+    analyze_with_findings, connection_table, json_document, json_with_findings, Progress,
+};
 
 const PROG: &str = "airtrace";
 
@@ -80,7 +82,8 @@ fn analyze(cmd: &Analyze) -> io::Result<u8> {
         let mut on_progress = |pos, len| bar.update(pos, len, path);
         // The table is the fast path; the JSON carries the diagnosis too.
         let result = if cmd.as_json {
-            analyze_with_findings(Path::new(path), path, &mut on_progress).map(|(r, f)| (r, Some(f)))
+            analyze_with_findings(Path::new(path), path, &mut on_progress)
+                .map(|(r, f)| (r, Some(f)))
         } else {
             analyze_file_summary(Path::new(path), path, &mut on_progress).map(|r| (r, None))
         };

@@ -7,7 +7,10 @@ fn main() {
         std::process::exit(2);
     };
     match airtrace_diagnose::diagnose_file(path.as_ref()) {
-        Ok((_, findings)) => println!("{}", serde_json::to_string_pretty(&findings).expect("serialisable")),
+        Ok((_, findings)) => println!(
+            "{}",
+            serde_json::to_string_pretty(&findings).expect("serialisable")
+        ),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);

@@ -234,8 +234,12 @@ impl DirState {
     /// An ACK advancing to `ack` arrived at `t_ns`: compares its spacing from the
     /// previous advance with the spacing at which the data it covers was sent.
     fn time_ack(&mut self, ack: u32, t_ns: i64, frame: u64) {
-        let i = self.sent_ring.partition_point(|&(end, _)| seq_after(ack, end));
-        let Some(&(end, sent)) = self.sent_ring.get(i) else { return };
+        let i = self
+            .sent_ring
+            .partition_point(|&(end, _)| seq_after(ack, end));
+        let Some(&(end, sent)) = self.sent_ring.get(i) else {
+            return;
+        };
         if end != ack {
             return;
         }
@@ -275,7 +279,11 @@ impl DirState {
                 }
             }
         }
-        let resolved = self.pending_retx.iter().take_while(|&&end| !seq_after(end, ack)).count();
+        let resolved = self
+            .pending_retx
+            .iter()
+            .take_while(|&&end| !seq_after(end, ack))
+            .count();
         if resolved == 0 {
             return;
         }
@@ -353,7 +361,10 @@ impl PacketSink for Diagnoser {
                     // the original had arrived. (Timestamp echoes would be sharper,
                     // RFC 3522, but Linux receivers echo the latest out-of-order
                     // segment's timestamp when a hole fills, which fools that test.)
-                    let too_soon = peer.rtt.min().is_some_and(|min| (t - sc.t_ns) * 10 < min * 8);
+                    let too_soon = peer
+                        .rtt
+                        .min()
+                        .is_some_and(|min| (t - sc.t_ns) * 10 < min * 8);
                     if too_soon {
                         peer.spurious.push((sc.frame, frame, t, sc.t_ns));
                         // Nothing was lost: the retransmissions of this episode are
@@ -421,9 +432,13 @@ impl PacketSink for Diagnoser {
             push_evidence(&mut me.window_full_frames, frame);
         }
         if let Some(w) = me.advertised {
-            if a.bytes_in_flight >= 0 && a.bytes_in_flight + i64::from(me.mss.max(a.seglen)) > i64::from(w) {
+            if a.bytes_in_flight >= 0
+                && a.bytes_in_flight + i64::from(me.mss.max(a.seglen)) > i64::from(w)
+            {
                 me.rwnd_limited += 1;
-                if me.window_full_frames.len() < MAX_EVIDENCE && !a.flags.contains(Flags::WINDOW_FULL) {
+                if me.window_full_frames.len() < MAX_EVIDENCE
+                    && !a.flags.contains(Flags::WINDOW_FULL)
+                {
                     me.window_full_frames.push(frame);
                 }
             }
@@ -443,7 +458,11 @@ impl PacketSink for Diagnoser {
                         frame,
                         t_ns: t,
                         backoff: a.backoff,
-                        idle_gap_ns: if a.idle_gap_ns == NONE_I64 { 0 } else { a.idle_gap_ns },
+                        idle_gap_ns: if a.idle_gap_ns == NONE_I64 {
+                            0
+                        } else {
+                            a.idle_gap_ns
+                        },
                         flight_before: me.last_flight,
                     });
                     if me.recovery.is_none() {
@@ -472,7 +491,10 @@ impl PacketSink for Diagnoser {
             }
             let end = a.seq_rel.wrapping_add(a.seglen);
             let known_delivered = me.not_lost_below.is_some_and(|m| !seq_after(end, m));
-            if !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION) && !known_delivered && !me.pending_retx.contains(&end) {
+            if !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION)
+                && !known_delivered
+                && !me.pending_retx.contains(&end)
+            {
                 me.pending_retx.push_back(end);
                 if me.max_retx_end.is_none_or(|m| seq_after(end, m)) {
                     me.max_retx_end = Some(end);
@@ -536,7 +558,11 @@ impl Diagnoser {
             let summary = report.connections.iter().find(|s| s.id as usize == i);
             findings.extend(detect::connection(i as u32, c, summary, start));
         }
-        findings.sort_by(|a, b| (a.connection, a.start_s, a.kind).partial_cmp(&(b.connection, b.start_s, b.kind)).unwrap_or(std::cmp::Ordering::Equal));
+        findings.sort_by(|a, b| {
+            (a.connection, a.start_s, a.kind)
+                .partial_cmp(&(b.connection, b.start_s, b.kind))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         findings
     }
 }

@@ -52,7 +52,8 @@ const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
 
-const FIX_OUTAGE: &str = "Keep the connection alive across the outage at the link (buffer and retransmit at \
+const FIX_OUTAGE: &str =
+    "Keep the connection alive across the outage at the link (buffer and retransmit at \
 the base station; persistent ARQ), and tell TCP the link is back (ELFN-style notification, or a \
 retransmission sent as soon as the link returns) instead of letting it wait out a doubled RTO.";
 
@@ -114,7 +115,12 @@ impl Builder {
 }
 
 /// Every finding for connection `conn`.
-pub fn connection(conn: u32, c: &ConnState, summary: Option<&ConnSummary>, start_ns: i64) -> Vec<Finding> {
+pub fn connection(
+    conn: u32,
+    c: &ConnState,
+    summary: Option<&ConnSummary>,
+    start_ns: i64,
+) -> Vec<Finding> {
     let duration_ns = summary.map_or(c.last_ns - c.first_ns, |s| (s.duration_s * 1e9) as i64);
     let mut b = Builder {
         conn,
@@ -170,7 +176,10 @@ fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     for e in episodes {
         let cost: i64 = e.iter().map(|t| t.idle_gap_ns).sum();
         let max_backoff = e.iter().map(|t| t.backoff).max().unwrap_or(1);
-        let gaps: Vec<String> = e.iter().map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9)).collect();
+        let gaps: Vec<String> = e
+            .iter()
+            .map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9))
+            .collect();
         let explanation = if e.len() > 1 {
             format!(
                 "{} retransmission timeouts in a row for the same data: the sender waited {} (the RTO \
@@ -211,8 +220,17 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     let cost = |e: &[Timeout]| -> i64 { e.iter().map(|t| t.idle_gap_ns).sum() };
     let total: i64 = episodes.iter().map(|e| cost(e)).sum();
     let timeouts: usize = episodes.iter().map(|e| e.len()).sum();
-    let max_backoff = episodes.iter().flat_map(|e| e.iter()).map(|t| t.backoff).max().unwrap_or(1);
-    let longest = episodes.iter().max_by_key(|e| cost(e)).copied().unwrap_or(episodes[0]);
+    let max_backoff = episodes
+        .iter()
+        .flat_map(|e| e.iter())
+        .map(|t| t.backoff)
+        .max()
+        .unwrap_or(1);
+    let longest = episodes
+        .iter()
+        .max_by_key(|e| cost(e))
+        .copied()
+        .unwrap_or(episodes[0]);
     let repeated = episodes.iter().filter(|e| e.len() > 1).count();
     let mut worst: Vec<&&[Timeout]> = episodes.iter().collect();
     worst.sort_by_key(|e| std::cmp::Reverse(cost(e)));
@@ -230,7 +248,10 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     b.push(
         "timeout_backoff",
         d,
-        (silence_start(episodes[0]), episodes[episodes.len() - 1][0].t_ns),
+        (
+            silence_start(episodes[0]),
+            episodes[episodes.len() - 1][0].t_ns,
+        ),
         total,
         worst.iter().map(|e| e[0].frame).collect(),
         explanation,
@@ -249,11 +270,19 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
 /// of the silence to at least the last unanswered retransmission.
 fn link_outage(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     // Data that waited (a repeated SYN may just be a server that does not answer).
-    let outages: Vec<&&[Timeout]> = episodes.iter().filter(|e| e.len() >= 2 && e[0].flight_before > 0).collect();
+    let outages: Vec<&&[Timeout]> = episodes
+        .iter()
+        .filter(|e| e.len() >= 2 && e[0].flight_before > 0)
+        .collect();
     if outages.len() > MAX_EPISODES {
         let span = |e: &[Timeout]| e[e.len() - 2].t_ns - silence_start(e);
         let total: i64 = outages.iter().map(|e| span(e)).sum();
-        let longest = outages.iter().max_by_key(|e| span(e)).copied().copied().unwrap_or(outages[0]);
+        let longest = outages
+            .iter()
+            .max_by_key(|e| span(e))
+            .copied()
+            .copied()
+            .unwrap_or(outages[0]);
         let explanation = format!(
             "{} times nothing got through for a while ({:.1} s in all; the longest at least {:.2} s, from {:.2} s on): retransmissions sent into the silence went unanswered. Both directions were silent while data waited: fades, handoffs or route failures, not congestion.",
             outages.len(),
@@ -270,7 +299,10 @@ fn link_outage(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
             outages.iter().map(|e| e[0].frame).collect(),
             explanation,
             FIX_OUTAGE,
-            BTreeMap::from([("outages", outages.len() as f64), ("longest_s", span(longest) as f64 / 1e9)]),
+            BTreeMap::from([
+                ("outages", outages.len() as f64),
+                ("longest_s", span(longest) as f64 / 1e9),
+            ]),
         );
         return;
     }
@@ -311,7 +343,10 @@ fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episode
         // fast retransmit would have taken.
         return;
     }
-    let mut flights: Vec<f64> = small.iter().map(|t| t.flight_before as f64 / mss as f64).collect();
+    let mut flights: Vec<f64> = small
+        .iter()
+        .map(|t| t.flight_before as f64 / mss as f64)
+        .collect();
     flights.sort_by(f64::total_cmp);
     let median = flights[flights.len() / 2];
     let explanation = format!(
@@ -407,11 +442,19 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     ) else {
         return;
     };
-    if dir.rtt.count() < 10 || min <= 0 || (p50 as f64) < QUEUE_RTT_FACTOR * min as f64 || p50 - min < QUEUE_MIN_NS {
+    if dir.rtt.count() < 10
+        || min <= 0
+        || (p50 as f64) < QUEUE_RTT_FACTOR * min as f64
+        || p50 - min < QUEUE_MIN_NS
+    {
         return;
     }
     let span_s = (last - first) as f64 / 1e9;
-    let rate = if span_s > 0.0 { dir.data_bytes as f64 / span_s } else { 0.0 };
+    let rate = if span_s > 0.0 {
+        dir.data_bytes as f64 / span_s
+    } else {
+        0.0
+    };
     let queue_s = (p50 - min) as f64 / 1e9;
     let queue_bytes = queue_s * rate;
     let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
@@ -467,8 +510,15 @@ fn loss_pattern(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout
     let mean = lost as f64 / runs.len() as f64;
     let sent = (dir.data_packets + lost).max(1) as f64;
     let loss_rate = lost as f64 / sent;
-    let timeout_cost: i64 = episodes.iter().flat_map(|e| e.iter()).map(|t| t.idle_gap_ns).sum();
-    let (first, last) = (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0));
+    let timeout_cost: i64 = episodes
+        .iter()
+        .flat_map(|e| e.iter())
+        .map(|t| t.idle_gap_ns)
+        .sum();
+    let (first, last) = (
+        dir.first_data_ns.unwrap_or(0),
+        dir.last_data_ns.unwrap_or(0),
+    );
     let mut details = BTreeMap::from([
         ("loss_events", runs.len() as f64),
         ("segments_lost", lost as f64),
@@ -547,7 +597,10 @@ fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_know
     let zero_ns: i64 = zw.iter().map(|s| s.end_ns - s.start_ns).sum();
     let (from, to) = match (zw.first(), zw.last()) {
         (Some(f), Some(l)) => (f.start_ns, l.end_ns),
-        _ => (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
+        _ => (
+            dir.first_data_ns.unwrap_or(0),
+            dir.last_data_ns.unwrap_or(0),
+        ),
     };
     let mut evidence: Vec<u64> = zw.iter().map(|s| s.frame).collect();
     evidence.extend(&dir.window_full_frames);
@@ -683,7 +736,9 @@ fn sender_limited(b: &mut Builder, d: usize, dir: &DirState, duration_ns: i64) {
         return; // a direction that carries (almost) only ACKs
     }
     let zero_window = |s: &crate::collect::Span| {
-        dir.zero_window.iter().any(|z| z.start_ns < s.end_ns && s.start_ns < z.end_ns)
+        dir.zero_window
+            .iter()
+            .any(|z| z.start_ns < s.end_ns && s.start_ns < z.end_ns)
     };
     let pauses: Vec<_> = dir.app_idle.iter().filter(|s| !zero_window(s)).collect();
     let idle: i64 = pauses.iter().map(|s| s.end_ns - s.start_ns).sum();
@@ -704,7 +759,10 @@ the network, set the pace there.",
         pauses.iter().map(|s| s.frame).collect(),
         explanation,
         "Look at the application (or its disk and CPU): larger writes, pipelined requests.",
-        BTreeMap::from([("pauses", pauses.len() as f64), ("idle_s", idle as f64 / 1e9)]),
+        BTreeMap::from([
+            ("pauses", pauses.len() as f64),
+            ("idle_s", idle as f64 / 1e9),
+        ]),
     );
 }
 

@@ -15,16 +15,36 @@ fn the_sample_captures_fade_and_stall() {
     // The fade (6.88-7.48 s) cost one RTO and its backed-off repeat; the stall
     // (13.52-16.02 s) three doubling RTOs.
     let backoff = of(&f, "timeout_backoff");
-    let episodes: Vec<(Vec<u64>, f64)> = backoff.iter().map(|x| (x.evidence.clone(), x.details["max_backoff"])).collect();
-    assert_eq!(episodes, [(vec![1140, 1141], 2.0), (vec![2163, 2164, 2165], 3.0)]);
+    let episodes: Vec<(Vec<u64>, f64)> = backoff
+        .iter()
+        .map(|x| (x.evidence.clone(), x.details["max_backoff"]))
+        .collect();
+    assert_eq!(
+        episodes,
+        [(vec![1140, 1141], 2.0), (vec![2163, 2164, 2165], 3.0)]
+    );
     // The sender's silence: from its last segment at 13.74 s to the third RTO at 16.005 s.
-    assert!((2.2..2.3).contains(&backoff[1].cost_s), "{}", backoff[1].cost_s);
-    assert!(backoff[1].explanation.contains("3 retransmission timeouts in a row"));
+    assert!(
+        (2.2..2.3).contains(&backoff[1].cost_s),
+        "{}",
+        backoff[1].cost_s
+    );
+    assert!(backoff[1]
+        .explanation
+        .contains("3 retransmission timeouts in a row"));
     // Both directions went silent while data waited, twice.
     let outages = of(&f, "link_outage");
     assert_eq!(outages.len(), 2);
-    assert!((6.8..7.0).contains(&outages[0].start_s), "{}", outages[0].start_s);
-    assert!((13.5..13.8).contains(&outages[1].start_s), "{}", outages[1].start_s);
+    assert!(
+        (6.8..7.0).contains(&outages[0].start_s),
+        "{}",
+        outages[0].start_s
+    );
+    assert!(
+        (13.5..13.8).contains(&outages[1].start_s),
+        "{}",
+        outages[1].start_s
+    );
     // The stall held frames rather than dropping them: the last RTO was spurious, as
     // its ACK came 20 ms after it with a 100 ms path.
     let spurious = of(&f, "spurious_timeout");
@@ -41,7 +61,10 @@ fn bursts_are_told_from_random_loss() {
     let burst = of(&bursty, "burst_loss");
     assert_eq!(burst.len(), 1);
     assert!(burst[0].details["mean_burst_segments"] >= 3.0);
-    assert!(burst[0].cost_s > 50.0, "the bursts' timeouts cost most of the transfer");
+    assert!(
+        burst[0].cost_s > 50.0,
+        "the bursts' timeouts cost most of the transfer"
+    );
     assert!(of(&bursty, "random_loss").is_empty());
     assert!(!of(&bursty, "timeout_backoff").is_empty());
 
@@ -69,7 +92,11 @@ sndbuf = "1 MiB"
     );
     let loss = of(&random, "random_loss");
     assert_eq!(loss.len(), 1, "{random:#?}");
-    assert!((0.005..0.015).contains(&loss[0].details["loss_rate"]), "{:?}", loss[0].details);
+    assert!(
+        (0.005..0.015).contains(&loss[0].details["loss_rate"]),
+        "{:?}",
+        loss[0].details
+    );
     assert!(loss[0].details["mean_burst_segments"] < 1.5);
     assert!(of(&random, "burst_loss").is_empty());
 }
@@ -83,8 +110,13 @@ fn an_overbuffered_link_is_excessive_queueing() {
     assert!(q[0].details["standing_queue_packets"] > 30.0);
     assert!(q[0].explanation.contains("initial RTO"));
     let codel = diagnose_simulated("overbuffered_codel_ecn", None);
-    let small = of(&codel, "excessive_queueing").first().map_or(0.0, |x| x.details["standing_queue_packets"]);
-    assert!(small < 10.0, "CoDel keeps the standing queue short ({small:.0} packets)");
+    let small = of(&codel, "excessive_queueing")
+        .first()
+        .map_or(0.0, |x| x.details["standing_queue_packets"]);
+    assert!(
+        small < 10.0,
+        "CoDel keeps the standing queue short ({small:.0} packets)"
+    );
 }
 
 #[test]
@@ -114,7 +146,9 @@ rcvbuf = "{window}"
     assert!(impossible[0].details["median_segments_in_flight"] < 4.0);
     assert!(impossible[0].cost_s > 0.0);
     let large = diagnose_simulated("large-window", Some(&text("256 KiB")));
-    let timeouts_large = of(&large, "fast_retransmit_impossible").first().map_or(0.0, |x| x.details["timeouts"]);
+    let timeouts_large = of(&large, "fast_retransmit_impossible")
+        .first()
+        .map_or(0.0, |x| x.details["timeouts"]);
     assert!(timeouts_large < impossible[0].details["timeouts"]);
 }
 
@@ -138,7 +172,11 @@ rcvbuf = "16 KiB"
     );
     let limited = of(&rwnd, "receiver_limited");
     assert_eq!(limited.len(), 1, "{rwnd:#?}");
-    assert!(limited[0].details["window_limited_share"] > 0.5, "{:?}", limited[0].details);
+    assert!(
+        limited[0].details["window_limited_share"] > 0.5,
+        "{:?}",
+        limited[0].details
+    );
 
     let app = diagnose_simulated(
         "onoff",
@@ -204,8 +242,15 @@ sndbuf = "1460"
     assert_eq!(stall.len(), 1, "{f:#?}");
     assert!(stall[0].details["stalls"] > 100.0);
     // BSD delays its ACK 200 ms; the path's RTT is 40 ms.
-    assert!((0.2..0.26).contains(&stall[0].details["typical_ack_delay_s"]), "{:?}", stall[0].details);
-    assert!(stall[0].throughput_share > 0.7, "the stalls are most of the transfer");
+    assert!(
+        (0.2..0.26).contains(&stall[0].details["typical_ack_delay_s"]),
+        "{:?}",
+        stall[0].details
+    );
+    assert!(
+        stall[0].throughput_share > 0.7,
+        "the stalls are most of the transfer"
+    );
     let normal = diagnose_simulated("bernoulli-free", Some("captures = [\"sender\"]\n[link]\nrate = \"10 Mbit/s\"\ndelay = \"20 ms\"\n[[flow]]\napp = \"bulk\"\nbytes = \"2 MB\"\n"));
     assert!(of(&normal, "delayed_ack_stall").is_empty(), "{normal:#?}");
 }
@@ -215,7 +260,9 @@ fn acks_released_in_bunches_are_ack_compression() {
     // The reverse direction delivers its ACKs ten at a time every 100 ms.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bunched-acks");
     std::fs::create_dir_all(&dir).unwrap();
-    let trace: String = (0..100).flat_map(|k| std::iter::repeat_n(format!("{}\n", k * 100), 10)).collect();
+    let trace: String = (0..100)
+        .flat_map(|k| std::iter::repeat_n(format!("{}\n", k * 100), 10))
+        .collect();
     std::fs::write(dir.join("bunch.trace"), trace).unwrap();
     let scenario = format!(
         "captures = [\"sender\"]\n[link]\ndelay = \"10 ms\"\n[link.forward]\nrate = \"5 Mbit/s\"\n[link.reverse]\ntrace = \"{}\"\n[[flow]]\napp = \"bulk\"\nbytes = \"5 MB\"\n",

@@ -1080,8 +1080,8 @@ mod tests {
             assert_eq!(d.send(0, i, 1500), Sent::Queued);
         }
         assert_eq!(d.queue_len(), 0); // two left at 0 ms, the third holds the transmitter
-        // The first two arrive at 10 ms; the third leaves at its opportunity (5 ms) with
-        // nothing behind it, so no wake-up is needed before the arrivals.
+                                      // The first two arrive at 10 ms; the third leaves at its opportunity (5 ms) with
+                                      // nothing behind it, so no wake-up is needed before the arrivals.
         assert_eq!(d.next_deadline(), Some(10 * MS));
         assert_eq!(d.idle_from(), Some(5 * MS));
         assert_eq!(

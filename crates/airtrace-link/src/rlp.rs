@@ -542,10 +542,14 @@ impl<T> GsmRlp<T> {
             // lost. Packets still wholly in the interface buffer above RLP survive and
             // start the stream afresh.
             let framed = side.framed;
-            let first_kept = side.buffer.partition_point(|p| p.end - (p.len as u64) < framed);
+            let first_kept = side
+                .buffer
+                .partition_point(|p| p.end - (p.len as u64) < framed);
             let mut kept = side.buffer.split_off(first_kept);
             let buffer = std::mem::take(&mut side.buffer);
-            let shift = kept.front().map_or(side.stream_end, |p| p.end - p.len as u64);
+            let shift = kept
+                .front()
+                .map_or(side.stream_end, |p| p.end - p.len as u64);
             for p in kept.iter_mut() {
                 p.end -= shift;
             }
@@ -785,7 +789,9 @@ mod tests {
         // After 400 ms of reset, packet 101 goes in slot 3340 ms and arrives 200 later;
         // up packet 15 starts in the same slot, its 10th frame leaves at 3520 ms.
         want.push(delivered(LinkDir::Down, 3540 * MS, 101));
-        want.extend((15..20).map(|k| delivered(LinkDir::Up, (3720 + 200 * (i64::from(k) - 15)) * MS, k)));
+        want.extend(
+            (15..20).map(|k| delivered(LinkDir::Up, (3720 + 200 * (i64::from(k) - 15)) * MS, k)),
+        );
         assert_eq!(out, want);
 
         let log = log_of(&mut r);

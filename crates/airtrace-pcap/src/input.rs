@@ -316,7 +316,9 @@ fn release(map: &Mmap, from: usize, to: usize) {
         // private mapping's modified pages. This map is read-only and shared with the
         // file: there are no such pages, and later reads see the file's bytes as before.
         #[cfg(unix)]
-        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+        };
     }
 }
 

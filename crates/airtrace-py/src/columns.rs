@@ -53,7 +53,11 @@ pub struct Col<T: Le> {
 
 impl<T: Le> Default for Col<T> {
     fn default() -> Self {
-        Col { data: Vec::new(), valid: Bits::default(), _t: std::marker::PhantomData }
+        Col {
+            data: Vec::new(),
+            valid: Bits::default(),
+            _t: std::marker::PhantomData,
+        }
     }
 }
 
@@ -64,7 +68,13 @@ impl<T: Le> Col<T> {
     }
     fn export(self, name: &str) -> Exported {
         let validity = (self.valid.ones != self.valid.len).then_some(self.valid.bytes);
-        Exported { name: name.to_string(), kind: T::KIND, data: self.data, validity, dictionary: None }
+        Exported {
+            name: name.to_string(),
+            kind: T::KIND,
+            data: self.data,
+            validity,
+            dictionary: None,
+        }
     }
 }
 
@@ -176,7 +186,9 @@ impl PacketSink for PacketColumns {
         self.src_port.push(sp);
         self.dst_port.push(dp);
         let tcp = d.tcp().filter(|_| a.conn != u32::MAX);
-        let analysed = tcp.is_some() && !a.flags.contains(Flags::CAPTURE_DUPLICATE) && !a.flags.contains(Flags::MAC_RETRY);
+        let analysed = tcp.is_some()
+            && !a.flags.contains(Flags::CAPTURE_DUPLICATE)
+            && !a.flags.contains(Flags::MAC_RETRY);
         let when = |v| if analysed { Some(v) } else { None };
         self.conn.push(tcp.map(|_| a.conn));
         self.dir.push(tcp.map(|_| a.dir));
@@ -190,9 +202,11 @@ impl PacketSink for PacketColumns {
         self.tsval.push(tcp.and_then(|t| t.timestamps).map(|t| t.0));
         self.tsecr.push(tcp.and_then(|t| t.timestamps).map(|t| t.1));
         self.sack_blocks.push(tcp.map(|t| t.sack_count));
-        self.dupack_num.push((a.dupack_num > 0).then_some(a.dupack_num));
+        self.dupack_num
+            .push((a.dupack_num > 0).then_some(a.dupack_num));
         self.ack_rtt.push(seconds(a.ack_rtt_ns));
-        self.bytes_in_flight.push((a.bytes_in_flight >= 0).then_some(a.bytes_in_flight));
+        self.bytes_in_flight
+            .push((a.bytes_in_flight >= 0).then_some(a.bytes_in_flight));
         let kind = a.retrans_kind.name();
         self.retrans_kind.push((!kind.is_empty()).then_some(kind));
         self.backoff.push((a.backoff > 0).then_some(a.backoff));
@@ -203,7 +217,8 @@ impl PacketSink for PacketColumns {
         self.wlan_retry.push(wlan.is_some_and(|w| w.retry));
         let rt = d.radiotap.as_ref();
         self.signal_dbm.push(rt.and_then(|r| r.signal_dbm));
-        self.rate_mbps.push(rt.and_then(|r| r.rate_500kbps).map(|r| r as f64 * 0.5));
+        self.rate_mbps
+            .push(rt.and_then(|r| r.rate_500kbps).map(|r| r as f64 * 0.5));
         self.bad_fcs.push(rt.is_some_and(|r| r.bad_fcs()));
         self.stop_layer.push(d.stop.map(|s| s.layer.name()));
         if self.flags.is_empty() {

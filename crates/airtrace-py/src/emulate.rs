@@ -29,22 +29,30 @@ pub fn emulate(
     command: Option<Vec<String>>,
     server: Option<Vec<String>>,
 ) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
-    let scenario = Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let scenario =
+        Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let result = py.detach(move || {
         let mut options = Options::new(&out);
         options.seed = seed;
         options.busy_poll = busy_poll;
-        options.max_duration = max_duration_s.filter(|s| *s > 0.0).map(std::time::Duration::from_secs_f64);
+        options.max_duration = max_duration_s
+            .filter(|s| *s > 0.0)
+            .map(std::time::Duration::from_secs_f64);
         options.command = command.filter(|c| !c.is_empty());
         options.server = server.filter(|c| !c.is_empty());
         airtrace_emu::run(&scenario, &text, &options)
     });
     match result {
-        Ok(summary) => serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string())),
+        Ok(summary) => {
+            serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string()))
+        }
         Err(EmuError::Unsupported(m)) => Err(PyPermissionError::new_err(m)),
         Err(EmuError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
-        Err(EmuError::Interrupted) => Err(PyKeyboardInterrupt::new_err(EmuError::Interrupted.to_string())),
+        Err(EmuError::Interrupted) => Err(PyKeyboardInterrupt::new_err(
+            EmuError::Interrupted.to_string(),
+        )),
         Err(EmuError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
     }
 }
@@ -54,5 +62,6 @@ pub fn emulate(
 #[pyfunction]
 pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
     airtrace_emu::preflight().map_err(PyPermissionError::new_err)?;
-    py.detach(airtrace_emu::cleanup).map_err(|e| PyOSError::new_err(e.to_string()))
+    py.detach(airtrace_emu::cleanup)
+        .map_err(|e| PyOSError::new_err(e.to_string()))
 }

@@ -71,10 +71,12 @@ fn analyze(
             let reader = CaptureReader::open(&path).map_err(|e| e.to_string());
             reader.and_then(|reader| {
                 let mut cols = PacketColumns::default();
-                analyze_capture(reader, &name, &mut cols, &mut on_progress).map(|r| ((r, None), Some(cols)))
+                analyze_capture(reader, &name, &mut cols, &mut on_progress)
+                    .map(|r| ((r, None), Some(cols)))
             })
         } else if findings {
-            airtrace_report::analyze_with_findings(&path, &name, &mut on_progress).map(|(r, f)| ((r, Some(f)), None))
+            airtrace_report::analyze_with_findings(&path, &name, &mut on_progress)
+                .map(|(r, f)| ((r, Some(f)), None))
         } else {
             analyze_file_summary(&path, &name, &mut on_progress).map(|r| ((r, None), None))
         };
@@ -99,13 +101,23 @@ fn analyze(
         }
         None => None,
     };
-    Ok(Analysis { json, table, warnings: report.warnings, error: report.error, frames: report.frames, columns })
+    Ok(Analysis {
+        json,
+        table,
+        warnings: report.warnings,
+        error: report.error,
+        frames: report.frames,
+        columns,
+    })
 }
 
 /// Names of the per-packet flag columns, in order (stable: users script against them).
 #[pyfunction]
 fn flag_names() -> Vec<&'static str> {
-    airtrace_analysis::Flags::ALL.iter().map(|(_, n)| *n).collect()
+    airtrace_analysis::Flags::ALL
+        .iter()
+        .map(|(_, n)| *n)
+        .collect()
 }
 
 #[pymodule]

@@ -14,9 +14,17 @@ use airtrace_sim::{Options, Scenario, SimError};
 /// bundle cannot be written.
 #[pyfunction]
 #[pyo3(signature = (path, out = None, seed = None, progress = false))]
-pub fn simulate(py: Python<'_>, path: PathBuf, out: Option<PathBuf>, seed: Option<u64>, progress: bool) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
-    let scenario = Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+pub fn simulate(
+    py: Python<'_>,
+    path: PathBuf,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    progress: bool,
+) -> PyResult<String> {
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let scenario =
+        Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let result = py.detach(move || {
         let started = Instant::now();
         let mut bar: Option<indicatif::ProgressBar> = None;
@@ -29,8 +37,10 @@ pub fn simulate(py: Python<'_>, path: PathBuf, out: Option<PathBuf>, seed: Optio
                     Some((end / 1_000_000) as u64),
                     indicatif::ProgressDrawTarget::stderr(),
                 );
-                let style = indicatif::ProgressStyle::with_template("simulated {msg} {wide_bar} {pos}/{len} ms {eta}")
-                    .expect("valid template");
+                let style = indicatif::ProgressStyle::with_template(
+                    "simulated {msg} {wide_bar} {pos}/{len} ms {eta}",
+                )
+                .expect("valid template");
                 bar.set_style(style);
                 bar
             });
@@ -48,7 +58,9 @@ pub fn simulate(py: Python<'_>, path: PathBuf, out: Option<PathBuf>, seed: Optio
         summary
     });
     match result {
-        Ok(summary) => serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string())),
+        Ok(summary) => {
+            serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string()))
+        }
         Err(SimError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
         Err(SimError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
     }

@@ -36,10 +36,15 @@ pub fn analyze_with_findings(
 
 /// One file's report as JSON text with its findings (docs/diagnosis.md) as the last
 /// field, `findings`.
-pub fn json_with_findings(report: &FileReport, findings: &[airtrace_diagnose::Finding]) -> Result<String, String> {
+pub fn json_with_findings(
+    report: &FileReport,
+    findings: &[airtrace_diagnose::Finding],
+) -> Result<String, String> {
     let report = json(report)?;
     let findings = serde_json::to_string(findings).map_err(|e| e.to_string())?;
-    let body = report.strip_suffix('}').ok_or("a report is a JSON object")?;
+    let body = report
+        .strip_suffix('}')
+        .ok_or("a report is a JSON object")?;
     Ok(format!("{body},\"findings\":{findings}}}"))
 }
 

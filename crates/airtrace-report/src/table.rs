@@ -36,8 +36,16 @@ fn retransmissions(d: &DirMetrics) -> String {
     if d.retransmitted_packets == 0 {
         return "0".into();
     }
-    let kinds = [("to", d.timeout_retransmissions), ("fr", d.fast_retransmissions), ("sack", d.sack_retransmissions)];
-    let detail: Vec<String> = kinds.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{k}{n}")).collect();
+    let kinds = [
+        ("to", d.timeout_retransmissions),
+        ("fr", d.fast_retransmissions),
+        ("sack", d.sack_retransmissions),
+    ];
+    let detail: Vec<String> = kinds
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k}{n}"))
+        .collect();
     if detail.is_empty() {
         d.retransmitted_packets.to_string()
     } else {
@@ -62,8 +70,20 @@ fn notes(d: &DirMetrics) -> Vec<String> {
     notes
 }
 
-const HEADER: [&str; 12] =
-    ["id", "connection (a -> b)", "dir", "dur s", "pkts", "data", "goodput", "retx", "dupack", "rtt ms", "zwin", "notes"];
+const HEADER: [&str; 12] = [
+    "id",
+    "connection (a -> b)",
+    "dir",
+    "dur s",
+    "pkts",
+    "data",
+    "goodput",
+    "retx",
+    "dupack",
+    "rtt ms",
+    "zwin",
+    "notes",
+];
 /// Columns aligned to the right (numbers).
 const RIGHT: [usize; 8] = [0, 3, 4, 5, 6, 8, 9, 10];
 
@@ -89,7 +109,11 @@ pub fn connection_table(report: &FileReport) -> String {
             let first = name == "a>b" || c.a_to_b.packets == 0;
             let mut notes = notes(d);
             if first && c.state != ConnState::Closed {
-                notes.push(if c.state == ConnState::Reset { "reset".into() } else { "open".into() });
+                notes.push(if c.state == ConnState::Reset {
+                    "reset".into()
+                } else {
+                    "open".into()
+                });
             }
             let when_first = |s: String| if first { s } else { String::new() };
             rows.push([
@@ -102,7 +126,9 @@ pub fn connection_table(report: &FileReport) -> String {
                 rate(d.goodput_bps),
                 retransmissions(d),
                 d.duplicate_acks.to_string(),
-                d.rtt.avg_s.map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
+                d.rtt
+                    .avg_s
+                    .map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
                 d.zero_window_advertisements.to_string(),
                 notes.join(", "),
             ]);

@@ -17,9 +17,15 @@ fn main() {
         std::process::exit(1);
     });
     let out = args.get(1).map(std::path::Path::new);
-    let options = airtrace_sim::Options { out, ..Default::default() };
+    let options = airtrace_sim::Options {
+        out,
+        ..Default::default()
+    };
     match airtrace_sim::run(&scenario, &text, options) {
-        Ok(summary) => println!("{}", serde_json::to_string_pretty(&summary).expect("serialisable")),
+        Ok(summary) => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("serialisable")
+        ),
         Err(e) => {
             eprintln!("{path}: {e}");
             std::process::exit(1);

@@ -27,14 +27,25 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
     let mtu = |d: &DirSpec| d.mtu.map_or(DEFAULT_MTU, |m| m.0 as u32);
     let mtus = [mtu(&forward), mtu(&reverse)];
     // Bursts set for the whole link share one schedule (see `loss_process`).
-    let shared = [&spec.forward, &spec.reverse].map(|o| o.as_ref().is_none_or(|o| o.loss.is_none()));
+    let shared =
+        [&spec.forward, &spec.reverse].map(|o| o.as_ref().is_none_or(|o| o.loss.is_none()));
     let loss = |d: &DirSpec, name: &str, shared: bool| {
         loss_process(d, name, shared, streams).map_err(|e| format!("link.{name}.loss: {e}"))
     };
     let link = match &spec.arq {
         None => {
-            let f = direction(&forward, "forward", loss(&forward, "forward", shared[0])?, streams)?;
-            let r = direction(&reverse, "reverse", loss(&reverse, "reverse", shared[1])?, streams)?;
+            let f = direction(
+                &forward,
+                "forward",
+                loss(&forward, "forward", shared[0])?,
+                streams,
+            )?;
+            let r = direction(
+                &reverse,
+                "reverse",
+                loss(&reverse, "reverse", shared[1])?,
+                streams,
+            )?;
             Link::Plain(Box::new([f, r]))
         }
         Some(ArqSpec::GsmRlp {
@@ -47,7 +58,9 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
             reset,
         }) => {
             let base = RlpConfig::default();
-            let rate = flow_control.and_then(|r| r.0).map_or(base.rate_bytes_per_s, |bps| [bps / 8; 2]);
+            let rate = flow_control
+                .and_then(|r| r.0)
+                .map_or(base.rate_bytes_per_s, |bps| [bps / 8; 2]);
             let config = RlpConfig {
                 frame_ns: frame.map_or(base.frame_ns, |d| d.0),
                 frame_payload_bytes: frame_payload.map_or(base.frame_payload_bytes, |b| b as usize),
@@ -57,10 +70,17 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
                 rate_bytes_per_s: rate,
                 reset_ns: reset.map_or(base.reset_ns, |d| d.0),
             };
-            let losses = [loss(&forward, "forward", shared[0])?, loss(&reverse, "reverse", shared[1])?];
+            let losses = [
+                loss(&forward, "forward", shared[0])?,
+                loss(&reverse, "reverse", shared[1])?,
+            ];
             Link::Rlp(Box::new(GsmRlp::new(config, losses)))
         }
-        Some(ArqSpec::StopAndWait { retry_limit, ack, backoff }) => {
+        Some(ArqSpec::StopAndWait {
+            retry_limit,
+            ack,
+            backoff,
+        }) => {
             let base = StopAndWaitConfig::default();
             let queue = match (forward.queue_packets, forward.queue_bytes) {
                 (_, Some(bytes)) => QueueLimit::Bytes(bytes.0 as usize),
@@ -78,8 +98,14 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
                 },
                 queue,
             };
-            let losses = [loss(&forward, "forward", shared[0])?, loss(&reverse, "reverse", shared[1])?];
-            let rngs = [streams.stream("link/forward/backoff"), streams.stream("link/reverse/backoff")];
+            let losses = [
+                loss(&forward, "forward", shared[0])?,
+                loss(&reverse, "reverse", shared[1])?,
+            ];
+            let rngs = [
+                streams.stream("link/forward/backoff"),
+                streams.stream("link/reverse/backoff"),
+            ];
             Link::StopAndWait(Box::new(StopAndWait::new(config, losses, rngs)))
         }
     };
@@ -91,7 +117,12 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
 /// Bursts in time set for the whole link (`shared_bursts`) draw their schedule from one
 /// stream, `link/loss`, in both directions, so that a burst on the radio channel hits
 /// data and ACKs alike; every other loss process has its own stream per direction.
-fn loss_process(spec: &DirSpec, name: &str, shared_bursts: bool, streams: &Streams) -> Result<LossProcess, String> {
+fn loss_process(
+    spec: &DirSpec,
+    name: &str,
+    shared_bursts: bool,
+    streams: &Streams,
+) -> Result<LossProcess, String> {
     let model = match &spec.loss {
         Some(loss) => loss.model()?,
         None => LossModel::None,
@@ -105,7 +136,12 @@ fn loss_process(spec: &DirSpec, name: &str, shared_bursts: bool, streams: &Strea
 }
 
 /// One plain direction: rate or trace, delay, queue limit and discipline, MTU.
-fn direction(spec: &DirSpec, name: &str, loss: LossProcess, streams: &Streams) -> Result<Direction<PacketId>, String> {
+fn direction(
+    spec: &DirSpec,
+    name: &str,
+    loss: LossProcess,
+    streams: &Streams,
+) -> Result<Direction<PacketId>, String> {
     let limit = match (spec.queue_packets, spec.queue_bytes) {
         (_, Some(bytes)) => QueueLimit::Bytes(bytes.0 as usize),
         (Some(packets), None) => QueueLimit::Packets(packets as usize),
@@ -121,7 +157,9 @@ fn direction(spec: &DirSpec, name: &str, loss: LossProcess, streams: &Streams) -
         (None, None) => return Err(format!("link.{name}: needs a rate or a trace")),
     };
     let discipline = match &spec.aqm {
-        Some(aqm) => aqm.discipline().map_err(|e| format!("link.{name}.aqm: {e}"))?,
+        Some(aqm) => aqm
+            .discipline()
+            .map_err(|e| format!("link.{name}.aqm: {e}"))?,
         None => QueueDiscipline::DropTail,
     };
     let dir = dir
@@ -149,7 +187,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
             other => return Err(format!("unknown TCP variant {other:?}")),
         };
     }
-    let size = |s: crate::units::Size| u32::try_from(s.0).map_err(|_| format!("{} bytes is too large", s.0));
+    let size = |s: crate::units::Size| {
+        u32::try_from(s.0).map_err(|_| format!("{} bytes is too large", s.0))
+    };
     if let Some(v) = spec.mss {
         c.mss = v;
     }

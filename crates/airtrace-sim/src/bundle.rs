@@ -69,10 +69,15 @@ impl BundleWriter {
         if dest.exists() && !dest.join("meta.json").is_file() {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
-                format!("{} exists and is not a bundle; not replacing it", dest.display()),
+                format!(
+                    "{} exists and is not a bundle; not replacing it",
+                    dest.display()
+                ),
             ));
         }
-        let name = dest.file_name().map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
+        let name = dest
+            .file_name()
+            .map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
         let tmp = dest.with_file_name(format!(".{name}.partial-{}", std::process::id()));
         if tmp.exists() {
             fs::remove_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
@@ -102,7 +107,10 @@ impl BundleWriter {
 
     /// The capture at `vantage`, if the scenario takes one there.
     pub fn capture(&mut self, vantage: Vantage) -> Option<&mut PcapWriter<Out>> {
-        self.captures.iter_mut().find(|(v, _)| *v == vantage).map(|(_, w)| w)
+        self.captures
+            .iter_mut()
+            .find(|(v, _)| *v == vantage)
+            .map(|(_, w)| w)
     }
 
     /// Which vantage points are captured.
@@ -119,7 +127,12 @@ impl BundleWriter {
     /// Writes the small files every bundle ends with (meta.json, the scenario text,
     /// summary.json), then [`finish`](Self::finish)es; on an error the partial bundle is
     /// removed.
-    pub fn complete(self, meta: &[u8], scenario_text: &str, summary: &impl serde::Serialize) -> io::Result<PathBuf> {
+    pub fn complete(
+        self,
+        meta: &[u8],
+        scenario_text: &str,
+        summary: &impl serde::Serialize,
+    ) -> io::Result<PathBuf> {
         let write = || -> io::Result<()> {
             self.put("meta.json", meta)?;
             self.put("scenario.toml", scenario_text.as_bytes())?;
@@ -158,7 +171,8 @@ impl BundleWriter {
         if dest.exists() {
             let old = dest.with_file_name(format!(
                 ".{}.old-{}",
-                dest.file_name().map_or("bundle".into(), |n| n.to_string_lossy().into_owned()),
+                dest.file_name()
+                    .map_or("bundle".into(), |n| n.to_string_lossy().into_owned()),
                 std::process::id()
             ));
             fs::rename(&dest, &old).map_err(|e| io_error(&dest, e))?;

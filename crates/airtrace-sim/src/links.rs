@@ -12,7 +12,6 @@ use airtrace_link::link::{Direction, Event, Sent};
 use airtrace_link::record::{LinkDir, LinkRecord};
 use airtrace_link::rlp::GsmRlp;
 
-
 /// The link (see the [module documentation](self)).
 pub enum Link {
     /// Two independent directions.
@@ -56,7 +55,14 @@ impl Link {
 
     /// Offers a packet of `len` bytes to direction `d` at `now_ns`; `ect`: it is
     /// ECN-capable, so AQM may mark it rather than drop it (the ARQ links have no AQM).
-    pub fn send(&mut self, now_ns: i64, d: usize, packet: PacketId, len: usize, ect: bool) -> Sent<PacketId> {
+    pub fn send(
+        &mut self,
+        now_ns: i64,
+        d: usize,
+        packet: PacketId,
+        len: usize,
+        ect: bool,
+    ) -> Sent<PacketId> {
         match self {
             Link::Plain(dirs) => dirs[d].send_ecn(now_ns, packet, len, ect),
             Link::Rlp(rlp) => rlp.send(now_ns, link_dir(d), packet, len),

@@ -95,7 +95,9 @@ impl Packet {
     /// The header summary VJ compression works on, for a TCP packet; `conn` names the
     /// connection and direction.
     pub fn tcp_ip_header(&self, conn: u64) -> Option<TcpIpHeader> {
-        let Body::Tcp(seg) = &self.body else { return None };
+        let Body::Tcp(seg) = &self.body else {
+            return None;
+        };
         let mut options = DefaultHasher::new();
         seg.options.hash(&mut options);
         Some(TcpIpHeader {
@@ -109,7 +111,11 @@ impl Packet {
             window: seg.window,
             flags: seg.flags.0,
             payload_len: seg.len,
-            options: if seg.options == Default::default() { 0 } else { options.finish() },
+            options: if seg.options == Default::default() {
+                0
+            } else {
+                options.finish()
+            },
             ..TcpIpHeader::default()
         })
     }
@@ -147,7 +153,10 @@ fn push_payload(out: &mut Vec<u8>, offset: u64, len: u32) {
 /// One's-complement sum of `data` as big-endian 16-bit words (RFC 1071), not folded.
 fn sum16(data: &[u8]) -> u64 {
     let mut chunks = data.chunks_exact(2);
-    let mut sum: u64 = chunks.by_ref().map(|c| u64::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut sum: u64 = chunks
+        .by_ref()
+        .map(|c| u64::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     if let [last] = chunks.remainder() {
         sum += u64::from(*last) << 8;
     }
@@ -166,10 +175,23 @@ impl Encoder {
     /// Encodes `packet` as sent on a link with the given MTU. Returns the IPv4 packets
     /// (one, or its fragments), each as a byte slice; `stream_offset` is the position
     /// of a TCP segment's first payload byte in its stream (ignored for UDP).
-    pub fn encode(&mut self, packet: &Packet, stream_offset: u64, mtu: u32) -> impl Iterator<Item = &[u8]> {
+    pub fn encode(
+        &mut self,
+        packet: &Packet,
+        stream_offset: u64,
+        mtu: u32,
+    ) -> impl Iterator<Item = &[u8]> {
         self.ecn = packet.ecn & 3;
-        let (src, dst) = if packet.from_a { (ADDR_A, ADDR_B) } else { (ADDR_B, ADDR_A) };
-        let (sport, dport) = if packet.from_a { packet.ports } else { (packet.ports.1, packet.ports.0) };
+        let (src, dst) = if packet.from_a {
+            (ADDR_A, ADDR_B)
+        } else {
+            (ADDR_B, ADDR_A)
+        };
+        let (sport, dport) = if packet.from_a {
+            packet.ports
+        } else {
+            (packet.ports.1, packet.ports.0)
+        };
         self.transport.clear();
         let proto = match &packet.body {
             Body::Tcp(seg) => {
@@ -181,7 +203,11 @@ impl Encoder {
                 17
             }
         };
-        let sum = sum16(&src) + sum16(&dst) + u64::from(proto) + self.transport.len() as u64 + sum16(&self.transport);
+        let sum = sum16(&src)
+            + sum16(&dst)
+            + u64::from(proto)
+            + self.transport.len() as u64
+            + sum16(&self.transport);
         let csum_at = if proto == 6 { 16 } else { 6 };
         let mut csum = fold(sum);
         if proto == 17 && csum == 0 {
@@ -196,7 +222,16 @@ impl Encoder {
         let max_payload = ((mtu.max(68) - IP_HEADER) & !7) as usize;
         let total = self.transport.len();
         if dont_fragment || total + IP_HEADER as usize <= mtu as usize {
-            self.ip_fragment(packet.ip_id, proto, src, dst, 0, total, false, dont_fragment);
+            self.ip_fragment(
+                packet.ip_id,
+                proto,
+                src,
+                dst,
+                0,
+                total,
+                false,
+                dont_fragment,
+            );
         } else {
             let mut offset = 0;
             while offset < total {
@@ -207,7 +242,9 @@ impl Encoder {
             }
         }
         let frames = &self.frames;
-        self.bounds.iter().map(move |&(start, end)| &frames[start..end])
+        self.bounds
+            .iter()
+            .map(move |&(start, end)| &frames[start..end])
     }
 
     /// Appends one IPv4 packet carrying `transport[offset..offset + len]`.
@@ -245,7 +282,8 @@ impl Encoder {
         let csum = fold(sum16(&header));
         header[10..12].copy_from_slice(&csum.to_be_bytes());
         self.frames.extend_from_slice(&header);
-        self.frames.extend_from_slice(&self.transport[offset..offset + len]);
+        self.frames
+            .extend_from_slice(&self.transport[offset..offset + len]);
         self.bounds.push((start, self.frames.len()));
     }
 
@@ -369,7 +407,11 @@ mod tests {
             assert!(verifies(&f[..20]));
             let word = u16::from_be_bytes([f[6], f[7]]);
             assert_eq!(usize::from(word & 0x1fff) * 8, carried, "fragment offset");
-            assert_eq!(word & 0x2000 != 0, i + 1 < frames.len(), "more-fragments flag");
+            assert_eq!(
+                word & 0x2000 != 0,
+                i + 1 < frames.len(),
+                "more-fragments flag"
+            );
             assert!(f.len() <= 1500);
             carried += f.len() - 20;
         }

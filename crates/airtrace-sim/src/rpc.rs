@@ -134,8 +134,12 @@ impl Client {
         let paced = self
             .last_start_ns
             .is_none_or(|t| now_ns >= t.saturating_add(self.config.pacing_ns));
-        if self.next_offset < self.config.total && self.pending.len() < self.config.outstanding as usize && paced {
-            let len = (self.config.total - self.next_offset).min(u64::from(self.config.request_size)) as u32;
+        if self.next_offset < self.config.total
+            && self.pending.len() < self.config.outstanding as usize
+            && paced
+        {
+            let len = (self.config.total - self.next_offset)
+                .min(u64::from(self.config.request_size)) as u32;
             let p = Pending {
                 xid: self.next_xid,
                 offset: self.next_offset,
@@ -171,7 +175,8 @@ impl Client {
     /// deadline, or the end of the pacing gap when a new request waits only for it.
     pub fn poll_at(&self) -> Option<i64> {
         let timer = self.pending.iter().map(|p| p.deadline_ns).min();
-        let can_start = self.next_offset < self.config.total && self.pending.len() < self.config.outstanding as usize;
+        let can_start = self.next_offset < self.config.total
+            && self.pending.len() < self.config.outstanding as usize;
         let pace = match (can_start, self.last_start_ns) {
             (true, Some(t)) => Some(t.saturating_add(self.config.pacing_ns)),
             (true, None) => Some(i64::MIN),
@@ -232,7 +237,9 @@ impl Server {
             RpcKind::ReadReply | RpcKind::WriteReply => return,
         };
         self.calls += 1;
-        let ready = now_ns.max(self.busy_until_ns).saturating_add(self.service_ns);
+        let ready = now_ns
+            .max(self.busy_until_ns)
+            .saturating_add(self.service_ns);
         self.busy_until_ns = ready;
         self.replies.push_back((ready, reply));
     }
@@ -276,7 +283,10 @@ mod tests {
     fn read_requests_one_at_a_time_and_finish() {
         let mut c = client(Op::Read, 10_000);
         let first = c.poll_transmit(0).unwrap();
-        assert_eq!((first.kind, first.offset, first.data), (RpcKind::ReadCall, 0, 0));
+        assert_eq!(
+            (first.kind, first.offset, first.data),
+            (RpcKind::ReadCall, 0, 0)
+        );
         assert_eq!(c.poll_transmit(0), None, "one outstanding");
         let mut s = Server::new(2 * MS);
         s.on_datagram(10 * MS, &first, 8192);
@@ -286,8 +296,18 @@ mod tests {
         c.on_datagram(30 * MS, &reply);
         let second = c.poll_transmit(30 * MS).unwrap();
         assert_eq!(second.offset, 8192);
-        c.on_datagram(60 * MS, &Datagram { data: 1808, ..reply });
-        assert_eq!(c.finished_at(), None, "xid of the first reply is done already");
+        c.on_datagram(
+            60 * MS,
+            &Datagram {
+                data: 1808,
+                ..reply
+            },
+        );
+        assert_eq!(
+            c.finished_at(),
+            None,
+            "xid of the first reply is done already"
+        );
         let reply2 = Datagram {
             xid: second.xid,
             kind: RpcKind::ReadReply,

@@ -296,7 +296,10 @@ impl DistSpec {
     fn dist(self) -> Dist {
         match self {
             DistSpec::Fixed(d) => Dist::Fixed(d.0),
-            DistSpec::Uniform { min, max } => Dist::Uniform { min: min.0, max: max.0 },
+            DistSpec::Uniform { min, max } => Dist::Uniform {
+                min: min.0,
+                max: max.0,
+            },
         }
     }
 }
@@ -485,7 +488,9 @@ pub struct ScenarioError {
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.place {
-            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.file.display(), self.message),
+            Some((line, col)) => {
+                write!(f, "{}:{line}:{col}: {}", self.file.display(), self.message)
+            }
             None => write!(f, "{}: {}", self.file.display(), self.message),
         }
     }
@@ -541,7 +546,10 @@ impl Scenario {
         scenario.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         if let Err(bad) = scenario.validate() {
             let place = span_of(text, &bad.path).map(|s| line_col(text, s.start));
-            return Err(error(place, format!("{}: {}", dotted(&bad.path), bad.message)));
+            return Err(error(
+                place,
+                format!("{}: {}", dotted(&bad.path), bad.message),
+            ));
         }
         if scenario.name.is_none() {
             scenario.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -553,8 +561,12 @@ impl Scenario {
     /// absolute.
     fn resolve_paths(&mut self, base: &Path) {
         let link = &mut self.link;
-        let mut dirs: Vec<(&mut Option<PathBuf>, &mut Option<LossSpec>)> = vec![(&mut link.trace, &mut link.loss)];
-        for dir in [link.forward.as_mut(), link.reverse.as_mut()].into_iter().flatten() {
+        let mut dirs: Vec<(&mut Option<PathBuf>, &mut Option<LossSpec>)> =
+            vec![(&mut link.trace, &mut link.loss)];
+        for dir in [link.forward.as_mut(), link.reverse.as_mut()]
+            .into_iter()
+            .flatten()
+        {
             dirs.push((&mut dir.trace, &mut dir.loss));
         }
         for (trace, loss) in dirs {
@@ -581,17 +593,26 @@ impl Scenario {
         }
         if let Some(Size(n)) = self.snaplen {
             if n < 40 {
-                return Err(invalid(&[Name("snaplen")], "must be at least 40 bytes (the IP and TCP headers)"));
+                return Err(invalid(
+                    &[Name("snaplen")],
+                    "must be at least 40 bytes (the IP and TCP headers)",
+                ));
             }
         }
         let mut seen = Vec::new();
         for (i, v) in self.captures.iter().enumerate() {
             if seen.contains(v) {
-                return Err(invalid(&[Name("captures"), Index(i)], format!("{} is listed twice", v.name())));
+                return Err(invalid(
+                    &[Name("captures"), Index(i)],
+                    format!("{} is listed twice", v.name()),
+                ));
             }
             seen.push(*v);
         }
-        for (name, dir) in [("forward", Direction::Forward), ("reverse", Direction::Reverse)] {
+        for (name, dir) in [
+            ("forward", Direction::Forward),
+            ("reverse", Direction::Reverse),
+        ] {
             let resolved = self.link.resolve(dir);
             let path = vec![Name("link")];
             let overrides = match dir {
@@ -608,28 +629,57 @@ impl Scenario {
             };
             let rlp = matches!(self.link.arq, Some(ArqSpec::GsmRlp { .. }));
             if rlp {
-                for key in ["rate", "trace", "mtu", "queue_packets", "queue_bytes", "aqm"] {
+                for key in [
+                    "rate",
+                    "trace",
+                    "mtu",
+                    "queue_packets",
+                    "queue_bytes",
+                    "aqm",
+                ] {
                     if resolved.has(key) {
-                        return Err(invalid(&blame(key), "a gsm_rlp link sets its own rate and buffer; remove this key"));
+                        return Err(invalid(
+                            &blame(key),
+                            "a gsm_rlp link sets its own rate and buffer; remove this key",
+                        ));
                     }
                 }
             } else if resolved.rate.is_none() && resolved.trace.is_none() {
-                return Err(invalid(&path, format!("the {name} direction needs a rate or a trace")));
+                return Err(invalid(
+                    &path,
+                    format!("the {name} direction needs a rate or a trace"),
+                ));
             }
             if resolved.rate.is_some() && resolved.trace.is_some() {
-                return Err(invalid(&blame("trace"), format!("the {name} direction has both a rate and a trace; give one")));
+                return Err(invalid(
+                    &blame("trace"),
+                    format!("the {name} direction has both a rate and a trace; give one"),
+                ));
             }
             if let Some(Size(mtu)) = resolved.mtu {
                 if !(68..=65535).contains(&mtu) {
-                    return Err(invalid(&blame("mtu"), "must be between 68 and 65535 bytes (RFC 791)"));
+                    return Err(invalid(
+                        &blame("mtu"),
+                        "must be between 68 and 65535 bytes (RFC 791)",
+                    ));
                 }
             }
             if resolved.queue_packets.is_some() && resolved.queue_bytes.is_some() {
-                return Err(invalid(&blame("queue_bytes"), "give queue_packets or queue_bytes, not both"));
+                return Err(invalid(
+                    &blame("queue_bytes"),
+                    "give queue_packets or queue_bytes, not both",
+                ));
             }
             if resolved.queue_packets == Some(0) || resolved.queue_bytes == Some(Size(0)) {
-                let key = if resolved.queue_packets.is_some() { "queue_packets" } else { "queue_bytes" };
-                return Err(invalid(&blame(key), "a queue must hold at least one packet"));
+                let key = if resolved.queue_packets.is_some() {
+                    "queue_packets"
+                } else {
+                    "queue_bytes"
+                };
+                return Err(invalid(
+                    &blame(key),
+                    "a queue must hold at least one packet",
+                ));
             }
             if let Some(loss) = &resolved.loss {
                 loss.model().map_err(|m| invalid(&blame("loss"), m))?;
@@ -639,9 +689,20 @@ impl Scenario {
             }
         }
         if let Some(ArqSpec::StopAndWait { .. }) = &self.link.arq {
-            for (name, o) in [("forward", &self.link.forward), ("reverse", &self.link.reverse)] {
+            for (name, o) in [
+                ("forward", &self.link.forward),
+                ("reverse", &self.link.reverse),
+            ] {
                 if let Some(o) = o {
-                    for key in ["rate", "trace", "delay", "mtu", "queue_packets", "queue_bytes", "aqm"] {
+                    for key in [
+                        "rate",
+                        "trace",
+                        "delay",
+                        "mtu",
+                        "queue_packets",
+                        "queue_bytes",
+                        "aqm",
+                    ] {
                         if o.has(key) {
                             return Err(invalid(
                                 &[Name("link"), Name(name), Name(key)],
@@ -652,11 +713,15 @@ impl Scenario {
                 }
             }
             if self.link.trace.is_some() {
-                return Err(invalid(&[Name("link"), Name("trace")], "a stop_and_wait link needs a rate, not a trace"));
+                return Err(invalid(
+                    &[Name("link"), Name("trace")],
+                    "a stop_and_wait link needs a rate, not a trace",
+                ));
             }
         }
         if let Some(arq) = &self.link.arq {
-            arq.check().map_err(|m| invalid(&[Name("link"), Name("arq")], m))?;
+            arq.check()
+                .map_err(|m| invalid(&[Name("link"), Name("arq")], m))?;
         }
         for (i, flow) in self.flows.iter().enumerate() {
             let at = |key: &'static str| vec![Name("flow"), Index(i), Name(key)];
@@ -664,11 +729,16 @@ impl Scenario {
                 if present {
                     Ok(())
                 } else {
-                    Err(invalid(&[Name("flow"), Index(i)], format!("a {:?} flow needs `{key}`", flow.app)))
+                    Err(invalid(
+                        &[Name("flow"), Index(i)],
+                        format!("a {:?} flow needs `{key}`", flow.app),
+                    ))
                 }
             };
             match flow.app {
-                AppKind::Bulk | AppKind::RpcRead | AppKind::RpcWrite => needs("bytes", flow.bytes.is_some())?,
+                AppKind::Bulk | AppKind::RpcRead | AppKind::RpcWrite => {
+                    needs("bytes", flow.bytes.is_some())?
+                }
                 AppKind::Stream => needs("rate", flow.rate.is_some())?,
                 AppKind::Onoff => {
                     needs("rate", flow.rate.is_some())?;
@@ -686,10 +756,16 @@ impl Scenario {
                 return Err(invalid(&at("on"), "on must be > 0 s and off >= 0 s"));
             }
             if flow.tcp.is_some() && !flow.app.is_tcp() {
-                return Err(invalid(&at("tcp"), "only TCP applications (bulk, stream, onoff) take [flow.tcp]"));
+                return Err(invalid(
+                    &at("tcp"),
+                    "only TCP applications (bulk, stream, onoff) take [flow.tcp]",
+                ));
             }
             if flow.rpc.is_some() && flow.app.is_tcp() {
-                return Err(invalid(&at("rpc"), "only rpc_read and rpc_write take [flow.rpc]"));
+                return Err(invalid(
+                    &at("rpc"),
+                    "only rpc_read and rpc_write take [flow.rpc]",
+                ));
             }
             if let Some(tcp) = &flow.tcp {
                 tcp.check().map_err(|(key, m)| {
@@ -706,11 +782,17 @@ impl Scenario {
                 }
                 if rpc.timeout.0 <= 0 || rpc.max_timeout < rpc.timeout {
                     p.push(Name("max_timeout"));
-                    return Err(invalid(&p, "timeout must be > 0 s and max_timeout >= timeout"));
+                    return Err(invalid(
+                        &p,
+                        "timeout must be > 0 s and max_timeout >= timeout",
+                    ));
                 }
                 if rpc.outstanding == 0 {
                     p.push(Name("outstanding"));
-                    return Err(invalid(&p, "at least one request must be allowed outstanding"));
+                    return Err(invalid(
+                        &p,
+                        "at least one request must be allowed outstanding",
+                    ));
                 }
             }
         }
@@ -750,12 +832,28 @@ impl DirSpec {
             (base.queue_packets, base.queue_bytes),
         );
         DirSpec {
-            rate: self.rate.or(if self.trace.is_some() { None } else { base.rate }),
-            trace: self.trace.clone().or(if self.rate.is_some() { None } else { base.trace.clone() }),
+            rate: self.rate.or(if self.trace.is_some() {
+                None
+            } else {
+                base.rate
+            }),
+            trace: self.trace.clone().or(if self.rate.is_some() {
+                None
+            } else {
+                base.trace.clone()
+            }),
             delay: self.delay.or(base.delay),
             mtu: self.mtu.or(base.mtu),
-            queue_packets: if own_limit { self.queue_packets } else { base_limit.0 },
-            queue_bytes: if own_limit { self.queue_bytes } else { base_limit.1 },
+            queue_packets: if own_limit {
+                self.queue_packets
+            } else {
+                base_limit.0
+            },
+            queue_bytes: if own_limit {
+                self.queue_bytes
+            } else {
+                base_limit.1
+            },
             loss: self.loss.clone().or_else(|| base.loss.clone()),
             aqm: self.aqm.clone().or_else(|| base.aqm.clone()),
         }
@@ -806,13 +904,21 @@ impl LossSpec {
             LossSpec::Bursts { length, gap, every } => {
                 let gap = match (gap, every, length) {
                     (Some(g), None, _) => g.dist(),
-                    (None, Some(every), DistSpec::Fixed(len)) if every.0 > len.0 => Dist::Fixed(every.0 - len.0),
-                    (None, Some(_), DistSpec::Fixed(_)) => return Err("`every` must be longer than `length`".into()),
+                    (None, Some(every), DistSpec::Fixed(len)) if every.0 > len.0 => {
+                        Dist::Fixed(every.0 - len.0)
+                    }
+                    (None, Some(_), DistSpec::Fixed(_)) => {
+                        return Err("`every` must be longer than `length`".into())
+                    }
                     (None, Some(_), DistSpec::Uniform { .. }) => {
-                        return Err("`every` needs a fixed `length`; give `gap` for uniform bursts".into())
+                        return Err(
+                            "`every` needs a fixed `length`; give `gap` for uniform bursts".into(),
+                        )
                     }
                     (Some(_), Some(_), _) => return Err("give `gap` or `every`, not both".into()),
-                    (None, None, _) => return Err("bursts need `gap` (time between bursts) or `every`".into()),
+                    (None, None, _) => {
+                        return Err("bursts need `gap` (time between bursts) or `every`".into())
+                    }
                 };
                 LossModel::Bursts {
                     length: length.dist(),
@@ -820,7 +926,8 @@ impl LossSpec {
                 }
             }
             LossSpec::Trace { file } => {
-                let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the loss trace {}: {e}", file.display()))?;
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("cannot read the loss trace {}: {e}", file.display()))?;
                 let mut entries = Vec::new();
                 for (i, line) in text.lines().enumerate() {
                     match line.split('#').next().unwrap_or("").trim() {
@@ -828,7 +935,11 @@ impl LossSpec {
                         "0" => entries.push(false),
                         "1" => entries.push(true),
                         other => {
-                            return Err(format!("{}:{}: a loss trace line is 0 or 1, not {other:?}", file.display(), i + 1))
+                            return Err(format!(
+                                "{}:{}: a loss trace line is 0 or 1, not {other:?}",
+                                file.display(),
+                                i + 1
+                            ))
                         }
                     }
                 }
@@ -840,7 +951,9 @@ impl LossSpec {
                     match c {
                         '0' => entries.push(false),
                         '1' => entries.push(true),
-                        other => return Err(format!("a loss pattern holds only 0 and 1, not {other:?}")),
+                        other => {
+                            return Err(format!("a loss pattern holds only 0 and 1, not {other:?}"))
+                        }
                     }
                 }
                 LossModel::Trace(entries)
@@ -861,7 +974,10 @@ impl TcpSpec {
         }
         if let Some(v) = &self.variant {
             if !["tahoe", "reno", "newreno", "sack"].contains(&v.as_str()) {
-                return Err(("variant", format!("unknown variant {v:?} (tahoe, reno, newreno or sack)")));
+                return Err((
+                    "variant",
+                    format!("unknown variant {v:?} (tahoe, reno, newreno or sack)"),
+                ));
             }
         }
         if self.mss.is_some_and(|m| m < 64) {
@@ -909,7 +1025,11 @@ impl AqmSpec {
                     ..base
                 })
             }
-            AqmSpec::Codel { target, interval, ecn } => {
+            AqmSpec::Codel {
+                target,
+                interval,
+                ecn,
+            } => {
                 let base = CoDelConfig::default();
                 QueueDiscipline::CoDel(CoDelConfig {
                     target_ns: target.map_or(base.target_ns, |d| d.0),
@@ -946,7 +1066,11 @@ impl ArqSpec {
                 }
                 Ok(())
             }
-            ArqSpec::StopAndWait { retry_limit, backoff, .. } => {
+            ArqSpec::StopAndWait {
+                retry_limit,
+                backoff,
+                ..
+            } => {
                 if *retry_limit == Some(0) {
                     return Err("retry_limit counts transmissions: at least 1".into());
                 }
@@ -1071,7 +1195,10 @@ bytes = "5 MB"
         let err = parse(&text).unwrap_err();
         assert_eq!(err.place.map(|p| p.0), Some(11), "{err}");
         assert!(err.message.starts_with("link.forward.loss:"), "{err}");
-        assert!(err.message.contains("[0, 1]") || err.message.contains("probability"), "{err}");
+        assert!(
+            err.message.contains("[0, 1]") || err.message.contains("probability"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1091,7 +1218,13 @@ bytes = "5 MB"
             "{ model = \"bursts\", length = \"100 ms\", every = \"1 s\" }",
         ))
         .unwrap();
-        let model = s.link.resolve(Direction::Forward).loss.unwrap().model().unwrap();
+        let model = s
+            .link
+            .resolve(Direction::Forward)
+            .loss
+            .unwrap()
+            .model()
+            .unwrap();
         assert_eq!(
             model,
             LossModel::Bursts {
@@ -1104,8 +1237,23 @@ bytes = "5 MB"
             "{ model = \"bursts\", length = { min = \"50 ms\", max = \"150 ms\" }, gap = \"900 ms\" }",
         ))
         .unwrap();
-        let model = s.link.resolve(Direction::Forward).loss.unwrap().model().unwrap();
-        assert!(matches!(model, LossModel::Bursts { length: Dist::Uniform { min: 50_000_000, max: 150_000_000 }, .. }));
+        let model = s
+            .link
+            .resolve(Direction::Forward)
+            .loss
+            .unwrap()
+            .model()
+            .unwrap();
+        assert!(matches!(
+            model,
+            LossModel::Bursts {
+                length: Dist::Uniform {
+                    min: 50_000_000,
+                    max: 150_000_000
+                },
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -149,8 +149,15 @@ pub enum SimError {
 
 /// The transport state of a flow.
 enum Transport {
-    Tcp { a: Box<Endpoint>, b: Box<Endpoint> },
-    Rpc { client: Box<rpc::Client>, server: Box<rpc::Server>, request_size: u32 },
+    Tcp {
+        a: Box<Endpoint>,
+        b: Box<Endpoint>,
+    },
+    Rpc {
+        client: Box<rpc::Client>,
+        server: Box<rpc::Server>,
+        request_size: u32,
+    },
 }
 
 /// A flow and its application.
@@ -245,7 +252,11 @@ struct World {
 }
 
 /// Runs `scenario` (whose file text is `scenario_text`, copied into the bundle).
-pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Result<Summary, SimError> {
+pub fn run(
+    scenario: &Scenario,
+    scenario_text: &str,
+    options: Options<'_>,
+) -> Result<Summary, SimError> {
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
     let (mut link, mtu) = build::link(&scenario.link, &streams).map_err(SimError::Setup)?;
@@ -255,13 +266,18 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
     }
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, spec) in scenario.flows.iter().enumerate() {
-        flows.push(new_flow(i, spec, &streams).map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?);
+        flows.push(
+            new_flow(i, spec, &streams)
+                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?,
+        );
     }
     let bundle = match options.out {
         Some(dir) => Some(BundleWriter::create(
             dir,
             &scenario.captures,
-            scenario.snaplen.map_or(262_144, |s| s.0.min(262_144) as u32),
+            scenario
+                .snaplen
+                .map_or(262_144, |s| s.0.min(262_144) as u32),
             scenario.link_log,
             scenario.tcp_state_log,
         )?),
@@ -275,10 +291,9 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
         packet_info: Vec::new(),
         records: Vec::new(),
         log_link,
-        vj: scenario
-            .link
-            .header_compression
-            .then(|| Box::new([0, 1].map(|_| (Compressor::new(VJ_SLOTS), Decompressor::new(VJ_SLOTS))))),
+        vj: scenario.link.header_compression.then(|| {
+            Box::new([0, 1].map(|_| (Compressor::new(VJ_SLOTS), Decompressor::new(VJ_SLOTS))))
+        }),
         flows,
         bundle,
         encoder: Encoder::default(),
@@ -338,7 +353,14 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: Options<'_>) -> Re
     let end = world.now;
     let summary = world.summary(scenario, seed, end, events);
     if let Some(bundle) = world.bundle.take() {
-        let meta = meta_json(scenario, seed, end, events, &bundle.vantages(), &world.flows);
+        let meta = meta_json(
+            scenario,
+            seed,
+            end,
+            events,
+            &bundle.vantages(),
+            &world.flows,
+        );
         bundle.complete(&meta, scenario_text, &summary)?;
     }
     Ok(summary)
@@ -357,7 +379,11 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
         }
     } else {
         let rpc = spec.rpc.clone().unwrap_or_default();
-        let op = if spec.app == AppKind::RpcRead { rpc::Op::Read } else { rpc::Op::Write };
+        let op = if spec.app == AppKind::RpcRead {
+            rpc::Op::Read
+        } else {
+            rpc::Op::Write
+        };
         let request_size = rpc.request_size.0 as u32;
         Transport::Rpc {
             client: Box::new(rpc::Client::new(rpc::ClientConfig {
@@ -379,7 +405,10 @@ fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String
         (RPC_CLIENT_PORT, RPC_SERVER_PORT)
     };
     Ok(Flow {
-        name: spec.name.clone().unwrap_or_else(|| format!("flow{}", i + 1)),
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("flow{}", i + 1)),
         app: spec.app,
         ports: (client_port + i as u16, server_port + i as u16),
         start_ns: spec.start.0,
@@ -439,7 +468,8 @@ impl World {
     fn service_link(&mut self) -> io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        self.link.poll_into(self.now, &mut self.scratch, &mut events);
+        self.link
+            .poll_into(self.now, &mut self.scratch, &mut events);
         for (dir, event) in events.drain(..) {
             let d = dir.index();
             match event {
@@ -453,7 +483,11 @@ impl World {
                     if !self.decompress(d, &item, at_ns) {
                         continue;
                     }
-                    let host = if item.from_a { Vantage::Receiver } else { Vantage::Sender };
+                    let host = if item.from_a {
+                        Vantage::Receiver
+                    } else {
+                        Vantage::Sender
+                    };
                     self.capture(host, &item, d)?;
                     self.deliver(item)?;
                 }
@@ -482,8 +516,12 @@ impl World {
     /// Runs an arrived packet through direction `d`'s VJ decompressor; false (and a
     /// `packet_discarded` record) when it cannot rebuild the header.
     fn decompress(&mut self, d: usize, packet: &Packet, at_ns: i64) -> bool {
-        let (Some(vj), Some((encoded, header))) = (self.vj.as_mut(), packet.vj.as_ref()) else { return true };
-        let Verdict::Discard(_) = vj[d].1.receive(encoded, header) else { return true };
+        let (Some(vj), Some((encoded, header))) = (self.vj.as_mut(), packet.vj.as_ref()) else {
+            return true;
+        };
+        let Verdict::Discard(_) = vj[d].1.receive(encoded, header) else {
+            return true;
+        };
         self.counters[d].decompressor_discards += 1;
         if self.log_link {
             let mut r = LinkRecord::new(at_ns, link_dir(d), LinkEventKind::PacketDiscarded);
@@ -506,7 +544,14 @@ impl World {
                 let ep = if to_a { a } else { b };
                 ep.on_segment_ce(now, &seg, packet.ecn == 3);
             }
-            (Transport::Rpc { client, server, request_size }, Body::Udp(d)) => {
+            (
+                Transport::Rpc {
+                    client,
+                    server,
+                    request_size,
+                },
+                Body::Udp(d),
+            ) => {
                 if to_a {
                     // Replies reach the client: a request's data counts as delivered
                     // when its reply arrives (READ data comes in it; WRITE is
@@ -551,7 +596,10 @@ impl World {
                     let app_done = flow.backlog == 0
                         && match flow.app {
                             AppKind::Bulk => true,
-                            _ => flow.limit.is_some_and(|l| flow.written >= l) || flow.stop_ns.is_some_and(|s| now >= s),
+                            _ => {
+                                flow.limit.is_some_and(|l| flow.written >= l)
+                                    || flow.stop_ns.is_some_and(|s| now >= s)
+                            }
                         };
                     if app_done && !flow.closed {
                         ep.close();
@@ -605,7 +653,8 @@ impl World {
         }
         self.segments = segments;
         self.datagrams = datagrams;
-        self.sched.wake(side_component(i, side_a), wake.map(|t| t.max(now)));
+        self.sched
+            .wake(side_component(i, side_a), wake.map(|t| t.max(now)));
         Ok(())
     }
 
@@ -621,9 +670,12 @@ impl World {
             }
         }
         let mut next = None;
-        if matches!(flow.app, AppKind::Stream | AppKind::Onoff) && flow.rate_bps > 0 && !flow.closed {
+        if matches!(flow.app, AppKind::Stream | AppKind::Onoff) && flow.rate_bps > 0 && !flow.closed
+        {
             let stopped = flow.stop_ns.is_some_and(|s| now >= s);
-            let room = flow.limit.map_or(u64::MAX, |l| l.saturating_sub(flow.written + flow.backlog));
+            let room = flow
+                .limit
+                .map_or(u64::MAX, |l| l.saturating_sub(flow.written + flow.backlog));
             let interval = ((APP_WRITE * 8 * 1_000_000_000) / flow.rate_bps).max(1) as i64;
             if !stopped && room > 0 && now >= flow.next_write_ns {
                 let in_on = match flow.on_off {
@@ -676,7 +728,11 @@ impl World {
             body,
         };
         self.next_packet_id += 1;
-        let host = if from_a { Vantage::Sender } else { Vantage::Receiver };
+        let host = if from_a {
+            Vantage::Sender
+        } else {
+            Vantage::Receiver
+        };
         self.capture(host, &packet, d)?;
         self.capture(Vantage::LinkIn, &packet, d)?;
         self.counters[d].offered += 1;
@@ -707,12 +763,20 @@ impl World {
 
     /// Writes `packet` to the capture at `vantage`, if there is one.
     fn capture(&mut self, vantage: Vantage, packet: &Packet, d: usize) -> io::Result<()> {
-        let Some(bundle) = self.bundle.as_mut() else { return Ok(()) };
-        let Some(pcap) = bundle.capture(vantage) else { return Ok(()) };
+        let Some(bundle) = self.bundle.as_mut() else {
+            return Ok(());
+        };
+        let Some(pcap) = bundle.capture(vantage) else {
+            return Ok(());
+        };
         let flow = &self.flows[packet.flow as usize];
         let offset = match &packet.body {
             Body::Tcp(seg) => {
-                let isn = if packet.from_a { flow.isn.0 } else { flow.isn.1 };
+                let isn = if packet.from_a {
+                    flow.isn.0
+                } else {
+                    flow.isn.1
+                };
                 u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
             }
             Body::Udp(_) => 0,
@@ -730,19 +794,28 @@ impl World {
         if !self.log_link {
             return Ok(());
         }
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else { return Ok(()) };
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
         self.link.drain_log(&mut self.records);
         // The simulator's own records (decompressor discards) and the link's, in time order.
         self.records.sort_by_key(|r| r.t_ns);
         let info = &self.packet_info;
-        crate::bundle::write_link_records(log, &self.records, |id| info.get(id as usize).copied(), &mut self.line)?;
+        crate::bundle::write_link_records(
+            log,
+            &self.records,
+            |id| info.get(id as usize).copied(),
+            &mut self.line,
+        )?;
         self.records.clear();
         Ok(())
     }
 
     /// Appends a line to the TCP state log.
     fn log_tcp_state(&mut self, i: usize, s: &airtrace_tcp::SenderState) -> io::Result<()> {
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else { return Ok(()) };
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
+            return Ok(());
+        };
         let retransmits = match &self.flows[i].transport {
             Transport::Tcp { a, .. } => a.stats().retransmitted_segments,
             Transport::Rpc { .. } => 0,
@@ -803,7 +876,12 @@ impl World {
                 let (retransmissions, timeouts, fast, ecn) = match &f.transport {
                     Transport::Tcp { a, .. } => {
                         let st = a.stats();
-                        (st.retransmitted_segments, st.timeouts, st.fast_retransmits, st.ecn_reductions)
+                        (
+                            st.retransmitted_segments,
+                            st.timeouts,
+                            st.fast_retransmits,
+                            st.ecn_reductions,
+                        )
                     }
                     Transport::Rpc { client, .. } => {
                         let st = client.stats();
@@ -820,7 +898,11 @@ impl World {
                     end_s,
                     finished: f.finished,
                     bytes_delivered: f.delivered,
-                    goodput_bps: if span > 0 { f.delivered as f64 * 8.0 / s(span) } else { 0.0 },
+                    goodput_bps: if span > 0 {
+                        f.delivered as f64 * 8.0 / s(span)
+                    } else {
+                        0.0
+                    },
                     retransmissions,
                     timeouts,
                     fast_retransmits: fast,
@@ -866,7 +948,9 @@ impl PacketStore {
 
     /// Removes and returns the packet `id`.
     fn take(&mut self, id: PacketId) -> Packet {
-        let packet = self.slots[(id - self.base) as usize].take().expect("a packet leaves the link once");
+        let packet = self.slots[(id - self.base) as usize]
+            .take()
+            .expect("a packet leaves the link once");
         while let Some(None) = self.slots.front() {
             self.slots.pop_front();
             self.base += 1;
@@ -885,7 +969,14 @@ fn a_done(flow: &Flow) -> bool {
 }
 
 /// meta.json: what produced the bundle.
-fn meta_json(scenario: &Scenario, seed: u64, end: i64, events: u64, vantages: &[Vantage], flows: &[Flow]) -> Vec<u8> {
+fn meta_json(
+    scenario: &Scenario,
+    seed: u64,
+    end: i64,
+    events: u64,
+    vantages: &[Vantage],
+    flows: &[Flow],
+) -> Vec<u8> {
     let vantage_points: Vec<_> = vantages
         .iter()
         .map(|v| {

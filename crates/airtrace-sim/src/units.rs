@@ -36,7 +36,9 @@ impl Duration {
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let text = text.trim();
     let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+'))
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+')
+        })
         .unwrap_or(text.len());
     // An exponent's 'e' could also start a unit; no unit here starts with 'e'.
     let number: String = text[..end].chars().filter(|&c| c != '_').collect();
@@ -52,7 +54,8 @@ fn scaled(value: f64, scale: f64) -> Option<u64> {
 
 /// Parses a duration such as `"20 ms"`, `"1.5s"`, `"250 us"`, `"0"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (value, unit) = split_number(text).ok_or_else(|| format!("{text:?} is not a duration such as \"20 ms\""))?;
+    let (value, unit) = split_number(text)
+        .ok_or_else(|| format!("{text:?} is not a duration such as \"20 ms\""))?;
     let scale = match unit {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -60,8 +63,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => 1e9,
         "min" => 60e9,
         "" if value == 0.0 => 0.0,
-        "" => return Err(format!("duration {text:?} needs a unit (ns, us, ms, s or min)")),
-        other => return Err(format!("unknown duration unit {other:?} in {text:?} (use ns, us, ms, s or min)")),
+        "" => {
+            return Err(format!(
+                "duration {text:?} needs a unit (ns, us, ms, s or min)"
+            ))
+        }
+        other => {
+            return Err(format!(
+                "unknown duration unit {other:?} in {text:?} (use ns, us, ms, s or min)"
+            ))
+        }
     };
     scaled(value, scale)
         .map(|ns| Duration(ns as i64))
@@ -73,7 +84,8 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     if text.trim() == "unlimited" {
         return Ok(Rate(None));
     }
-    let (value, unit) = split_number(text).ok_or_else(|| format!("{text:?} is not a rate such as \"11 Mbit/s\""))?;
+    let (value, unit) = split_number(text)
+        .ok_or_else(|| format!("{text:?} is not a rate such as \"11 Mbit/s\""))?;
     let scale = match unit {
         "bit/s" | "bps" => 1.0,
         "kbit/s" | "kbps" => 1e3,
@@ -82,11 +94,17 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
         "B/s" => 8.0,
         "kB/s" => 8e3,
         "MB/s" => 8e6,
-        "" => return Err(format!("rate {text:?} needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s)")),
+        "" => {
+            return Err(format!(
+                "rate {text:?} needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s)"
+            ))
+        }
         other => return Err(format!("unknown rate unit {other:?} in {text:?}")),
     };
     match scaled(value, scale) {
-        Some(0) => Err(format!("rate {text:?} is zero (write \"unlimited\" for no limit)")),
+        Some(0) => Err(format!(
+            "rate {text:?} is zero (write \"unlimited\" for no limit)"
+        )),
         Some(bps) => Ok(Rate(Some(bps))),
         None => Err(format!("rate {text:?} is negative or too large")),
     }
@@ -94,7 +112,8 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
 
 /// Parses a size such as `"3.57 MB"`, `"128 KiB"`, `"1500 B"`, `"1500"`.
 pub fn parse_size(text: &str) -> Result<Size, String> {
-    let (value, unit) = split_number(text).ok_or_else(|| format!("{text:?} is not a size such as \"128 KiB\""))?;
+    let (value, unit) =
+        split_number(text).ok_or_else(|| format!("{text:?} is not a size such as \"128 KiB\""))?;
     let scale = match unit {
         "" | "B" => 1.0,
         "kB" | "KB" => 1e3,
@@ -103,7 +122,11 @@ pub fn parse_size(text: &str) -> Result<Size, String> {
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
-        other => return Err(format!("unknown size unit {other:?} in {text:?} (use B, kB, MB, GB, KiB, MiB, GiB)")),
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {text:?} (use B, kB, MB, GB, KiB, MiB, GiB)"
+            ))
+        }
     };
     scaled(value, scale)
         .map(Size)
@@ -134,7 +157,10 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
             (Some(make), Ok(v)) => Ok(make(v)),
             (Some(_), Err(_)) => Err(E::custom(format!("{v} is negative"))),
             (None, _) if v == 0 => (self.parse)("0").map_err(E::custom),
-            (None, _) => Err(E::custom(format!("{v} needs a unit: write {}", self.expecting))),
+            (None, _) => Err(E::custom(format!(
+                "{v} needs a unit: write {}",
+                self.expecting
+            ))),
         }
     }
 
@@ -143,7 +169,10 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-        Err(E::custom(format!("{v} needs a unit: write {}", self.expecting)))
+        Err(E::custom(format!(
+            "{v} needs a unit: write {}",
+            self.expecting
+        )))
     }
 }
 
@@ -196,7 +225,9 @@ mod tests {
         assert_eq!(parse_duration("10_000 s"), Ok(Duration(10_000_000_000_000)));
         assert!(parse_duration("20").unwrap_err().contains("needs a unit"));
         assert!(parse_duration("-1 s").is_err());
-        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown duration unit"));
+        assert!(parse_duration("5 fortnights")
+            .unwrap_err()
+            .contains("unknown duration unit"));
     }
 
     #[test]
@@ -228,8 +259,18 @@ mod tests {
             n: Size,
         }
         let t: T = toml::from_str("d = \"5 ms\"\nr = \"2 Mbit/s\"\ns = \"1 KiB\"\nn = 50").unwrap();
-        assert_eq!((t.d, t.r, t.s, t.n), (Duration(5_000_000), Rate(Some(2_000_000)), Size(1024), Size(50)));
-        let err = toml::from_str::<T>("d = 5\nr = \"2 Mbit/s\"\ns = 1\nn = 1").err().unwrap();
+        assert_eq!(
+            (t.d, t.r, t.s, t.n),
+            (
+                Duration(5_000_000),
+                Rate(Some(2_000_000)),
+                Size(1024),
+                Size(50)
+            )
+        );
+        let err = toml::from_str::<T>("d = 5\nr = \"2 Mbit/s\"\ns = 1\nn = 1")
+            .err()
+            .unwrap();
         assert!(err.message().contains("needs a unit"), "{err}");
     }
 }

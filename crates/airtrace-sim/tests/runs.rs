@@ -43,7 +43,10 @@ fn read_dir_sorted(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
         })
         .collect();
     files.sort();
@@ -57,13 +60,28 @@ fn same_seed_same_bytes_other_seed_other_losses() {
     simulate_file("loss_gilbert_elliott.toml", None, Some(&a));
     simulate_file("loss_gilbert_elliott.toml", None, Some(&b));
     simulate_file("loss_gilbert_elliott.toml", Some(99), Some(&c));
-    let (fa, fb, fc) = (read_dir_sorted(&a), read_dir_sorted(&b), read_dir_sorted(&c));
+    let (fa, fb, fc) = (
+        read_dir_sorted(&a),
+        read_dir_sorted(&b),
+        read_dir_sorted(&c),
+    );
     let names: Vec<_> = fa.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["link.jsonl", "meta.json", "receiver.pcap", "scenario.toml", "sender.pcap", "summary.json", "tcpstate.jsonl"]
+        [
+            "link.jsonl",
+            "meta.json",
+            "receiver.pcap",
+            "scenario.toml",
+            "sender.pcap",
+            "summary.json",
+            "tcpstate.jsonl"
+        ]
     );
-    assert!(fa == fb, "same scenario and seed must give byte-identical bundles");
+    assert!(
+        fa == fb,
+        "same scenario and seed must give byte-identical bundles"
+    );
     let lost = |files: &[(String, Vec<u8>)]| -> Vec<String> {
         let log = &files.iter().find(|(n, _)| n == "link.jsonl").unwrap().1;
         String::from_utf8_lossy(log)
@@ -73,7 +91,11 @@ fn same_seed_same_bytes_other_seed_other_losses() {
             .collect()
     };
     assert!(!lost(&fa).is_empty());
-    assert_ne!(lost(&fa), lost(&fc), "another seed must give another loss pattern");
+    assert_ne!(
+        lost(&fa),
+        lost(&fc),
+        "another seed must give another loss pattern"
+    );
 }
 
 #[test]
@@ -83,17 +105,35 @@ fn rerun_replaces_a_bundle_but_never_another_directory() {
     simulate_file("rais_clean.toml", None, Some(&out));
     simulate_file("rais_clean.toml", None, Some(&out));
     assert!(out.join("meta.json").is_file());
-    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(leftovers, ["bundle"], "no temporary directories left behind");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        ["bundle"],
+        "no temporary directories left behind"
+    );
     let other = dir.join("precious");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("notes.txt"), "keep me").unwrap();
     let path = scenarios().join("rais_clean.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let scenario = Scenario::parse(&path, &text).unwrap();
-    let err = run(&scenario, &text, Options { out: Some(&other), ..Options::default() }).unwrap_err();
+    let err = run(
+        &scenario,
+        &text,
+        Options {
+            out: Some(&other),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("is not a bundle"), "{err}");
-    assert_eq!(std::fs::read_to_string(other.join("notes.txt")).unwrap(), "keep me");
+    assert_eq!(
+        std::fs::read_to_string(other.join("notes.txt")).unwrap(),
+        "keep me"
+    );
 }
 
 #[test]
@@ -121,7 +161,11 @@ rcvbuf = "128 KiB"
     // Payload capacity: the link rate × payload per packet / IP packet size (1448 bytes of
     // data in 1500 with timestamps).
     let capacity = 10e6 * 1448.0 / 1500.0;
-    assert!(f.goodput_bps >= 0.95 * capacity, "goodput {} < 95 % of {capacity}", f.goodput_bps);
+    assert!(
+        f.goodput_bps >= 0.95 * capacity,
+        "goodput {} < 95 % of {capacity}",
+        f.goodput_bps
+    );
 }
 
 /// Mathis, Semke, Mahdavi & Ott (1997): BW = MSS/RTT · √(3/(2p)) for periodic loss,
@@ -155,7 +199,11 @@ rcvbuf = "16 MiB"
     let rtt = 0.040 + 1500.0 * 8.0 / 100e6 + 40.0 * 8.0 / 100e6;
     let mathis = 1460.0 * 8.0 / rtt * (3.0 / (2.0 * p)).sqrt();
     let ratio = f.goodput_bps / mathis;
-    assert!((0.75..=1.25).contains(&ratio), "goodput {:.0} vs Mathis {mathis:.0}: ratio {ratio:.2}", f.goodput_bps);
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "goodput {:.0} vs Mathis {mathis:.0}: ratio {ratio:.2}",
+        f.goodput_bps
+    );
 }
 
 /// Rais & Tripathi (1995): 100 ms bursts every second (10 % of the time) halve the
@@ -178,9 +226,15 @@ fn rais_bursts_halve_bsd_tcp_throughput() {
         f.goodput_bps / clean.flows[0].goodput_bps
     };
     let fixed = ratio("rais_burst_fixed.toml");
-    assert!((0.35..=0.65).contains(&fixed), "fixed bursts: throughput ratio {fixed:.2}");
+    assert!(
+        (0.35..=0.65).contains(&fixed),
+        "fixed bursts: throughput ratio {fixed:.2}"
+    );
     let uniform = ratio("rais_burst_uniform.toml");
-    assert!((0.2..=0.65).contains(&uniform), "uniform bursts: throughput ratio {uniform:.2}");
+    assert!(
+        (0.2..=0.65).contains(&uniform),
+        "uniform bursts: throughput ratio {uniform:.2}"
+    );
 }
 
 #[test]
@@ -190,7 +244,10 @@ fn nfs_read_under_bursts_completes_with_backed_off_retries() {
     assert!(f.finished);
     assert_eq!(f.bytes_delivered, 3_570_000);
     assert!(f.retransmissions > 0);
-    assert!(s.link.reverse.lost > 0, "the bursts hit the replies' fragments");
+    assert!(
+        s.link.reverse.lost > 0,
+        "the bursts hit the replies' fragments"
+    );
 }
 
 #[test]
@@ -214,19 +271,35 @@ fn codel_shortens_the_queue_and_ecn_marks_instead_of_dropping() {
         let state = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
         let srtt = state
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["srtt_ns"].as_f64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["srtt_ns"]
+                    .as_f64()
+                    .unwrap()
+            })
             .fold(0.0, f64::max);
         (srtt / 1e9, s.flows[0].clone())
     };
     let (plain, f) = max_srtt("overbuffered");
-    assert!(plain > 5.0, "50 packets at 64 kbit/s: a standing queue of seconds (SRTT {plain:.1} s)");
+    assert!(
+        plain > 5.0,
+        "50 packets at 64 kbit/s: a standing queue of seconds (SRTT {plain:.1} s)"
+    );
     assert_eq!(f.retransmissions, 0);
     let (codel, f) = max_srtt("overbuffered_codel");
-    assert!(codel < 1.0, "CoDel keeps SRTT under a second ({codel:.2} s)");
+    assert!(
+        codel < 1.0,
+        "CoDel keeps SRTT under a second ({codel:.2} s)"
+    );
     assert!(f.retransmissions > 0, "CoDel drops");
     let (ecn, f) = max_srtt("overbuffered_codel_ecn");
-    assert!(ecn < plain / 4.0, "marks shorten the queue as well ({ecn:.2} s against {plain:.1} s)");
-    assert_eq!(f.retransmissions, 0, "with ECN CoDel marks instead of dropping");
+    assert!(
+        ecn < plain / 4.0,
+        "marks shorten the queue as well ({ecn:.2} s against {plain:.1} s)"
+    );
+    assert_eq!(
+        f.retransmissions, 0,
+        "with ECN CoDel marks instead of dropping"
+    );
     assert!(f.ecn_reductions > 0);
 }
 
@@ -250,10 +323,21 @@ fn rlp_reset_with_header_compression_loses_a_window() {
     };
     let (resets, discards) = (times("link_reset"), times("packet_discarded"));
     assert!(!resets.is_empty(), "the fades reset the link");
-    assert!(discards.len() >= 5 * resets.len(), "{} discards after {} resets", discards.len(), resets.len());
-    assert!(discards[0] > resets[0], "nothing is discarded before the first reset");
+    assert!(
+        discards.len() >= 5 * resets.len(),
+        "{} discards after {} resets",
+        discards.len(),
+        resets.len()
+    );
+    assert!(
+        discards[0] > resets[0],
+        "nothing is discarded before the first reset"
+    );
     assert_eq!(s.link.forward.decompressor_discards, discards.len() as u64);
-    assert!(f.timeouts >= resets.len() as u64, "the receiver stays silent: the sender times out");
+    assert!(
+        f.timeouts >= resets.len() as u64,
+        "the receiver stays silent: the sender times out"
+    );
 
     let text = std::fs::read_to_string(scenarios().join("gsm_rlp.toml")).unwrap();
     let text = text.replace("header_compression = true", "header_compression = false");

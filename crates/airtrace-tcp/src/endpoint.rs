@@ -558,9 +558,7 @@ impl Endpoint {
         }
         if !self.peer_syn {
             // Client in SYN-SENT: RFC 793 §3.9, a SYN-ACK acknowledging our SYN.
-            if seg.flags.contains(Flags::SYN | Flags::ACK)
-                && seg.ack == self.iss.wrapping_add(1)
-            {
+            if seg.flags.contains(Flags::SYN | Flags::ACK) && seg.ack == self.iss.wrapping_add(1) {
                 self.accept_syn(seg);
                 self.complete_handshake(now, seg);
                 self.handshake_ack_pending = true;
@@ -700,8 +698,7 @@ impl Endpoint {
         }
         let window_changed = seg.window != self.last_wnd_raw;
         // RFC 793 §3.9 window update, guarded by SND.WL1 / SND.WL2.
-        if seq::lt(self.snd_wl1, seg.seq)
-            || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
+        if seq::lt(self.snd_wl1, seg.seq) || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
         {
             self.snd_wnd = u32::from(seg.window) << self.snd_wscale;
             self.last_wnd_raw = seg.window;
@@ -882,15 +879,16 @@ impl Endpoint {
         } else {
             self.sacked_bytes
         };
-        (self.flight_size() + self.retrans_bytes)
-            .saturating_sub(sacked + self.lost_bytes)
+        (self.flight_size() + self.retrans_bytes).saturating_sub(sacked + self.lost_bytes)
     }
 
     /// cwnd plus RFC 3042 limited transmit's allowance (non-SACK senders; a SACK
     /// sender gets it from the SACKed bytes leaving the pipe).
     fn cwnd_allowance(&self) -> u32 {
         if self.phase == Phase::Disorder && self.cfg.limited_transmit && !self.sack_ok {
-            let n = self.dupacks.min(self.cfg.dupack_threshold.saturating_sub(1));
+            let n = self
+                .dupacks
+                .min(self.cfg.dupack_threshold.saturating_sub(1));
             self.cwnd + n * self.smss
         } else {
             self.cwnd
@@ -1099,8 +1097,7 @@ impl Endpoint {
             Phase::Disorder | Phase::Loss => {}
         }
         let thresh = self.cfg.dupack_threshold;
-        let lost_by_sack =
-            self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
+        let lost_by_sack = self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
         if (self.dupacks >= thresh || lost_by_sack) && self.may_fast_retransmit() {
             self.enter_fast_retransmit();
         }
@@ -1122,13 +1119,20 @@ impl Endpoint {
         let mut fs = self.flight_size();
         if self.cfg.ssthresh_from_pipe {
             // ns-3's BytesInFlight: less what the receiver holds and the lost head.
-            let held = if self.sack_ok { self.sacked_bytes } else { self.dupacks * self.smss };
+            let held = if self.sack_ok {
+                self.sacked_bytes
+            } else {
+                self.dupacks * self.smss
+            };
             fs = fs.saturating_sub(held + self.smss);
         }
         // RFC 5681 §3.2 step 2, eq. (4); not again when ECE halved the window for the
         // same window of data (RFC 3168 §6.1.2: ssthresh is decreased at most once per
         // round trip; Linux keeps it on entering recovery from CWR).
-        let halved_for_ece = self.ece_cut.take().is_some_and(|c| seq::lt(self.snd_una, c));
+        let halved_for_ece = self
+            .ece_cut
+            .take()
+            .is_some_and(|c| seq::lt(self.snd_una, c));
         if !halved_for_ece {
             self.ssthresh = (fs / 2).max(2 * self.smss);
         }
@@ -1223,7 +1227,8 @@ impl Endpoint {
         let edge = if seq::gt(self.rcv_adv, self.rcv_nxt) {
             self.rcv_adv
         } else {
-            self.rcv_nxt.wrapping_add(self.cfg.rcvbuf.saturating_sub(self.ooo_bytes))
+            self.rcv_nxt
+                .wrapping_add(self.cfg.rcvbuf.saturating_sub(self.ooo_bytes))
         };
         let mut fin_here = fin;
         if seq::gt(start.wrapping_add(len), edge) {

@@ -167,7 +167,12 @@ fn wan(variant: Variant) -> Config {
 
 #[test]
 fn bulk_transfers_lose_nothing_and_retransmit_nothing() {
-    for variant in [Variant::Tahoe, Variant::Reno, Variant::NewReno, Variant::Sack] {
+    for variant in [
+        Variant::Tahoe,
+        Variant::Reno,
+        Variant::NewReno,
+        Variant::Sack,
+    ] {
         let n = 1_000_000;
         let mut net = Net::same(wan(variant), 20 * MS).rate(10_000_000).bulk(n);
         net.run();
@@ -177,7 +182,10 @@ fn bulk_transfers_lose_nothing_and_retransmit_nothing() {
         assert_eq!(a.timeouts, 0, "{variant:?}");
         assert_eq!(a.dupacks_received, 0, "{variant:?}");
         assert_eq!(a.bytes_acked, n);
-        assert!(net.ep[A].is_closed() && net.ep[B].is_closed(), "{variant:?}");
+        assert!(
+            net.ep[A].is_closed() && net.ep[B].is_closed(),
+            "{variant:?}"
+        );
         assert_eq!(net.ep[B].stats().bytes_delivered, n);
     }
 }
@@ -195,7 +203,11 @@ fn window_covering_the_bdp_fills_the_link() {
     let lower = handshake + serialise + 20 * MS;
     assert!(done >= lower, "{done} < {lower}");
     // Slow start from IW10 to a full pipe (42 segments) costs under three RTTs.
-    assert!(done - lower < 3 * 40 * MS, "{} ms late", (done - lower) / MS);
+    assert!(
+        done - lower < 3 * 40 * MS,
+        "{} ms late",
+        (done - lower) / MS
+    );
     // Pinned: slow start from IW10 leaves the link partly idle for two RTTs.
     assert_eq!(done, 1_309_020_800);
 }

@@ -48,7 +48,11 @@ fn phase_changes(net: &Net) -> Vec<(i64, Phase)> {
 }
 
 fn state_at(net: &Net, t: i64) -> SenderState {
-    net.states.iter().find(|(u, _)| *u == t).expect("no state at that time").1
+    net.states
+        .iter()
+        .find(|(u, _)| *u == t)
+        .expect("no state at that time")
+        .1
 }
 
 fn finished_cleanly(net: &Net) {
@@ -81,13 +85,20 @@ fn reno_fast_retransmit_and_recovery_after_three_dupacks() {
     assert_eq!(s.cwnd, 14480 + 3 * SEG); // RFC 5681 §3.2 step 3
     assert_eq!(s.bytes_in_flight, 28960);
     // Each further dupack inflates cwnd by one SMSS (step 4): 16 more.
-    let last_in_recovery = net.states.iter().rev().find(|(_, s)| s.phase == Phase::Recovery);
+    let last_in_recovery = net
+        .states
+        .iter()
+        .rev()
+        .find(|(_, s)| s.phase == Phase::Recovery);
     assert_eq!(last_in_recovery.unwrap().1.cwnd, 14480 + 19 * SEG);
     // The ACK of the retransmission deflates cwnd to ssthresh (step 6).
     let s = state_at(&net, t_open);
     assert_eq!((s.cwnd, s.ssthresh), (14480, 14480));
     let a = net.ep[A].stats();
-    assert_eq!((a.fast_retransmits, a.timeouts, a.dupacks_received), (1, 0, 19));
+    assert_eq!(
+        (a.fast_retransmits, a.timeouts, a.dupacks_received),
+        (1, 0, 19)
+    );
     finished_cleanly(&net);
 }
 
@@ -106,7 +117,10 @@ fn newreno_full_ack_sets_cwnd_to_flight_plus_one_segment() {
     // RFC 6582 §3.2 step 3, full ACK option (1): min(ssthresh, max(FlightSize, SMSS) +
     // SMSS). The window edge kept new data back, so nothing is in flight: 2 segments.
     let s = state_at(&net, p[3].0);
-    assert_eq!((s.cwnd, s.ssthresh, s.bytes_in_flight), (2 * SEG, 14480, 2 * SEG));
+    assert_eq!(
+        (s.cwnd, s.ssthresh, s.bytes_in_flight),
+        (2 * SEG, 14480, 2 * SEG)
+    );
     assert_eq!(rtx(&net), [(p[2].0, 60, false)]);
     assert_eq!(net.ep[A].stats().timeouts, 0);
     finished_cleanly(&net);
@@ -132,7 +146,10 @@ fn sack_recovery_sets_cwnd_to_ssthresh_and_pipe_excludes_sacked_data() {
     assert_eq!(rtx(&net), [(p[2].0, 60, false)]);
     // SACK blocks do not stop ACKs from being duplicates (RFC 6675 §2).
     let a = net.ep[A].stats();
-    assert_eq!((a.fast_retransmits, a.timeouts, a.dupacks_received), (1, 0, 19));
+    assert_eq!(
+        (a.fast_retransmits, a.timeouts, a.dupacks_received),
+        (1, 0, 19)
+    );
     finished_cleanly(&net);
 }
 
@@ -165,7 +182,12 @@ fn tahoe_fast_retransmit_falls_back_to_one_segment_and_slow_start() {
 /// is 200 ms (the minimum), then doubles.
 #[test]
 fn lost_retransmissions_time_out_with_doubling_rto() {
-    for variant in [Variant::Tahoe, Variant::Reno, Variant::NewReno, Variant::Sack] {
+    for variant in [
+        Variant::Tahoe,
+        Variant::Reno,
+        Variant::NewReno,
+        Variant::Sack,
+    ] {
         let mut net = net(variant);
         net.drop_seg(60, 1);
         net.drop_seg(60, 2);
@@ -176,7 +198,11 @@ fn lost_retransmissions_time_out_with_doubling_rto() {
         let (t_fr, t1, t2) = (r[0].0, r[1].0, r[2].0);
         assert_eq!(
             r,
-            [(t_fr, 60, true), (t_fr + 200 * MS, 60, true), (t_fr + 600 * MS, 60, false)],
+            [
+                (t_fr, 60, true),
+                (t_fr + 200 * MS, 60, true),
+                (t_fr + 600 * MS, 60, false)
+            ],
             "{variant:?}"
         );
         let s1 = state_at(&net, t1);
@@ -247,8 +273,16 @@ fn reno_leaves_recovery_on_a_partial_ack_and_times_out() {
     let p = phase_changes(&net);
     assert_eq!(
         p.iter().map(|x| x.1).collect::<Vec<_>>(),
-        [Phase::Open, Phase::Disorder, Phase::Recovery, Phase::Open, Phase::Loss, Phase::Open,
-         Phase::Disorder, Phase::Open]
+        [
+            Phase::Open,
+            Phase::Disorder,
+            Phase::Recovery,
+            Phase::Open,
+            Phase::Loss,
+            Phase::Open,
+            Phase::Disorder,
+            Phase::Open
+        ]
     );
     let (t_partial, t_rto) = (p[3].0, p[4].0);
     let s = state_at(&net, t_partial);
@@ -324,7 +358,12 @@ fn tahoe_goes_back_n() {
 
 #[test]
 fn lost_acks_are_covered_by_later_cumulative_acks() {
-    for variant in [Variant::Tahoe, Variant::Reno, Variant::NewReno, Variant::Sack] {
+    for variant in [
+        Variant::Tahoe,
+        Variant::Reno,
+        Variant::NewReno,
+        Variant::Sack,
+    ] {
         let mut net = net(variant);
         for n in [5, 6, 7, 20, 40, 41] {
             net.drop_ack(n);
@@ -334,7 +373,10 @@ fn lost_acks_are_covered_by_later_cumulative_acks() {
         assert_eq!(dropped, 6);
         let a = net.ep[A].stats();
         assert_eq!(a.retransmitted_segments, 0, "{variant:?}");
-        assert_eq!((a.timeouts, a.fast_retransmits, a.dupacks_received), (0, 0, 0));
+        assert_eq!(
+            (a.timeouts, a.fast_retransmits, a.dupacks_received),
+            (0, 0, 0)
+        );
         finished_cleanly(&net);
     }
 }
@@ -381,7 +423,10 @@ fn newreno_no_fast_retransmit_for_dupacks_of_data_sent_before_a_timeout() {
     assert_eq!(r, [40, 40, 41, 42, 46, 47, 48, 49]);
     let a = net.ep[A].stats();
     assert_eq!((a.fast_retransmits, a.timeouts), (1, 1));
-    assert!(!net.states.iter().any(|(t, s)| *t > 500 * MS && s.phase == Phase::Recovery));
+    assert!(!net
+        .states
+        .iter()
+        .any(|(t, s)| *t > 500 * MS && s.phase == Phase::Recovery));
 }
 
 /// The same exchange with Reno (4.4BSD): the three dupacks start a spurious fast
@@ -411,7 +456,9 @@ fn limited_transmit_sends_one_new_segment_per_early_dupack() {
             let mut c = Config::linux();
             c.variant = variant;
             c.limited_transmit = lt;
-            let mut net = Net::same(c, 20 * MS).rate(10_000_000).bulk(200 * u64::from(SEG));
+            let mut net = Net::same(c, 20 * MS)
+                .rate(10_000_000)
+                .bulk(200 * u64::from(SEG));
             net.drop_seg(30, 1);
             net.run();
             let p = phase_changes(&net);

@@ -44,7 +44,10 @@ fn rto_follows_rfc6298_from_samples() {
     // RTO = SRTT + 4·RTTVAR = 300 ms.
     a.on_segment(100 * MS, &from_b(1, 1_000, 100, true));
     let s = a.sender_state();
-    assert_eq!((s.srtt_ns, s.rttvar_ns, s.rto_ns), (100 * MS, 50 * MS, 300 * MS));
+    assert_eq!(
+        (s.srtt_ns, s.rttvar_ns, s.rto_ns),
+        (100 * MS, 50 * MS, 300 * MS)
+    );
 
     a.write(u64::from(10 * SEG));
     let mut sent = Vec::new();
@@ -118,7 +121,10 @@ fn karn_no_sample_from_a_retransmitted_segment() {
     net.at(S).run();
     let s = net.ep[A].sender_state();
     assert_eq!(net.ep[A].stats().rtt_samples, 2);
-    assert_eq!((s.srtt_ns, s.rttvar_ns, s.backoff), (105 * MS, 47_500_000, 0));
+    assert_eq!(
+        (s.srtt_ns, s.rttvar_ns, s.backoff),
+        (105 * MS, 47_500_000, 0)
+    );
     assert_eq!(s.rto_ns, 105 * MS + 190 * MS);
 }
 
@@ -166,7 +172,10 @@ fn bsd_rtt_is_measured_in_ticks() {
     net.drop_seg(0, 1);
     net.run_until(1_500 * MS);
     let s = net.ep[A].sender_state();
-    assert_eq!((s.srtt_ns, s.rttvar_ns, s.rto_ns), (500 * MS, 250 * MS, 1_500 * MS));
+    assert_eq!(
+        (s.srtt_ns, s.rttvar_ns, s.rto_ns),
+        (500 * MS, 250 * MS, 1_500 * MS)
+    );
     assert_eq!(net.ep[A].poll_at(), Some(2 * S));
     net.run();
     assert_eq!(net.retransmissions()[0].t, 2 * S);
@@ -187,7 +196,10 @@ fn backoff_is_capped() {
         .map(|s| s.t)
         .collect();
     let gaps: Vec<i64> = t.windows(2).map(|w| (w[1] - w[0]) / MS).collect();
-    assert_eq!(gaps, [900, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 64_000, 64_000, 64_000]);
+    assert_eq!(
+        gaps,
+        [900, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 64_000, 64_000, 64_000]
+    );
     assert_eq!(net.ep[A].stats().timeouts, 10);
     assert_eq!(net.delivered, 1460);
 }

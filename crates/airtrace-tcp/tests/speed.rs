@@ -74,7 +74,10 @@ fn segments_per_second() {
     for v in [Variant::Reno, Variant::NewReno, Variant::Sack] {
         for loss in [0, 1000] {
             let (n, rate) = run(v, loss);
-            println!("{v:?} loss 1/{loss}: {n} segments, {:.2} M segments/s", rate / 1e6);
+            println!(
+                "{v:?} loss 1/{loss}: {n} segments, {:.2} M segments/s",
+                rate / 1e6
+            );
         }
     }
 }

@@ -15,7 +15,9 @@ use airtrace_wire::{decode, Decoded, LinkType};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: decode_capture FILE [read|decode]");
+    let path = args
+        .next()
+        .expect("usage: decode_capture FILE [read|decode]");
     let decoding = match args.next().as_deref() {
         None | Some("decode") => true,
         Some("read") => false,
@@ -29,7 +31,12 @@ fn main() {
         frames += 1;
         bytes += r.data.len() as u64;
         if decoding {
-            decode(LinkType(r.linktype), black_box(r.data), r.orig_len, black_box(&mut d));
+            decode(
+                LinkType(r.linktype),
+                black_box(r.data),
+                r.orig_len,
+                black_box(&mut d),
+            );
             tcp += u64::from(d.tcp().is_some());
             stopped += u64::from(d.stop.is_some());
         }

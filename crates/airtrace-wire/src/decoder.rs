@@ -104,7 +104,10 @@ pub(crate) fn run(mut next: Next, cx: &mut Cx<'_>, out: &mut Decoded) {
 /// Decode the transport header at the start of `buf`, the captured bytes of an IP
 /// payload of protocol `proto` and of `declared` bytes (the reassembled datagram).
 pub(crate) fn decode_payload(proto: u8, buf: &[u8], declared: usize, out: &mut Decoded) {
-    let mut cx = Cx { f: buf, end: buf.len() };
+    let mut cx = Cx {
+        f: buf,
+        end: buf.len(),
+    };
     cx.cut(declared);
     run(Next::Payload { proto, off: 0 }, &mut cx, out);
 }
@@ -124,7 +127,12 @@ fn ip_by_version(off: usize, layer: Layer, cx: &Cx<'_>) -> Result<Next, Stop> {
 /// (41, RFC 4213 section 3.5) are entered as tunnels, anything else is reported as
 /// [`Transport::Other`].
 #[inline(always)]
-pub(crate) fn payload(proto: u8, off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<Next, Stop> {
+pub(crate) fn payload(
+    proto: u8,
+    off: usize,
+    cx: &mut Cx<'_>,
+    out: &mut Decoded,
+) -> Result<Next, Stop> {
     match proto {
         proto::TCP => tcp::decode(off, cx, out),
         proto::UDP => udp::decode(off, cx, out),

@@ -29,7 +29,11 @@ const MIN_ETHER_TYPE: u16 = 0x0600;
 #[inline(always)]
 pub(crate) fn start(cx: &Cx<'_>) -> Result<Next, Stop> {
     let h = need::<14>(cx.f, 0, Layer::Link)?;
-    Ok(Next::Ether { ty: be16([h[12], h[13]]), off: 14, layer: Layer::Link })
+    Ok(Next::Ether {
+        ty: be16([h[12], h[13]]),
+        off: 14,
+        layer: Layer::Link,
+    })
 }
 
 /// Follow an EtherType (or 802.3 length) found by `layer` at `off`.
@@ -42,7 +46,11 @@ pub(crate) fn ether_type(ty: u16, off: usize, layer: Layer, cx: &mut Cx<'_>) -> 
         // IEEE 802.1Q clause 9.6: TCI (PCP, DEI, VID), then the next EtherType.
         VLAN | QINQ | QINQ_OLD => {
             let t = need::<4>(cx.f, off, Layer::Vlan)?;
-            Ok(Next::Ether { ty: be16([t[2], t[3]]), off: off + 4, layer: Layer::Vlan })
+            Ok(Next::Ether {
+                ty: be16([t[2], t[3]]),
+                off: off + 4,
+                layer: Layer::Vlan,
+            })
         }
         MPLS | MPLS_MULTICAST => mpls(off, cx),
         PPPOE_SESSION => pppoe_session(off, cx),
@@ -52,9 +60,10 @@ pub(crate) fn ether_type(ty: u16, off: usize, layer: Layer, cx: &mut Cx<'_>) -> 
             cx.cut(cx.end.min(off + usize::from(ty)));
             Ok(Next::Llc(off))
         }
-        ty if ty < MIN_ETHER_TYPE && layer == Layer::Link => {
-            Err(malformed(Layer::Link, "EtherType/length between 1501 and 1535"))
-        }
+        ty if ty < MIN_ETHER_TYPE && layer == Layer::Link => Err(malformed(
+            Layer::Link,
+            "EtherType/length between 1501 and 1535",
+        )),
         _ => Err(unsupported(layer)),
     }
 }
@@ -67,7 +76,10 @@ fn mpls(mut off: usize, cx: &Cx<'_>) -> Result<Next, Stop> {
         let entry = need::<4>(cx.f, off, Layer::Mpls)?;
         off += 4;
         if entry[2] & 0x01 != 0 {
-            return Ok(Next::Ip { off, layer: Layer::Mpls });
+            return Ok(Next::Ip {
+                off,
+                layer: Layer::Mpls,
+            });
         }
     }
 }
@@ -96,9 +108,11 @@ pub(crate) fn llc(off: usize, cx: &Cx<'_>) -> Result<Next, Stop> {
     }
     let s = need::<8>(cx.f, off, Layer::Llc)?;
     match [s[3], s[4], s[5]] {
-        [0, 0, 0] | [0, 0, 0xF8] => {
-            Ok(Next::Ether { ty: be16([s[6], s[7]]), off: off + 8, layer: Layer::Llc })
-        }
+        [0, 0, 0] | [0, 0, 0xF8] => Ok(Next::Ether {
+            ty: be16([s[6], s[7]]),
+            off: off + 8,
+            layer: Layer::Llc,
+        }),
         _ => Err(unsupported(Layer::Llc)),
     }
 }
@@ -117,7 +131,10 @@ mod tests {
         let d = dec(E, &f);
         assert_eq!(d.stop, None);
         let t = d.tcp().unwrap();
-        assert_eq!((t.src_port, t.dst_port, t.seq, t.ack, t.payload_len), (1234, 80, 1000, 2000, 10));
+        assert_eq!(
+            (t.src_port, t.dst_port, t.seq, t.ack, t.payload_len),
+            (1234, 80, 1000, 2000, 10)
+        );
         assert_eq!(d.payload, 54..64);
         assert_eq!(d.ip_payload, 34..64);
     }
@@ -143,7 +160,10 @@ mod tests {
         // IEEE 802.1Q clause 9.6: TPID, TCI (PCP 3 bits, DEI, VID 12 bits), EtherType.
         for outer in [0x8100u16, 0x88A8, 0x9100] {
             let inner = cat(&[&[0x00, 0x0A], &0x0800u16.to_be_bytes(), &ipv4_tcp(0)]);
-            let f = eth(outer, &cat(&[&[0x20, 0x64], &0x8100u16.to_be_bytes(), &inner]));
+            let f = eth(
+                outer,
+                &cat(&[&[0x20, 0x64], &0x8100u16.to_be_bytes(), &inner]),
+            );
             let d = dec(E, &f);
             assert_eq!(d.stop, None, "{outer:#x}");
             assert!(d.tcp().is_some());
@@ -205,7 +225,10 @@ mod tests {
 
     #[test]
     fn mpls_stack_then_ipv4_or_ipv6() {
-        let f = eth(0x8847, &cat(&[&label(100, false), &label(200, true), &ipv4_tcp(0)]));
+        let f = eth(
+            0x8847,
+            &cat(&[&label(100, false), &label(200, true), &ipv4_tcp(0)]),
+        );
         let d = dec(E, &f);
         assert_eq!(d.stop, None);
         assert!(d.tcp().is_some());
@@ -236,7 +259,13 @@ mod tests {
         // included), then PPP protocol 0x0021. Trailing padding is cut by the length.
         let ip = ipv4_tcp(2);
         let len = (ip.len() + 2) as u16;
-        let f = cat(&[&eth(0x8864, &cat(&[&[0x11, 0, 0, 1], &len.to_be_bytes(), &[0, 0x21], &ip])), &[0; 4]]);
+        let f = cat(&[
+            &eth(
+                0x8864,
+                &cat(&[&[0x11, 0, 0, 1], &len.to_be_bytes(), &[0, 0x21], &ip]),
+            ),
+            &[0; 4],
+        ]);
         let d = dec(E, &f);
         assert_eq!(d.stop, None);
         assert_eq!(d.payload.len(), 2);
@@ -244,7 +273,13 @@ mod tests {
 
     #[test]
     fn pppoe_with_a_bad_version_is_malformed() {
-        let f = eth(0x8864, &cat(&[&[0x21, 0, 0, 1, 0, 42, 0, 0x21], &ipv4_tcp(0)]));
-        assert!(matches!(dec(E, &f).stop.unwrap().reason, StopReason::Malformed(_)));
+        let f = eth(
+            0x8864,
+            &cat(&[&[0x21, 0, 0, 1, 0, 42, 0, 0x21], &ipv4_tcp(0)]),
+        );
+        assert!(matches!(
+            dec(E, &f).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
     }
 }

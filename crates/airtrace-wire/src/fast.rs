@@ -91,11 +91,19 @@ pub fn peek_tcp(link: LinkType, frame: &[u8]) -> Option<[(u128, u16); 2]> {
         IpVersion::V4 => {
             let h = ip.first_chunk::<{ 20 + 4 }>()?;
             // Version 4, IHL 5, TCP, no fragment offset.
-            if h[0] != 0x45 || h[9] != proto::TCP || u16::from_ne_bytes([h[6], h[7]]) & u16::from_ne_bytes([0x1F, 0xFF]) != 0 {
+            if h[0] != 0x45
+                || h[9] != proto::TCP
+                || u16::from_ne_bytes([h[6], h[7]]) & u16::from_ne_bytes([0x1F, 0xFF]) != 0
+            {
                 return None;
             }
-            let v4 = |at: usize| 0xffff_0000_0000u128 | u128::from(u32::from_be_bytes(arr::<4, 24>(h, at)));
-            Some([(v4(12), be16([h[20], h[21]])), (v4(16), be16([h[22], h[23]]))])
+            let v4 = |at: usize| {
+                0xffff_0000_0000u128 | u128::from(u32::from_be_bytes(arr::<4, 24>(h, at)))
+            };
+            Some([
+                (v4(12), be16([h[20], h[21]])),
+                (v4(16), be16([h[22], h[23]])),
+            ])
         }
         IpVersion::V6 => {
             let h = ip.first_chunk::<{ 40 + 4 }>()?;
@@ -103,7 +111,10 @@ pub fn peek_tcp(link: LinkType, frame: &[u8]) -> Option<[(u128, u16); 2]> {
                 return None;
             }
             let v6 = |at: usize| u128::from_be_bytes(arr::<16, 44>(h, at));
-            Some([(v6(8), be16([h[40], h[41]])), (v6(24), be16([h[42], h[43]]))])
+            Some([
+                (v6(8), be16([h[40], h[41]])),
+                (v6(24), be16([h[42], h[43]])),
+            ])
         }
     }
 }
@@ -180,7 +191,11 @@ fn link_layer(link: LinkType, frame: &[u8]) -> Option<(IpVersion, usize)> {
         LinkType::IPV6 => Some((IpVersion::V6, 0)),
         LinkType::NULL => {
             let af = u32::from_le_bytes(*frame.first_chunk::<4>()?);
-            address_family(if af & 0xFFFF_0000 != 0 { af.swap_bytes() } else { af })
+            address_family(if af & 0xFFFF_0000 != 0 {
+                af.swap_bytes()
+            } else {
+                af
+            })
         }
         LinkType::LOOP => address_family(u32::from_be_bytes(*frame.first_chunk::<4>()?)),
         _ => None,
@@ -196,7 +211,10 @@ fn ethernet_header(frame: &[u8]) -> Option<(IpVersion, usize)> {
         if let Some(ip) = ip_ether_type(ty, off) {
             return Some(ip);
         }
-        if !matches!(be16(ty), ether_type::VLAN | ether_type::QINQ | ether_type::QINQ_OLD) {
+        if !matches!(
+            be16(ty),
+            ether_type::VLAN | ether_type::QINQ | ether_type::QINQ_OLD
+        ) {
             return None;
         }
         let tag = frame.get(off..)?.first_chunk::<4>()?;
@@ -242,7 +260,9 @@ fn address_family(af: u32) -> Option<(IpVersion, usize)> {
 /// `TUNNELS` (see [`Payload::decode`]).
 #[inline(always)]
 fn ipv4<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
-    let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<20>) else { return false };
+    let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<20>) else {
+        return false;
+    };
     // Version 4, IHL 5.
     if h[0] != 0x45 {
         return false;
@@ -253,7 +273,9 @@ fn ipv4<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Deco
     if u16::from_ne_bytes([h[6], h[7]]) & u16::from_ne_bytes([0x1F, 0xFF]) != 0 {
         return false;
     }
-    let Some(declared) = total_len.checked_sub(20) else { return false };
+    let Some(declared) = total_len.checked_sub(20) else {
+        return false;
+    };
     fill_ipv4(h, total_len, out);
     Payload::new(frame, rest, declared, off + 20, depth).decode::<TUNNELS>(h[9], out)
 }
@@ -280,7 +302,9 @@ fn fill_ipv4(h: &[u8; 20], total_len: usize, out: &mut Decoded) {
 /// `depth` is the number of tunnels it is in; GTP-U tunnels are entered if `TUNNELS`.
 #[inline(always)]
 fn ipv6<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
-    let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<40>) else { return false };
+    let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<40>) else {
+        return false;
+    };
     if h[0] >> 4 != 6 {
         return false;
     }
@@ -360,7 +384,13 @@ impl<'a> Payload<'a> {
     /// captured bytes from there to the end of the frame.
     #[inline(always)]
     fn new(frame: &'a [u8], rest: &'a [u8], declared: usize, off: usize, depth: u8) -> Self {
-        Payload { frame, bytes: &rest[..rest.len().min(declared)], declared, off, depth }
+        Payload {
+            frame,
+            bytes: &rest[..rest.len().min(declared)],
+            declared,
+            off,
+            depth,
+        }
     }
 
     /// Decode the transport header of protocol `proto`, if the fast path takes it.
@@ -393,7 +423,12 @@ impl<'a> Payload<'a> {
         if header_len < 20 || header_len > self.declared {
             return None;
         }
-        Some(TcpHeader { payload: self, h, after, header_len })
+        Some(TcpHeader {
+            payload: self,
+            h,
+            after,
+            header_len,
+        })
     }
 
     /// The UDP header, if `udp::decode` would read it without a stop.
@@ -407,7 +442,11 @@ impl<'a> Payload<'a> {
         if len < 8 {
             return None;
         }
-        Some(UdpHeader { payload: self, h, len })
+        Some(UdpHeader {
+            payload: self,
+            h,
+            len,
+        })
     }
 
     /// Fill in what all transports share: the IP payload, and the tunnel depth.
@@ -422,12 +461,24 @@ impl TcpHeader<'_> {
     /// Fill in the TCP header and what depends on it (see `tcp::decode`).
     #[inline(always)]
     fn fill(self, out: &mut Decoded) {
-        let TcpHeader { payload, h, after, header_len } = self;
+        let TcpHeader {
+            payload,
+            h,
+            after,
+            header_len,
+        } = self;
         payload.fill(out);
         let opts = &after[..after.len().min(header_len - 20)];
         out.payload = payload.off + 20 + opts.len()..payload.off + payload.bytes.len();
         out.transport = Transport::Tcp(Tcp::default());
-        let Decoded { transport: Transport::Tcp(t), stop, .. } = out else { return };
+        let Decoded {
+            transport: Transport::Tcp(t),
+            stop,
+            ..
+        } = out
+        else {
+            return;
+        };
         t.src_port = be16([h[0], h[1]]);
         t.dst_port = be16([h[2], h[3]]);
         t.seq = be32(arr(h, 4));
@@ -461,11 +512,15 @@ impl UdpHeader<'_> {
     /// enters tunnels, for packets in none).
     #[inline(always)]
     fn gtp_u(self, out: &mut Decoded) -> bool {
-        let UdpHeader { payload: p, len, .. } = self;
+        let UdpHeader {
+            payload: p, len, ..
+        } = self;
         // The frame cut at the UDP length, then at the GTP-U length (`Cx::cut`).
         let frame = &p.frame[..p.frame.len().min(p.off + p.bytes.len().min(len))];
         let g = p.off + 8;
-        let Some(h) = frame.get(g..).and_then(<[u8]>::first_chunk::<8>) else { return false };
+        let Some(h) = frame.get(g..).and_then(<[u8]>::first_chunk::<8>) else {
+            return false;
+        };
         // Version 1, protocol type GTP, no E/S/PN fields; message type G-PDU.
         if h[0] != 0x30 || h[1] != 0xFF {
             return false;
@@ -520,9 +575,20 @@ pub(crate) mod tests {
 
     /// A `Decoded` with every field set, as a previous frame could leave it.
     fn dirty() -> Decoded {
-        let mut d = dec(LinkType::ETHERNET, &eth(0x0800, &ipv4(6, &tcp(&SACK, &[1; 9]))));
-        d.radiotap = Some(Radiotap { present: 1, flags: Some(0x10), ..Radiotap::default() });
-        d.wlan = Some(Wlan { frame_type: 2, seq: Some(9), ..Wlan::default() });
+        let mut d = dec(
+            LinkType::ETHERNET,
+            &eth(0x0800, &ipv4(6, &tcp(&SACK, &[1; 9]))),
+        );
+        d.radiotap = Some(Radiotap {
+            present: 1,
+            flags: Some(0x10),
+            ..Radiotap::default()
+        });
+        d.wlan = Some(Wlan {
+            frame_type: 2,
+            seq: Some(9),
+            ..Wlan::default()
+        });
         d.tunnel_depth = 3;
         d.stop = dec(LinkType::ETHERNET, &[0; 5]).stop;
         d
@@ -533,7 +599,10 @@ pub(crate) mod tests {
         let want = general(link, frame, orig_len);
         for mut d in [Decoded::default(), dirty()] {
             decode(link, frame, orig_len, &mut d);
-            assert_eq!(d, want, "{what}: link {link:?}, orig_len {orig_len}, frame {frame:02x?}");
+            assert_eq!(
+                d, want,
+                "{what}: link {link:?}, orig_len {orig_len}, frame {frame:02x?}"
+            );
         }
     }
 
@@ -551,8 +620,14 @@ pub(crate) mod tests {
             let b = frame[at];
             // Kinds and lengths, protocol numbers, IP lengths and data offsets around
             // their limits, version nibbles, flag bits.
-            let values = [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 17, 19, 20, 39, 40, 0x20, 0x30, 0x40, 0x45, 0x50, 0x60, 0x80];
-            for value in values.into_iter().chain([0xFF, b ^ 0x01, b ^ 0x10, b ^ 0x80]) {
+            let values = [
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 17, 19, 20, 39, 40, 0x20, 0x30, 0x40, 0x45, 0x50,
+                0x60, 0x80,
+            ];
+            for value in values
+                .into_iter()
+                .chain([0xFF, b ^ 0x01, b ^ 0x10, b ^ 0x80])
+            {
                 let mut f = frame.to_vec();
                 f[at] = value;
                 check(what, link, &f, len);
@@ -565,10 +640,13 @@ pub(crate) mod tests {
     const TS: [u8; 12] = [1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8];
     /// NOP, NOP, timestamps, NOP, NOP, SACK with two blocks.
     const SACK: [u8; 32] = [
-        1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8, 1, 1, 5, 18, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0,
+        1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8, 1, 1, 5, 18, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0,
+        4, 0,
     ];
     /// Linux's SYN options: MSS, SACK permitted, timestamps, NOP, window scale.
-    const SYN: [u8; 20] = [2, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
+    const SYN: [u8; 20] = [
+        2, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+    ];
 
     /// The stacks of the fast path, and of the loop's shortcut.
     fn stacks() -> Vec<(&'static str, LinkType, Vec<u8>)> {
@@ -576,33 +654,96 @@ pub(crate) mod tests {
         let v6 = ipv6(6, &tcp(&TS, &[0xAB; 20]));
         // SLL: packet type, ARPHRD 1, address length 6, address, protocol. SLL2:
         // protocol, reserved, interface 3, ARPHRD 1, packet type, address length 6, address.
-        let sll = |proto: u16, ip: &[u8]| cat(&[&[0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0], &proto.to_be_bytes(), ip]);
+        let sll = |proto: u16, ip: &[u8]| {
+            cat(&[
+                &[0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0],
+                &proto.to_be_bytes(),
+                ip,
+            ])
+        };
         let sll2_rest = [0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0];
         let sll2 = |proto: u16, ip: &[u8]| cat(&[&proto.to_be_bytes(), &sll2_rest, ip]);
         let gtp = |inner: &[u8]| {
-            let g = cat(&[&[0x30, 0xFF], &(inner.len() as u16).to_be_bytes(), &[0, 0, 0, 1], inner]);
+            let g = cat(&[
+                &[0x30, 0xFF],
+                &(inner.len() as u16).to_be_bytes(),
+                &[0, 0, 0, 1],
+                inner,
+            ]);
             ipv4(17, &udp(2152, 2152, &g))
         };
         vec![
             ("ethernet ipv4 tcp+ts", LinkType::ETHERNET, eth(0x0800, &v4)),
-            ("ethernet ipv4 tcp", LinkType::ETHERNET, eth(0x0800, &ipv4_tcp(3))),
-            ("ethernet ipv4 tcp+sack", LinkType::ETHERNET, eth(0x0800, &ipv4(6, &tcp(&SACK, &[])))),
-            ("ethernet ipv4 tcp syn", LinkType::ETHERNET, eth(0x0800, &ipv4(6, &tcp(&SYN, &[])))),
-            ("ethernet ipv4 udp", LinkType::ETHERNET, eth(0x0800, &ipv4(17, &udp(53, 5353, &[7; 12])))),
+            (
+                "ethernet ipv4 tcp",
+                LinkType::ETHERNET,
+                eth(0x0800, &ipv4_tcp(3)),
+            ),
+            (
+                "ethernet ipv4 tcp+sack",
+                LinkType::ETHERNET,
+                eth(0x0800, &ipv4(6, &tcp(&SACK, &[]))),
+            ),
+            (
+                "ethernet ipv4 tcp syn",
+                LinkType::ETHERNET,
+                eth(0x0800, &ipv4(6, &tcp(&SYN, &[]))),
+            ),
+            (
+                "ethernet ipv4 udp",
+                LinkType::ETHERNET,
+                eth(0x0800, &ipv4(17, &udp(53, 5353, &[7; 12]))),
+            ),
             ("ethernet ipv6 tcp", LinkType::ETHERNET, eth(0x86DD, &v6)),
-            ("ethernet vlan ipv6 tcp", LinkType::ETHERNET, eth(0x8100, &cat(&[&[0, 10, 0x86, 0xDD], &v6]))),
-            ("ethernet qinq ipv4 tcp", LinkType::ETHERNET, eth(0x88A8, &cat(&[&[0, 10, 0x81, 0], &[0, 20, 8, 0], &v4]))),
-            ("ethernet gtp-u ipv6 tcp", LinkType::ETHERNET, eth(0x0800, &gtp(&v6))),
+            (
+                "ethernet vlan ipv6 tcp",
+                LinkType::ETHERNET,
+                eth(0x8100, &cat(&[&[0, 10, 0x86, 0xDD], &v6])),
+            ),
+            (
+                "ethernet qinq ipv4 tcp",
+                LinkType::ETHERNET,
+                eth(0x88A8, &cat(&[&[0, 10, 0x81, 0], &[0, 20, 8, 0], &v4])),
+            ),
+            (
+                "ethernet gtp-u ipv6 tcp",
+                LinkType::ETHERNET,
+                eth(0x0800, &gtp(&v6)),
+            ),
             ("sll ipv4 tcp", LinkType::LINUX_SLL, sll(0x0800, &v4)),
-            ("sll gtp-u ipv4 udp", LinkType::LINUX_SLL, sll(0x0800, &gtp(&ipv4(17, &udp(1, 2, &[3; 5]))))),
-            ("sll2 ipv6 udp", LinkType::LINUX_SLL2, sll2(0x86DD, &ipv6(17, &udp(1, 2, &[3; 5])))),
-            ("null ipv4 tcp", LinkType::NULL, cat(&[&2u32.to_le_bytes(), &v4])),
-            ("loop ipv6 tcp", LinkType::LOOP, cat(&[&24u32.to_be_bytes(), &v6])),
+            (
+                "sll gtp-u ipv4 udp",
+                LinkType::LINUX_SLL,
+                sll(0x0800, &gtp(&ipv4(17, &udp(1, 2, &[3; 5])))),
+            ),
+            (
+                "sll2 ipv6 udp",
+                LinkType::LINUX_SLL2,
+                sll2(0x86DD, &ipv6(17, &udp(1, 2, &[3; 5]))),
+            ),
+            (
+                "null ipv4 tcp",
+                LinkType::NULL,
+                cat(&[&2u32.to_le_bytes(), &v4]),
+            ),
+            (
+                "loop ipv6 tcp",
+                LinkType::LOOP,
+                cat(&[&24u32.to_be_bytes(), &v6]),
+            ),
             ("raw ipv4 tcp", LinkType::RAW, v4.clone()),
             ("ipv6 tcp", LinkType::IPV6, v6.clone()),
             // The decode loop's shortcut: PPP, MPLS, IP in IP.
-            ("ppp ipv4 tcp", LinkType::PPP, cat(&[&[0xFF, 0x03, 0x00, 0x21], &v4])),
-            ("ethernet mpls ipv6 tcp", LinkType::ETHERNET, eth(0x8847, &cat(&[&[0, 0x06, 0x41, 64], &v6]))),
+            (
+                "ppp ipv4 tcp",
+                LinkType::PPP,
+                cat(&[&[0xFF, 0x03, 0x00, 0x21], &v4]),
+            ),
+            (
+                "ethernet mpls ipv6 tcp",
+                LinkType::ETHERNET,
+                eth(0x8847, &cat(&[&[0, 0x06, 0x41, 64], &v6])),
+            ),
             ("raw ipv4 in ipv6 tcp", LinkType::RAW, ipv6(4, &v4)),
         ]
     }
@@ -621,7 +762,9 @@ pub(crate) mod tests {
         for (what, link, frame) in &stacks()[..16] {
             let mut d = Decoded::default();
             let decoded = match *link {
-                LinkType::ETHERNET => super::ethernet(frame, &mut d) || super::decode(*link, frame, &mut d),
+                LinkType::ETHERNET => {
+                    super::ethernet(frame, &mut d) || super::decode(*link, frame, &mut d)
+                }
                 _ => super::decode(*link, frame, &mut d),
             };
             assert!(decoded, "{what}");

@@ -24,11 +24,16 @@ mod tests {
 
     /// Frame control 0x50 (async LLC, priority 0), destination, source; as in the first
     /// frame of the corpus file tcptrace_single_byte_rexmit.dmp.gz.
-    const HEADER: [u8; 13] = [0x50, 0x00, 0x00, 0x0c, 0x7e, 0x59, 0xa0, 0x00, 0xe0, 0x34, 0x15, 0x60, 0x60];
+    const HEADER: [u8; 13] = [
+        0x50, 0x00, 0x00, 0x0c, 0x7e, 0x59, 0xa0, 0x00, 0xe0, 0x34, 0x15, 0x60, 0x60,
+    ];
 
     #[test]
     fn fddi_llc_snap_ipv4() {
-        let d = dec(LinkType::FDDI, &cat(&[&HEADER, &snap(0x0800), &ipv4_tcp(1)]));
+        let d = dec(
+            LinkType::FDDI,
+            &cat(&[&HEADER, &snap(0x0800), &ipv4_tcp(1)]),
+        );
         assert_eq!(d.stop, None);
         assert_eq!(d.payload, 61..62);
     }
@@ -38,8 +43,20 @@ mod tests {
         let mut h = HEADER;
         h[0] = 0x41; // SMT frame
         let d = dec(LinkType::FDDI, &cat(&[&h, &[0; 30]]));
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Link, StopReason::Unsupported));
-        assert_eq!(dec(LinkType::FDDI, &HEADER[..12]).stop.unwrap().reason, StopReason::Truncated);
-        assert_eq!(dec(LinkType::FDDI, &cat(&[&HEADER, &[0xAA, 0xAA]])).stop.unwrap().layer, Layer::Llc);
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Link, StopReason::Unsupported)
+        );
+        assert_eq!(
+            dec(LinkType::FDDI, &HEADER[..12]).stop.unwrap().reason,
+            StopReason::Truncated
+        );
+        assert_eq!(
+            dec(LinkType::FDDI, &cat(&[&HEADER, &[0xAA, 0xAA]]))
+                .stop
+                .unwrap()
+                .layer,
+            Layer::Llc
+        );
     }
 }

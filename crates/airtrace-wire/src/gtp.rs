@@ -55,7 +55,12 @@ mod tests {
     /// GTP-U header (3GPP TS 29.281 section 5.1): flags (version 1, PT 1, E/S/PN),
     /// message type, length of what follows the first 8 bytes, TEID.
     fn gtp(flags: u8, msg: u8, rest: &[u8]) -> Vec<u8> {
-        cat(&[&[flags, msg], &(rest.len() as u16).to_be_bytes(), &[0, 0, 0, 42], rest])
+        cat(&[
+            &[flags, msg],
+            &(rest.len() as u16).to_be_bytes(),
+            &[0, 0, 0, 42],
+            rest,
+        ])
     }
 
     fn over_udp(g: &[u8]) -> Vec<u8> {
@@ -64,11 +69,17 @@ mod tests {
 
     #[test]
     fn g_pdu_carries_ipv4_or_ipv6() {
-        let d = dec(LinkType::ETHERNET, &over_udp(&gtp(0x30, 0xFF, &ipv4_tcp(5))));
+        let d = dec(
+            LinkType::ETHERNET,
+            &over_udp(&gtp(0x30, 0xFF, &ipv4_tcp(5))),
+        );
         assert_eq!((d.stop, d.tunnel_depth), (None, 1));
         assert_eq!(d.tcp().unwrap().payload_len, 5);
         assert_eq!(d.payload.len(), 5);
-        let d = dec(LinkType::ETHERNET, &over_udp(&gtp(0x30, 0xFF, &ipv6(6, &tcp(&[], &[])))));
+        let d = dec(
+            LinkType::ETHERNET,
+            &over_udp(&gtp(0x30, 0xFF, &ipv6(6, &tcp(&[], &[])))),
+        );
         assert!(matches!(d.ip.unwrap().src, IpAddr::V6(_)));
     }
 
@@ -79,7 +90,16 @@ mod tests {
         assert!(dec(LinkType::ETHERNET, &over_udp(&g)).tcp().is_some());
         // E flag: a PDU session container (type 0x85, section 5.2.2.7) of one 4-byte unit,
         // then a second extension header of two units, then no more.
-        let g = gtp(0x34, 0xFF, &cat(&[&[0, 0, 0, 0x85], &[1, 0x10, 9, 0x40], &[2, 1, 2, 3, 4, 5, 6, 0], &ipv4_tcp(0)]));
+        let g = gtp(
+            0x34,
+            0xFF,
+            &cat(&[
+                &[0, 0, 0, 0x85],
+                &[1, 0x10, 9, 0x40],
+                &[2, 1, 2, 3, 4, 5, 6, 0],
+                &ipv4_tcp(0),
+            ]),
+        );
         let d = dec(LinkType::ETHERNET, &over_udp(&g));
         assert_eq!(d.stop, None);
         assert!(d.tcp().is_some());
@@ -88,8 +108,14 @@ mod tests {
     #[test]
     fn signalling_messages_stay_udp() {
         // Echo request (type 1): not a tunnel payload.
-        let d = dec(LinkType::ETHERNET, &over_udp(&gtp(0x32, 0x01, &[0, 1, 0, 0])));
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Tunnel, StopReason::Unsupported));
+        let d = dec(
+            LinkType::ETHERNET,
+            &over_udp(&gtp(0x32, 0x01, &[0, 1, 0, 0])),
+        );
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Tunnel, StopReason::Unsupported)
+        );
         assert_eq!(d.udp().unwrap().dst_port, 2152);
         assert_eq!(d.tunnel_depth, 0);
     }
@@ -97,11 +123,27 @@ mod tests {
     #[test]
     fn broken_tunnels() {
         let short = over_udp(&[0x30, 0xFF, 0, 0]);
-        assert_eq!(dec(LinkType::ETHERNET, &short).stop.unwrap().reason, StopReason::Truncated);
-        let zero_ext = gtp(0x34, 0xFF, &cat(&[&[0, 0, 0, 0x85], &[0, 0, 0, 0], &ipv4_tcp(0)]));
+        assert_eq!(
+            dec(LinkType::ETHERNET, &short).stop.unwrap().reason,
+            StopReason::Truncated
+        );
+        let zero_ext = gtp(
+            0x34,
+            0xFF,
+            &cat(&[&[0, 0, 0, 0x85], &[0, 0, 0, 0], &ipv4_tcp(0)]),
+        );
         let d = dec(LinkType::ETHERNET, &over_udp(&zero_ext));
-        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("GTP-U extension header length 0"));
+        assert_eq!(
+            d.stop.unwrap().reason,
+            StopReason::Malformed("GTP-U extension header length 0")
+        );
         let not_ip = gtp(0x30, 0xFF, &[0x00; 20]);
-        assert_eq!(dec(LinkType::ETHERNET, &over_udp(&not_ip)).stop.unwrap().reason, StopReason::Unsupported);
+        assert_eq!(
+            dec(LinkType::ETHERNET, &over_udp(&not_ip))
+                .stop
+                .unwrap()
+                .reason,
+            StopReason::Unsupported
+        );
     }
 }

@@ -121,9 +121,15 @@ mod tests {
         let d = dec(W, &f);
         assert_eq!(d.stop, None);
         let w = wlan(&d);
-        assert_eq!((w.frame_type, w.subtype, w.to_ds, w.from_ds, w.retry), (2, 0, true, false, true));
+        assert_eq!(
+            (w.frame_type, w.subtype, w.to_ds, w.from_ds, w.retry),
+            (2, 0, true, false, true)
+        );
         assert_eq!((w.seq, w.frag, w.duration), (Some(0x123), 2, 44));
-        assert_eq!((w.receiver, w.transmitter, w.addr3, w.addr4), (A1, Some(A2), Some(A3), None));
+        assert_eq!(
+            (w.receiver, w.transmitter, w.addr3, w.addr4),
+            (A1, Some(A2), Some(A3), None)
+        );
         assert!(w.carries_data() && !w.protected && !w.order);
         assert_eq!(d.payload, 72..74);
     }
@@ -132,11 +138,21 @@ mod tests {
     fn four_address_qos_data_with_ht_control() {
         // QoS data (subtype 8, fc0 0x88), To DS + From DS + Order: addr4, QoS control,
         // HT control (9.2.4.6), then the body.
-        let f = cat(&[&mgmt_or_data(0x88, 0x83), &A4, &[0x05, 0x00], &[1, 2, 3, 4], &snap(0x86DD), &ipv6(6, &tcp(&[], &[]))]);
+        let f = cat(&[
+            &mgmt_or_data(0x88, 0x83),
+            &A4,
+            &[0x05, 0x00],
+            &[1, 2, 3, 4],
+            &snap(0x86DD),
+            &ipv6(6, &tcp(&[], &[])),
+        ]);
         let d = dec(W, &f);
         assert_eq!(d.stop, None);
         let w = wlan(&d);
-        assert_eq!((w.addr4, w.qos, w.ht_control), (Some(A4), Some(5), Some(0x04030201)));
+        assert_eq!(
+            (w.addr4, w.qos, w.ht_control),
+            (Some(A4), Some(5), Some(0x04030201))
+        );
         assert!(d.tcp().is_some());
     }
 
@@ -163,10 +179,21 @@ mod tests {
         // Ack (type 1 subtype 13, fc0 0xD4): frame control, duration, RA (9.3.1.4).
         let d = dec(W, &cat(&[&[0xD4, 0x00, 0, 0], &A1]));
         assert_eq!(d.stop, None);
-        assert_eq!((wlan(&d).frame_type, wlan(&d).subtype, wlan(&d).seq, wlan(&d).transmitter), (1, 13, None, None));
+        assert_eq!(
+            (
+                wlan(&d).frame_type,
+                wlan(&d).subtype,
+                wlan(&d).seq,
+                wlan(&d).transmitter
+            ),
+            (1, 13, None, None)
+        );
         // RTS (subtype 11, fc0 0xB4): RA, TA (9.3.1.2).
         let d = dec(W, &cat(&[&[0xB4, 0x00, 0, 1], &A1, &A2]));
-        assert_eq!((wlan(&d).transmitter, wlan(&d).duration, d.stop), (Some(A2), 256, None));
+        assert_eq!(
+            (wlan(&d).transmitter, wlan(&d).duration, d.stop),
+            (Some(A2), 256, None)
+        );
         // BlockAck (subtype 9): RA, TA, then a body not decoded.
         let d = dec(W, &cat(&[&[0x94, 0x00, 0, 0], &A1, &A2, &[5, 0, 0, 0]]));
         assert_eq!((wlan(&d).subtype, d.stop), (9, None));
@@ -176,14 +203,23 @@ mod tests {
     fn management_protected_and_amsdu_bodies_are_unsupported() {
         let unsupported = |f: &[u8]| {
             let d = dec(W, f);
-            assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Wlan, StopReason::Unsupported));
+            assert_eq!(
+                (d.stop.unwrap().layer, d.stop.unwrap().reason),
+                (Layer::Wlan, StopReason::Unsupported)
+            );
             wlan(&d)
         };
         // A beacon (type 0 subtype 8) still reports its header.
-        assert_eq!(unsupported(&cat(&[&mgmt_or_data(0x80, 0x00), &[0; 12]])).seq, Some(0x123));
+        assert_eq!(
+            unsupported(&cat(&[&mgmt_or_data(0x80, 0x00), &[0; 12]])).seq,
+            Some(0x123)
+        );
         assert!(unsupported(&cat(&[&mgmt_or_data(0x08, 0x41), &[0; 16]])).protected);
         // QoS control bit 7: A-MSDU.
-        assert_eq!(unsupported(&cat(&[&mgmt_or_data(0x88, 0x01), &[0x80, 0], &[0; 16]])).qos, Some(0x80));
+        assert_eq!(
+            unsupported(&cat(&[&mgmt_or_data(0x88, 0x01), &[0x80, 0], &[0; 16]])).qos,
+            Some(0x80)
+        );
         // Extension frames (type 3) and protocol version 1.
         unsupported(&cat(&[&[0x0C, 0, 0, 0], &A1]));
         unsupported(&cat(&[&[0x09, 0, 0, 0], &A1]));
@@ -194,7 +230,10 @@ mod tests {
         let f = cat(&[&mgmt_or_data(0x88, 0x09), &[0x05]]);
         let mut d = Decoded::default();
         decode(W, &f, 100, &mut d);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Wlan, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Wlan, StopReason::Truncated)
+        );
         let w = wlan(&d);
         assert_eq!((w.retry, w.seq, w.qos), (true, Some(0x123), None));
         let d = dec(W, &f[..9]);

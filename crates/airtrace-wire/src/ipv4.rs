@@ -25,7 +25,10 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         n => n,
     };
     if total_len < header_len {
-        return Err(malformed(Layer::Ipv4, "IPv4 total length shorter than its header"));
+        return Err(malformed(
+            Layer::Ipv4,
+            "IPv4 total length shorter than its header",
+        ));
     }
     // Flags (reserved, DF, MF) and the fragment offset in 8-octet units.
     let frag = be16([h[6], h[7]]);
@@ -52,7 +55,10 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     if fragment_offset != 0 {
         return Ok(Next::Done);
     }
-    Ok(Next::Payload { proto: h[9], off: payload })
+    Ok(Next::Payload {
+        proto: h[9],
+        off: payload,
+    })
 }
 
 #[cfg(test)]
@@ -84,7 +90,12 @@ mod tests {
         // IHL 6: one 4-byte option word (NOP, NOP, NOP, EOL).
         let t = tcp(&[], &[]);
         let total = (24 + t.len()) as u16;
-        let p = cat(&[&[0x46, 0], &total.to_be_bytes(), &[0, 1, 0, 0, 64, 6, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0], &t]);
+        let p = cat(&[
+            &[0x46, 0],
+            &total.to_be_bytes(),
+            &[0, 1, 0, 0, 64, 6, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0],
+            &t,
+        ]);
         let d = dec(RAW, &p);
         assert_eq!(d.stop, None);
         assert_eq!(d.ip.unwrap().header_len, 24);
@@ -95,7 +106,10 @@ mod tests {
     fn truncated_options_keep_the_fixed_header() {
         let p = cat(&[&[0x4F, 0, 0, 80], &[0; 16], &[1; 10]]);
         let d = dec(RAW, &p);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Ipv4, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Ipv4, StopReason::Truncated)
+        );
         assert_eq!(d.ip.unwrap().header_len, 60);
     }
 
@@ -103,13 +117,22 @@ mod tests {
     fn impossible_fields_are_malformed() {
         let mut p = ipv4_tcp(0);
         p[0] = 0x44; // IHL 4
-        assert!(matches!(dec(RAW, &p).stop.unwrap().reason, StopReason::Malformed(_)));
+        assert!(matches!(
+            dec(RAW, &p).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
         let mut p = ipv4_tcp(0);
         p[0] = 0x55; // version 5
-        assert!(matches!(dec(RAW, &p).stop.unwrap().reason, StopReason::Malformed(_)));
+        assert!(matches!(
+            dec(RAW, &p).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
         let mut p = ipv4_tcp(0);
         p[3] = 19; // total length below the header
-        assert!(matches!(dec(RAW, &p).stop.unwrap().reason, StopReason::Malformed(_)));
+        assert!(matches!(
+            dec(RAW, &p).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
     }
 
     #[test]
@@ -147,7 +170,10 @@ mod tests {
         assert_eq!(d.stop, None);
         assert_eq!(d.transport, Transport::None);
         let ip = d.ip.unwrap();
-        assert_eq!((ip.fragment_offset, ip.more_fragments, ip.payload_len), (24, false, 32));
+        assert_eq!(
+            (ip.fragment_offset, ip.more_fragments, ip.payload_len),
+            (24, false, 32)
+        );
         assert_eq!(d.ip_payload, 20..52);
     }
 
@@ -186,9 +212,15 @@ mod tests {
         for link in [LinkType::RAW, LinkType::RAW_BSD, LinkType::RAW_OPENBSD] {
             assert!(dec(link, &ipv4_tcp(0)).tcp().is_some());
             assert!(dec(link, &ipv6(6, &tcp(&[], &[]))).tcp().is_some());
-            assert_eq!(dec(link, &[0x50; 40]).stop.unwrap().reason, StopReason::Unsupported);
+            assert_eq!(
+                dec(link, &[0x50; 40]).stop.unwrap().reason,
+                StopReason::Unsupported
+            );
             assert_eq!(dec(link, &[]).stop.unwrap().reason, StopReason::Truncated);
         }
-        assert!(matches!(dec(LinkType::IPV4, &ipv6(6, &[])).stop.unwrap().reason, StopReason::Malformed(_)));
+        assert!(matches!(
+            dec(LinkType::IPV4, &ipv6(6, &[])).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
     }
 }

@@ -77,7 +77,10 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
             proto => break Ok(Next::Payload { proto, off: pos }),
         };
         if pos + size > cx.end {
-            break Err(malformed(Layer::Ipv6Ext, "IPv6 extension header runs past the payload length"));
+            break Err(malformed(
+                Layer::Ipv6Ext,
+                "IPv6 extension header runs past the payload length",
+            ));
         }
         if pos + size > cx.f.len() {
             break Err(truncated(Layer::Ipv6Ext));
@@ -88,7 +91,9 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     ip.protocol = next;
     // A jumbogram's headers could in principle pass 64 KiB; saturate rather than wrap.
     ip.header_len = u16::try_from(pos - off).unwrap_or(u16::MAX);
-    ip.payload_len = ip.total_len.saturating_sub(u32::try_from(pos - off).unwrap_or(u32::MAX));
+    ip.payload_len = ip
+        .total_len
+        .saturating_sub(u32::try_from(pos - off).unwrap_or(u32::MAX));
     let captured = cx.f.len();
     out.ip_payload = pos.min(captured)..captured;
     step
@@ -112,7 +117,11 @@ mod tests {
 
     /// A fragment header (RFC 8200 section 4.5).
     fn frag(next: u8, offset: u16, more: bool, id: u32) -> Vec<u8> {
-        cat(&[&[next, 0], &((offset / 8) << 3 | u16::from(more)).to_be_bytes(), &id.to_be_bytes()])
+        cat(&[
+            &[next, 0],
+            &((offset / 8) << 3 | u16::from(more)).to_be_bytes(),
+            &id.to_be_bytes(),
+        ])
     }
 
     #[test]
@@ -123,7 +132,16 @@ mod tests {
         let d = dec(RAW, &p);
         let ip = d.ip.unwrap();
         assert_eq!(ip.tos, 0xB8);
-        assert_eq!((ip.ttl, ip.protocol, ip.total_len, ip.header_len, ip.payload_len), (64, 6, 67, 40, 27));
+        assert_eq!(
+            (
+                ip.ttl,
+                ip.protocol,
+                ip.total_len,
+                ip.header_len,
+                ip.payload_len
+            ),
+            (64, 6, 67, 40, 27)
+        );
         assert_eq!(d.tcp().unwrap().payload_len, 7);
         assert_eq!(d.ip_payload, 40..67);
     }
@@ -133,7 +151,16 @@ mod tests {
         // Hop-by-hop, routing (16 bytes), destination options, AH (RFC 4302: length
         // in 4-octet units minus 2; 24 bytes here), then TCP.
         let ah = cat(&[&[6, 4, 0, 0], &[0; 20]]);
-        let p = ipv6(0, &cat(&[&ext(43, 0), &ext(60, 1), &ext(51, 0), &ah, &tcp(&[], &[1, 2])]));
+        let p = ipv6(
+            0,
+            &cat(&[
+                &ext(43, 0),
+                &ext(60, 1),
+                &ext(51, 0),
+                &ah,
+                &tcp(&[], &[1, 2]),
+            ]),
+        );
         let d = dec(RAW, &p);
         assert_eq!(d.stop, None);
         let ip = d.ip.unwrap();
@@ -143,15 +170,24 @@ mod tests {
 
     #[test]
     fn fragment_header_sets_the_fragment_fields() {
-        let first = ipv6(44, &cat(&[&frag(17, 0, true, 0xDEADBEEF), &udp(53, 53, &[0; 16])]));
+        let first = ipv6(
+            44,
+            &cat(&[&frag(17, 0, true, 0xDEADBEEF), &udp(53, 53, &[0; 16])]),
+        );
         let d = dec(RAW, &first);
         let ip = d.ip.unwrap();
-        assert_eq!((ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol), (0xDEADBEEF, true, 0, 17));
+        assert_eq!(
+            (ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol),
+            (0xDEADBEEF, true, 0, 17)
+        );
         assert_eq!(d.udp().unwrap().dst_port, 53);
         let later = ipv6(44, &cat(&[&frag(17, 1232, false, 7), &[0; 40]]));
         let d = dec(RAW, &later);
         let ip = d.ip.unwrap();
-        assert_eq!((ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol), (7, false, 1232, 17));
+        assert_eq!(
+            (ip.id, ip.more_fragments, ip.fragment_offset, ip.protocol),
+            (7, false, 1232, 17)
+        );
         assert_eq!((d.transport, d.stop), (Transport::None, None));
         assert_eq!(d.ip_payload, 48..88);
     }
@@ -160,7 +196,10 @@ mod tests {
     fn truncated_or_overlong_extension_headers() {
         let p = ipv6(0, &cat(&[&ext(6, 1), &tcp(&[], &[])]));
         let d = dec(RAW, &p[..50]);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Ipv6Ext, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Ipv6Ext, StopReason::Truncated)
+        );
         assert_eq!(d.ip.unwrap().protocol, 0);
         // An extension header claiming more than the payload length.
         let mut p = ipv6(60, &ext(6, 0));
@@ -191,9 +230,15 @@ mod tests {
 
     #[test]
     fn bad_version_and_truncation() {
-        assert!(matches!(dec(RAW, &ipv4_tcp(20)).stop.unwrap().reason, StopReason::Malformed(_)));
+        assert!(matches!(
+            dec(RAW, &ipv4_tcp(20)).stop.unwrap().reason,
+            StopReason::Malformed(_)
+        ));
         let d = dec(RAW, &ipv6(6, &[])[..39]);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Ipv6, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Ipv6, StopReason::Truncated)
+        );
         assert_eq!(d.ip, None);
     }
 }

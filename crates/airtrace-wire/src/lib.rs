@@ -196,7 +196,16 @@ fn decode_in_general(link: LinkType, frame: &[u8], orig_len: u32, out: &mut Deco
 /// destructuring makes a new field of `Decoded` a compile error here until it is reset.
 #[inline(always)]
 fn reset(out: &mut Decoded) {
-    let Decoded { radiotap, wlan, ip, tunnel_depth, transport, payload, ip_payload, stop } = out;
+    let Decoded {
+        radiotap,
+        wlan,
+        ip,
+        tunnel_depth,
+        transport,
+        payload,
+        ip_payload,
+        stop,
+    } = out;
     *radiotap = None;
     *wlan = None;
     *ip = None;

@@ -91,9 +91,10 @@ pub(crate) fn start(link: LinkType, cx: &mut Cx<'_>, out: &mut Decoded) -> Resul
         LinkType::ETHERNET => ethernet::start(cx),
         LinkType::LINUX_SLL => sll::sll(cx),
         LinkType::LINUX_SLL2 => sll::sll2(cx),
-        LinkType::RAW | LinkType::RAW_BSD | LinkType::RAW_OPENBSD => {
-            Ok(Next::Ip { off: 0, layer: Layer::Link })
-        }
+        LinkType::RAW | LinkType::RAW_BSD | LinkType::RAW_OPENBSD => Ok(Next::Ip {
+            off: 0,
+            layer: Layer::Link,
+        }),
         LinkType::IPV4 => Ok(Next::Ipv4(0)),
         LinkType::IPV6 => Ok(Next::Ipv6(0)),
         LinkType::NULL => loopback::null(cx),
@@ -115,7 +116,10 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(linktype_name(LinkType::ETHERNET), "ethernet");
-        assert_eq!(linktype_name(LinkType::IEEE802_11_RADIOTAP), "ieee802_11_radiotap");
+        assert_eq!(
+            linktype_name(LinkType::IEEE802_11_RADIOTAP),
+            "ieee802_11_radiotap"
+        );
         assert_eq!(linktype_name(LinkType(12)), "raw");
         assert_eq!(linktype_name(LinkType(147)), "unknown");
         for link in LinkType::SUPPORTED {
@@ -126,6 +130,12 @@ mod tests {
     #[test]
     fn unknown_link_types_are_unsupported() {
         let d = dec(LinkType(147), &[0; 64]);
-        assert_eq!(d.stop, Some(Stop { layer: Layer::Link, reason: StopReason::Unsupported }));
+        assert_eq!(
+            d.stop,
+            Some(Stop {
+                layer: Layer::Link,
+                reason: StopReason::Unsupported
+            })
+        );
     }
 }

@@ -11,7 +11,11 @@ use crate::read::{need, unsupported};
 pub(crate) fn null(cx: &Cx<'_>) -> Result<Next, Stop> {
     let h = need::<4>(cx.f, 0, Layer::Link)?;
     let af = u32::from_le_bytes(*h);
-    let af = if af & 0xFFFF_0000 != 0 { af.swap_bytes() } else { af };
+    let af = if af & 0xFFFF_0000 != 0 {
+        af.swap_bytes()
+    } else {
+        af
+    };
     family(af)
 }
 
@@ -39,18 +43,36 @@ mod tests {
     #[test]
     fn null_in_either_byte_order() {
         let v4 = ipv4_tcp(0);
-        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_le_bytes(), &v4])).tcp().is_some());
-        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_be_bytes(), &v4])).tcp().is_some());
+        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_le_bytes(), &v4]))
+            .tcp()
+            .is_some());
+        assert!(dec(LinkType::NULL, &cat(&[&2u32.to_be_bytes(), &v4]))
+            .tcp()
+            .is_some());
         let v6 = ipv6(6, &tcp(&[], &[]));
         for af in [24u32, 28, 30] {
-            assert!(dec(LinkType::NULL, &cat(&[&af.to_le_bytes(), &v6])).tcp().is_some(), "{af}");
-            assert!(dec(LinkType::NULL, &cat(&[&af.to_be_bytes(), &v6])).tcp().is_some(), "{af}");
+            assert!(
+                dec(LinkType::NULL, &cat(&[&af.to_le_bytes(), &v6]))
+                    .tcp()
+                    .is_some(),
+                "{af}"
+            );
+            assert!(
+                dec(LinkType::NULL, &cat(&[&af.to_be_bytes(), &v6]))
+                    .tcp()
+                    .is_some(),
+                "{af}"
+            );
         }
     }
 
     #[test]
     fn loop_is_big_endian() {
-        assert!(dec(LinkType::LOOP, &cat(&[&2u32.to_be_bytes(), &ipv4_tcp(0)])).tcp().is_some());
+        assert!(
+            dec(LinkType::LOOP, &cat(&[&2u32.to_be_bytes(), &ipv4_tcp(0)]))
+                .tcp()
+                .is_some()
+        );
         let d = dec(LinkType::LOOP, &cat(&[&2u32.to_le_bytes(), &ipv4_tcp(0)]));
         assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
     }
@@ -59,6 +81,9 @@ mod tests {
     fn unknown_family_is_unsupported() {
         let d = dec(LinkType::NULL, &cat(&[&7u32.to_le_bytes(), &[0; 20]]));
         assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
-        assert_eq!(dec(LinkType::NULL, &[2, 0, 0]).stop.unwrap().reason, StopReason::Truncated);
+        assert_eq!(
+            dec(LinkType::NULL, &[2, 0, 0]).stop.unwrap().reason,
+            StopReason::Truncated
+        );
     }
 }

@@ -24,7 +24,11 @@ pub(crate) fn decode(cx: &Cx<'_>) -> Result<Next, Stop> {
         0xFF if f.get(1) == Some(&0x03) => off = 2,
         0x0F | 0x8F => {
             let h = need::<4>(f, 0, Layer::Link)?;
-            return Ok(Next::Ether { ty: be16([h[2], h[3]]), off: 4, layer: Layer::Link });
+            return Ok(Next::Ether {
+                ty: be16([h[2], h[3]]),
+                off: 4,
+                layer: Layer::Link,
+            });
         }
         _ => {}
     }
@@ -41,7 +45,11 @@ pub(crate) fn protocol(p: u16, off: usize) -> Result<Next, Stop> {
     match p {
         number::IPV4 => Ok(Next::Ipv4(off)),
         number::IPV6 => Ok(Next::Ipv6(off)),
-        number::MPLS => Ok(Next::Ether { ty: ether_type::MPLS, off, layer: Layer::Link }),
+        number::MPLS => Ok(Next::Ether {
+            ty: ether_type::MPLS,
+            off,
+            layer: Layer::Link,
+        }),
         _ => Err(unsupported(Layer::Link)),
     }
 }
@@ -56,17 +64,24 @@ mod tests {
     fn ppp_with_and_without_address_and_control() {
         let ip = ipv4_tcp(0);
         for link in [LinkType::PPP, LinkType::PPP_HDLC] {
-            assert!(dec(link, &cat(&[&[0xFF, 0x03, 0x00, 0x21], &ip])).tcp().is_some());
+            assert!(dec(link, &cat(&[&[0xFF, 0x03, 0x00, 0x21], &ip]))
+                .tcp()
+                .is_some());
             assert!(dec(link, &cat(&[&[0x00, 0x21], &ip])).tcp().is_some());
             // RFC 1661 section 6.5: protocol field compression.
             assert!(dec(link, &cat(&[&[0xFF, 0x03, 0x21], &ip])).tcp().is_some());
-            assert!(dec(link, &cat(&[&[0x00, 0x57], &ipv6(6, &tcp(&[], &[]))])).tcp().is_some());
+            assert!(dec(link, &cat(&[&[0x00, 0x57], &ipv6(6, &tcp(&[], &[]))]))
+                .tcp()
+                .is_some());
         }
     }
 
     #[test]
     fn cisco_hdlc_carries_an_ethertype() {
-        let d = dec(LinkType::PPP_HDLC, &cat(&[&[0x0F, 0x00, 0x08, 0x00], &ipv4_tcp(0)]));
+        let d = dec(
+            LinkType::PPP_HDLC,
+            &cat(&[&[0x0F, 0x00, 0x08, 0x00], &ipv4_tcp(0)]),
+        );
         assert!(d.tcp().is_some());
     }
 
@@ -75,6 +90,9 @@ mod tests {
         let d = dec(LinkType::PPP, &[0xFF, 0x03, 0xC0, 0x21, 1, 1, 0, 4]);
         assert_eq!(d.stop.unwrap().reason, StopReason::Unsupported);
         let d = dec(LinkType::PPP, &[0xFF, 0x03, 0x00]);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Link, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Link, StopReason::Truncated)
+        );
     }
 }

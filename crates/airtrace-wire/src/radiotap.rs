@@ -69,7 +69,10 @@ pub(crate) fn decode(cx: &mut Cx<'_>, out: &mut Decoded) -> Result<Next, Stop> {
         return Err(truncated(Layer::Radiotap));
     }
     let header = &cx.f[..it_len];
-    let rt = out.radiotap.insert(Radiotap { present: le32([h[4], h[5], h[6], h[7]]), ..Radiotap::default() });
+    let rt = out.radiotap.insert(Radiotap {
+        present: le32([h[4], h[5], h[6], h[7]]),
+        ..Radiotap::default()
+    });
     read_fields(header, rt)?;
     if rt.flags.is_some_and(|f| f & Radiotap::FLAG_FCS_AT_END != 0) {
         // The FCS ends the frame as it was on the air; a frame cut by the snap length
@@ -112,7 +115,10 @@ fn read_fields(header: &[u8], rt: &mut Radiotap) -> Result<(), Stop> {
                 };
                 pos = pos.next_multiple_of(align);
                 let Some(field) = header.get(pos..pos + size) else {
-                    return Err(malformed(Layer::Radiotap, "radiotap field runs past it_len"));
+                    return Err(malformed(
+                        Layer::Radiotap,
+                        "radiotap field runs past it_len",
+                    ));
                 };
                 if seen & (1 << (b + bit)) == 0 {
                     seen |= 1 << (b + bit);
@@ -125,11 +131,18 @@ fn read_fields(header: &[u8], rt: &mut Radiotap) -> Result<(), Stop> {
             // Vendor namespace header: OUI (3), sub-namespace (1), skip length (u16),
             // 2-aligned; its data follows and is skipped whole.
             pos = pos.next_multiple_of(2);
-            let v = need::<6>(header, pos, Layer::Radiotap)
-                .map_err(|_| malformed(Layer::Radiotap, "radiotap vendor namespace runs past it_len"))?;
+            let v = need::<6>(header, pos, Layer::Radiotap).map_err(|_| {
+                malformed(
+                    Layer::Radiotap,
+                    "radiotap vendor namespace runs past it_len",
+                )
+            })?;
             pos += 6 + usize::from(le16([v[4], v[5]]));
             if pos > header.len() {
-                return Err(malformed(Layer::Radiotap, "radiotap vendor namespace runs past it_len"));
+                return Err(malformed(
+                    Layer::Radiotap,
+                    "radiotap vendor namespace runs past it_len",
+                ));
             }
             base = None;
         } else if word & BIT_RADIOTAP_NS != 0 {
@@ -204,7 +217,16 @@ fn store(rt: &mut Radiotap, bit: usize, f: &[u8]) {
                 flags: u8_at(11),
             })
         }
-        23 => rt.he = Some([u16_at(0), u16_at(2), u16_at(4), u16_at(6), u16_at(8), u16_at(10)]),
+        23 => {
+            rt.he = Some([
+                u16_at(0),
+                u16_at(2),
+                u16_at(4),
+                u16_at(6),
+                u16_at(8),
+                u16_at(10),
+            ])
+        }
         24 => {
             rt.he_mu = Some(HeMu {
                 flags1: u16_at(0),
@@ -235,8 +257,9 @@ mod tests {
     /// flags 0x10 (FCS at end), rate 0x16, channel 2462 MHz / 0x00a0, signal -70,
     /// pad, RX flags 0, then the second namespace's signal -70 and antenna 0.
     const ARKIME: [u8; 36] = [
-        0x00, 0x00, 0x24, 0x00, 0x2f, 0x40, 0x00, 0xa0, 0x20, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x28, 0xeb,
-        0x68, 0x28, 0x00, 0x00, 0x00, 0x00, 0x10, 0x16, 0x9e, 0x09, 0xa0, 0x00, 0xba, 0x00, 0x00, 0x00, 0xba, 0x00,
+        0x00, 0x00, 0x24, 0x00, 0x2f, 0x40, 0x00, 0xa0, 0x20, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x28, 0xeb, 0x68, 0x28, 0x00, 0x00, 0x00, 0x00, 0x10, 0x16, 0x9e, 0x09, 0xa0, 0x00,
+        0xba, 0x00, 0x00, 0x00, 0xba, 0x00,
     ];
 
     /// An 802.11 data frame header, To DS (IEEE 802.11-2020 9.3.2.1), sequence 0x123,
@@ -244,7 +267,9 @@ mod tests {
     fn wlan_data() -> Vec<u8> {
         cat(&[
             &[0x08, 0x01, 0x2c, 0x00],
-            &[2, 0, 0, 0, 0, 0xA1, 2, 0, 0, 0, 0, 0xA2, 2, 0, 0, 0, 0, 0xA3, 0x30, 0x12],
+            &[
+                2, 0, 0, 0, 0, 0xA1, 2, 0, 0, 0, 0, 0xA2, 2, 0, 0, 0, 0, 0xA3, 0x30, 0x12,
+            ],
             &snap(0x0800),
         ])
     }
@@ -270,7 +295,10 @@ mod tests {
         assert_eq!(rt.present, 0xa000402f);
         assert_eq!(rt.tsft_us, Some(0x2868eb28));
         assert_eq!((rt.flags, rt.rate_500kbps), (Some(0x10), Some(0x16)));
-        assert_eq!((rt.channel_mhz, rt.channel_flags), (Some(2462), Some(0x00a0)));
+        assert_eq!(
+            (rt.channel_mhz, rt.channel_flags),
+            (Some(2462), Some(0x00a0))
+        );
         assert_eq!((rt.signal_dbm, rt.rx_flags), (Some(-70), Some(0)));
         // The antenna only appears in the second namespace.
         assert_eq!(rt.antenna, Some(0));
@@ -292,37 +320,75 @@ mod tests {
             data.extend((0..size).map(|i| (bit * 16 + i) as u8));
         }
         // The flags byte comes out as 0x10, "FCS at end": so add one.
-        let f = with_fcs(cat(&[&header(&[0x0FFF_FFFF], &data), &wlan_data(), &ipv4_tcp(0)]));
+        let f = with_fcs(cat(&[
+            &header(&[0x0FFF_FFFF], &data),
+            &wlan_data(),
+            &ipv4_tcp(0),
+        ]));
         let d = dec(RT, &f);
         assert_eq!(d.stop, None);
         let rt = d.radiotap.unwrap();
-        let u16_at = |bit: usize, i: usize| u16::from_le_bytes([(bit * 16 + i) as u8, (bit * 16 + i + 1) as u8]);
-        let u32_at = |bit: usize, i: usize| u32::from_le_bytes(std::array::from_fn(|k| (bit * 16 + i + k) as u8));
+        let u16_at = |bit: usize, i: usize| {
+            u16::from_le_bytes([(bit * 16 + i) as u8, (bit * 16 + i + 1) as u8])
+        };
+        let u32_at = |bit: usize, i: usize| {
+            u32::from_le_bytes(std::array::from_fn(|k| (bit * 16 + i + k) as u8))
+        };
         assert_eq!(rt.tsft_us, Some(0x0706050403020100));
         assert_eq!((rt.flags, rt.rate_500kbps), (Some(0x10), Some(0x20)));
-        assert_eq!((rt.channel_mhz, rt.channel_flags), (Some(u16_at(3, 0)), Some(u16_at(3, 2))));
+        assert_eq!(
+            (rt.channel_mhz, rt.channel_flags),
+            (Some(u16_at(3, 0)), Some(u16_at(3, 2)))
+        );
         assert_eq!(rt.fhss, Some((0x40, 0x41)));
         assert_eq!((rt.signal_dbm, rt.noise_dbm), (Some(0x50), Some(0x60)));
         assert_eq!(rt.lock_quality, Some(u16_at(7, 0)));
-        assert_eq!((rt.tx_attenuation, rt.tx_attenuation_db), (Some(u16_at(8, 0)), Some(u16_at(9, 0))));
+        assert_eq!(
+            (rt.tx_attenuation, rt.tx_attenuation_db),
+            (Some(u16_at(8, 0)), Some(u16_at(9, 0)))
+        );
         assert_eq!(rt.tx_power_dbm, Some(0xA0u8 as i8));
-        assert_eq!((rt.antenna, rt.signal_db, rt.noise_db), (Some(0xB0), Some(0xC0), Some(0xD0)));
-        assert_eq!((rt.rx_flags, rt.tx_flags), (Some(u16_at(14, 0)), Some(u16_at(15, 0))));
+        assert_eq!(
+            (rt.antenna, rt.signal_db, rt.noise_db),
+            (Some(0xB0), Some(0xC0), Some(0xD0))
+        );
+        assert_eq!(
+            (rt.rx_flags, rt.tx_flags),
+            (Some(u16_at(14, 0)), Some(u16_at(15, 0)))
+        );
         assert_eq!((rt.rts_retries, rt.data_retries), (Some(0x00), Some(0x10)));
         let x = rt.xchannel.unwrap();
-        assert_eq!((x.flags, x.freq_mhz, x.channel, x.max_power), (u32_at(18, 0), u16_at(18, 4), 0x26, 0x27));
+        assert_eq!(
+            (x.flags, x.freq_mhz, x.channel, x.max_power),
+            (u32_at(18, 0), u16_at(18, 4), 0x26, 0x27)
+        );
         assert_eq!(rt.mcs, Some((0x30, 0x31, 0x32)));
         let a = rt.ampdu.unwrap();
-        assert_eq!((a.reference, a.flags, a.delimiter_crc), (u32_at(20, 0), u16_at(20, 4), 0x46));
+        assert_eq!(
+            (a.reference, a.flags, a.delimiter_crc),
+            (u32_at(20, 0), u16_at(20, 4), 0x46)
+        );
         let v = rt.vht.unwrap();
         assert_eq!((v.known, v.flags, v.bandwidth), (u16_at(21, 0), 0x52, 0x53));
-        assert_eq!((v.mcs_nss, v.coding, v.group_id, v.partial_aid), ([0x54, 0x55, 0x56, 0x57], 0x58, 0x59, u16_at(21, 10)));
+        assert_eq!(
+            (v.mcs_nss, v.coding, v.group_id, v.partial_aid),
+            ([0x54, 0x55, 0x56, 0x57], 0x58, 0x59, u16_at(21, 10))
+        );
         let t = rt.timestamp.unwrap();
-        assert_eq!((t.timestamp & 0xFF, t.accuracy, t.unit_position, t.flags), (0x60, u16_at(22, 8), 0x6A, 0x6B));
+        assert_eq!(
+            (t.timestamp & 0xFF, t.accuracy, t.unit_position, t.flags),
+            (0x60, u16_at(22, 8), 0x6A, 0x6B)
+        );
         assert_eq!(rt.he.unwrap()[5], u16_at(23, 10));
         let m = rt.he_mu.unwrap();
-        assert_eq!((m.flags1, m.flags2, m.ru_channel1, m.ru_channel2[3]), (u16_at(24, 0), u16_at(24, 2), [0x84, 0x85, 0x86, 0x87], 0x8B));
-        assert_eq!(rt.he_mu_other_user, Some((u16_at(25, 0), u16_at(25, 2), 0x94, 0x95)));
+        assert_eq!(
+            (m.flags1, m.flags2, m.ru_channel1, m.ru_channel2[3]),
+            (u16_at(24, 0), u16_at(24, 2), [0x84, 0x85, 0x86, 0x87], 0x8B)
+        );
+        assert_eq!(
+            rt.he_mu_other_user,
+            Some((u16_at(25, 0), u16_at(25, 2), 0x94, 0x95))
+        );
         assert_eq!(rt.zero_length_psdu, Some(0xA0));
         assert_eq!(rt.lsig, Some((u16_at(27, 0), u16_at(27, 2))));
         // The TCP header was found right after `it_len`: the walk did not matter for it,
@@ -336,18 +402,44 @@ mod tests {
         // namespace next, ext. Word 2: channel. Data at 16: flags; at 18 (2-aligned) the
         // vendor header (OUI 00:11:22, sub-namespace 0, skip length 3) and 3 vendor bytes;
         // at 28 (2-aligned) the channel.
-        let data = [0x00, 0xEE, 0x00, 0x11, 0x22, 0x00, 3, 0, 0xAA, 0xBB, 0xCC, 0xEE, 0x6c, 0x09, 0x80, 0x00];
-        let h = header(&[(1 << 1) | (1 << 30) | (1 << 31), 1 | (1 << 29) | (1 << 31), 1 << 3], &data);
+        let data = [
+            0x00, 0xEE, 0x00, 0x11, 0x22, 0x00, 3, 0, 0xAA, 0xBB, 0xCC, 0xEE, 0x6c, 0x09, 0x80,
+            0x00,
+        ];
+        let h = header(
+            &[
+                (1 << 1) | (1 << 30) | (1 << 31),
+                1 | (1 << 29) | (1 << 31),
+                1 << 3,
+            ],
+            &data,
+        );
         let d = dec(RT, &cat(&[&h, &wlan_data(), &ipv4_tcp(0)]));
         assert_eq!(d.stop, None);
         let rt = d.radiotap.unwrap();
-        assert_eq!((rt.flags, rt.channel_mhz, rt.channel_flags), (Some(0), Some(2412), Some(0x0080)));
+        assert_eq!(
+            (rt.flags, rt.channel_mhz, rt.channel_flags),
+            (Some(0), Some(2412), Some(0x0080))
+        );
         // A skip length past it_len is malformed.
         let mut bad = data;
         bad[6] = 200;
-        let h = header(&[(1 << 1) | (1 << 30) | (1 << 31), 1 | (1 << 29) | (1 << 31), 1 << 3], &bad);
+        let h = header(
+            &[
+                (1 << 1) | (1 << 30) | (1 << 31),
+                1 | (1 << 29) | (1 << 31),
+                1 << 3,
+            ],
+            &bad,
+        );
         let d = dec(RT, &cat(&[&h, &wlan_data()]));
-        assert_eq!(d.stop.unwrap(), crate::Stop { layer: Layer::Radiotap, reason: StopReason::Malformed("radiotap vendor namespace runs past it_len") });
+        assert_eq!(
+            d.stop.unwrap(),
+            crate::Stop {
+                layer: Layer::Radiotap,
+                reason: StopReason::Malformed("radiotap vendor namespace runs past it_len")
+            }
+        );
     }
 
     #[test]
@@ -371,10 +463,19 @@ mod tests {
         let h = header(&[1 << 1], &[0x10]);
         let wlan_header = &wlan_data()[..24];
         let d = dec(RT, &with_fcs(cat(&[&h, wlan_header])));
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Llc, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Llc, StopReason::Truncated)
+        );
         // Without the flag, the 4 bytes would be read as LLC.
         let plain = header(&[1 << 1], &[0x00]);
-        assert_eq!(dec(RT, &with_fcs(cat(&[&plain, wlan_header]))).stop.unwrap().reason, StopReason::Unsupported);
+        assert_eq!(
+            dec(RT, &with_fcs(cat(&[&plain, wlan_header])))
+                .stop
+                .unwrap()
+                .reason,
+            StopReason::Unsupported
+        );
         // IPv4 total length 0 (segmentation offload) measures up to the FCS.
         let mut ip = ipv4_tcp(10);
         ip[2] = 0;
@@ -399,15 +500,36 @@ mod tests {
     #[test]
     fn broken_headers() {
         let malformed = |f: &[u8]| match dec(RT, f).stop.unwrap() {
-            crate::Stop { layer: Layer::Radiotap, reason: StopReason::Malformed(what) } => what,
+            crate::Stop {
+                layer: Layer::Radiotap,
+                reason: StopReason::Malformed(what),
+            } => what,
             other => panic!("{other:?}"),
         };
-        assert_eq!(malformed(&[1, 0, 8, 0, 0, 0, 0, 0]), "radiotap version is not 0");
-        assert_eq!(malformed(&[0, 0, 7, 0, 0, 0, 0, 0]), "radiotap length below 8");
-        assert_eq!(malformed(&header(&[1 << 31], &[])), "radiotap presence words run past it_len");
-        assert_eq!(malformed(&header(&[1 << 3], &[0, 0])), "radiotap field runs past it_len");
+        assert_eq!(
+            malformed(&[1, 0, 8, 0, 0, 0, 0, 0]),
+            "radiotap version is not 0"
+        );
+        assert_eq!(
+            malformed(&[0, 0, 7, 0, 0, 0, 0, 0]),
+            "radiotap length below 8"
+        );
+        assert_eq!(
+            malformed(&header(&[1 << 31], &[])),
+            "radiotap presence words run past it_len"
+        );
+        assert_eq!(
+            malformed(&header(&[1 << 3], &[0, 0])),
+            "radiotap field runs past it_len"
+        );
         let d = dec(RT, &header(&[1], &[0; 8])[..12]);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Radiotap, StopReason::Truncated));
-        assert_eq!(dec(RT, &[0, 0, 8]).stop.unwrap().reason, StopReason::Truncated);
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Radiotap, StopReason::Truncated)
+        );
+        assert_eq!(
+            dec(RT, &[0, 0, 8]).stop.unwrap().reason,
+            StopReason::Truncated
+        );
     }
 }

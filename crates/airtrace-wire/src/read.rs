@@ -54,15 +54,24 @@ pub(crate) fn arr<const N: usize, const M: usize>(b: &[u8; M], at: usize) -> [u8
 
 #[inline(always)]
 pub(crate) const fn truncated(layer: Layer) -> Stop {
-    Stop { layer, reason: StopReason::Truncated }
+    Stop {
+        layer,
+        reason: StopReason::Truncated,
+    }
 }
 
 #[inline(always)]
 pub(crate) const fn malformed(layer: Layer, what: &'static str) -> Stop {
-    Stop { layer, reason: StopReason::Malformed(what) }
+    Stop {
+        layer,
+        reason: StopReason::Malformed(what),
+    }
 }
 
 #[inline(always)]
 pub(crate) const fn unsupported(layer: Layer) -> Stop {
-    Stop { layer, reason: StopReason::Unsupported }
+    Stop {
+        layer,
+        reason: StopReason::Unsupported,
+    }
 }

@@ -97,7 +97,12 @@ impl Reassembler {
     /// A reassembler holding at most `max_pending` incomplete datagrams (at least 1),
     /// each for at most `timeout_ns` nanoseconds after its latest fragment.
     pub fn new(max_pending: usize, timeout_ns: i64) -> Self {
-        Reassembler { max_pending: max_pending.max(1), timeout_ns, pending: Vec::new(), datagram: Vec::new() }
+        Reassembler {
+            max_pending: max_pending.max(1),
+            timeout_ns,
+            pending: Vec::new(),
+            datagram: Vec::new(),
+        }
     }
 
     /// Number of incomplete datagrams held.
@@ -116,15 +121,23 @@ impl Reassembler {
     /// [`decode`](crate::decode) from `frame`). On [`Push::Complete`], `out` is
     /// rewritten to describe the whole datagram.
     pub fn push(&mut self, now_ns: i64, frame: &[u8], out: &mut Decoded) -> Push {
-        let Some(ip) = out.ip else { return Push::NotFragment };
+        let Some(ip) = out.ip else {
+            return Push::NotFragment;
+        };
         let (IpAddr::V4(src), IpAddr::V4(dst)) = (ip.src, ip.dst) else {
             return Push::NotFragment;
         };
         if !ip.is_fragment() || ip.reassembled {
             return Push::NotFragment;
         }
-        self.pending.retain(|p| now_ns.saturating_sub(p.last_ns) <= self.timeout_ns);
-        let key = Key { src, dst, protocol: ip.protocol, id: ip.id };
+        self.pending
+            .retain(|p| now_ns.saturating_sub(p.last_ns) <= self.timeout_ns);
+        let key = Key {
+            src,
+            dst,
+            protocol: ip.protocol,
+            id: ip.id,
+        };
         let at = match self.pending.iter().position(|p| p.key == key) {
             Some(at) => at,
             None => {
@@ -152,12 +165,18 @@ impl Reassembler {
             return Push::Dropped;
         }
         let p = &self.pending[at];
-        let (Some(total), Some(first)) = (p.total, p.first) else { return Push::Held };
+        let (Some(total), Some(first)) = (p.total, p.first) else {
+            return Push::Held;
+        };
         if p.have.first() != Some(&(0..total)) {
             return Push::Held;
         }
         let p = self.pending.swap_remove(at);
-        let prefix = p.captured.first().filter(|r| r.start == 0).map_or(0, |r| r.end as usize);
+        let prefix = p
+            .captured
+            .first()
+            .filter(|r| r.start == 0)
+            .map_or(0, |r| r.end as usize);
         self.datagram = p.data;
         self.datagram.truncate(prefix);
         *out = Decoded {
@@ -198,7 +217,12 @@ impl Pending {
             }
             self.total = Some(end);
         }
-        if self.total.is_some_and(|t| end > t) || self.have.last().is_some_and(|r| self.total.is_some_and(|t| r.end > t)) {
+        if self.total.is_some_and(|t| end > t)
+            || self
+                .have
+                .last()
+                .is_some_and(|r| self.total.is_some_and(|t| r.end > t))
+        {
             return false;
         }
         if start == 0 {
@@ -320,7 +344,10 @@ mod tests {
         let (results, d) = push_all(&mut r, &fragments(&datagram, 1480), 68);
         assert_eq!(results.last(), Some(&Push::Complete));
         let t = *d.tcp().unwrap();
-        assert_eq!((t.payload_len, t.timestamps, t.dst_port), (4000, Some((5, 6)), 80));
+        assert_eq!(
+            (t.payload_len, t.timestamps, t.dst_port),
+            (4000, Some((5, 6)), 80)
+        );
         assert_eq!(d.stop, None);
         assert_eq!(r.datagram().len(), 48);
         assert_eq!(d.payload, 32..48);

@@ -29,7 +29,11 @@ fn protocol(hatype: u16, proto: u16, off: usize) -> Result<Next, Stop> {
         return Err(unsupported(Layer::Link));
     }
     match proto {
-        0x0600.. => Ok(Next::Ether { ty: proto, off, layer: Layer::Link }),
+        0x0600.. => Ok(Next::Ether {
+            ty: proto,
+            off,
+            layer: Layer::Link,
+        }),
         ETH_P_802_2 => Ok(Next::Llc(off)),
         _ => Err(unsupported(Layer::Link)),
     }
@@ -44,13 +48,23 @@ mod tests {
     /// SLL header (tcpdump.org LINKTYPE_LINUX_SLL): packet type 0 (to us), ARPHRD 1
     /// (Ethernet), address length 6, address padded to 8, protocol.
     fn sll(hatype: u16, proto: u16) -> Vec<u8> {
-        cat(&[&[0, 0], &hatype.to_be_bytes(), &[0, 6, 2, 0, 0, 0, 0, 1, 0, 0], &proto.to_be_bytes()])
+        cat(&[
+            &[0, 0],
+            &hatype.to_be_bytes(),
+            &[0, 6, 2, 0, 0, 0, 0, 1, 0, 0],
+            &proto.to_be_bytes(),
+        ])
     }
 
     /// SLL2 header (LINKTYPE_LINUX_SLL2): protocol, reserved, ifindex 3, ARPHRD, packet
     /// type, address length, address.
     fn sll2(hatype: u16, proto: u16) -> Vec<u8> {
-        cat(&[&proto.to_be_bytes(), &[0, 0, 0, 0, 0, 3], &hatype.to_be_bytes(), &[0, 6, 2, 0, 0, 0, 0, 1, 0, 0]])
+        cat(&[
+            &proto.to_be_bytes(),
+            &[0, 0, 0, 0, 0, 3],
+            &hatype.to_be_bytes(),
+            &[0, 6, 2, 0, 0, 0, 0, 1, 0, 0],
+        ])
     }
 
     #[test]
@@ -58,7 +72,10 @@ mod tests {
         let d = dec(LinkType::LINUX_SLL, &cat(&[&sll(1, 0x0800), &ipv4_tcp(3)]));
         assert_eq!(d.stop, None);
         assert_eq!(d.payload, 56..59);
-        let d = dec(LinkType::LINUX_SLL2, &cat(&[&sll2(1, 0x86DD), &ipv6(6, &tcp(&[], &[1]))]));
+        let d = dec(
+            LinkType::LINUX_SLL2,
+            &cat(&[&sll2(1, 0x86DD), &ipv6(6, &tcp(&[], &[1]))]),
+        );
         assert_eq!(d.stop, None);
         assert_eq!(d.payload, 80..81);
     }
@@ -81,7 +98,19 @@ mod tests {
 
     #[test]
     fn sll_truncated() {
-        assert_eq!(dec(LinkType::LINUX_SLL, &sll(1, 0x0800)[..15]).stop.unwrap().layer, Layer::Link);
-        assert_eq!(dec(LinkType::LINUX_SLL2, &sll2(1, 0x0800)[..19]).stop.unwrap().layer, Layer::Link);
+        assert_eq!(
+            dec(LinkType::LINUX_SLL, &sll(1, 0x0800)[..15])
+                .stop
+                .unwrap()
+                .layer,
+            Layer::Link
+        );
+        assert_eq!(
+            dec(LinkType::LINUX_SLL2, &sll2(1, 0x0800)[..19])
+                .stop
+                .unwrap()
+                .layer,
+            Layer::Link
+        );
     }
 }

@@ -11,7 +11,10 @@ use crate::read::{arr, be16, be32, malformed, need, truncated};
 pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<Next, Stop> {
     let declared = cx.declared_from(off);
     if declared < 20 {
-        return Err(malformed(Layer::Tcp, "IP payload shorter than a TCP header"));
+        return Err(malformed(
+            Layer::Tcp,
+            "IP payload shorter than a TCP header",
+        ));
     }
     let h = need::<20>(cx.f, off, Layer::Tcp)?;
     let header_len = usize::from(h[12] >> 4) * 4;
@@ -19,7 +22,10 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         return Err(malformed(Layer::Tcp, "TCP data offset below 5"));
     }
     if header_len > declared {
-        return Err(malformed(Layer::Tcp, "TCP data offset beyond the IP payload"));
+        return Err(malformed(
+            Layer::Tcp,
+            "TCP data offset beyond the IP payload",
+        ));
     }
     let captured = cx.f.len();
     let payload = (off + header_len).min(captured);
@@ -27,7 +33,9 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     // Filled in place rather than built on the stack and moved in: no copy of the
     // whole value on the hot path.
     out.transport = Transport::Tcp(Tcp::default());
-    let Transport::Tcp(tcp) = &mut out.transport else { return Ok(Next::Done) };
+    let Transport::Tcp(tcp) = &mut out.transport else {
+        return Ok(Next::Done);
+    };
     tcp.src_port = be16([h[0], h[1]]);
     tcp.dst_port = be16([h[2], h[3]]);
     tcp.seq = be32([h[4], h[5], h[6], h[7]]);
@@ -86,7 +94,9 @@ pub(crate) fn options(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(),
             (rest, declared) = (after, declared - 12);
         }
     }
-    if rest.len() == declared && (rest.is_empty() || only_sack(rest, tcp) || only_syn_options(rest, tcp)) {
+    if rest.len() == declared
+        && (rest.is_empty() || only_sack(rest, tcp) || only_syn_options(rest, tcp))
+    {
         return Ok(());
     }
     options_in_general(rest, declared, tcp)
@@ -96,7 +106,9 @@ pub(crate) fn options(opts: &[u8], declared: usize, tcp: &mut Tcp) -> Result<(),
 /// SACK permitted, timestamps, NOP, window scale; `false` if it is not.
 #[inline(always)]
 fn only_syn_options(opts: &[u8], tcp: &mut Tcp) -> bool {
-    let Ok(o) = <&[u8; 20]>::try_from(opts) else { return false };
+    let Ok(o) = <&[u8; 20]>::try_from(opts) else {
+        return false;
+    };
     let mss = [kind::MSS, 4];
     let sack_permitted_timestamps = [kind::SACK_PERMITTED, 2, kind::TIMESTAMPS, 10];
     let nop_window_scale = [kind::NOP, kind::WINDOW_SCALE, 3];
@@ -114,7 +126,12 @@ fn only_syn_options(opts: &[u8], tcp: &mut Tcp) -> bool {
 /// the `Result` would take a stack slot in the caller, and so a stack frame in the
 /// fast path.
 #[inline(never)]
-pub(crate) fn options_or_stop(opts: &[u8], declared: usize, tcp: &mut Tcp, stop: &mut Option<Stop>) {
+pub(crate) fn options_or_stop(
+    opts: &[u8],
+    declared: usize,
+    tcp: &mut Tcp,
+    stop: &mut Option<Stop>,
+) {
     if let Err(s) = options(opts, declared, tcp) {
         *stop = Some(s);
     }
@@ -124,7 +141,9 @@ pub(crate) fn options_or_stop(opts: &[u8], declared: usize, tcp: &mut Tcp, stop:
 /// section 3), into a `tcp` that holds no SACK block yet; `false` if it is not.
 #[inline(always)]
 fn only_sack(opts: &[u8], tcp: &mut Tcp) -> bool {
-    let Some((head, blocks)) = opts.split_first_chunk::<4>() else { return false };
+    let Some((head, blocks)) = opts.split_first_chunk::<4>() else {
+        return false;
+    };
     let n = blocks.len() / 8;
     if blocks.len() % 8 != 0 || !(1..=MAX_SACK_BLOCKS).contains(&n) {
         return false;
@@ -134,7 +153,10 @@ fn only_sack(opts: &[u8], tcp: &mut Tcp) -> bool {
         return false;
     }
     for (edges, b) in tcp.sack.iter_mut().zip(blocks.chunks_exact(8)) {
-        *edges = (be32([b[0], b[1], b[2], b[3]]), be32([b[4], b[5], b[6], b[7]]));
+        *edges = (
+            be32([b[0], b[1], b[2], b[3]]),
+            be32([b[4], b[5], b[6], b[7]]),
+        );
     }
     tcp.sack_count = n as u8;
     true
@@ -232,8 +254,14 @@ mod tests {
         p[20 + 13] = 0xFF; // every flag
         p[20 + 16..20 + 20].copy_from_slice(&[0xAB, 0xCD, 0x00, 0x07]);
         let t = tcp_of(&dec(RAW, &p));
-        assert_eq!((t.src_port, t.dst_port, t.seq, t.ack), (1234, 80, 1000, 2000));
-        assert_eq!((t.window, t.checksum, t.urgent, t.header_len, t.payload_len), (4096, 0xABCD, 7, 20, 0));
+        assert_eq!(
+            (t.src_port, t.dst_port, t.seq, t.ack),
+            (1234, 80, 1000, 2000)
+        );
+        assert_eq!(
+            (t.window, t.checksum, t.urgent, t.header_len, t.payload_len),
+            (4096, 0xABCD, 7, 20, 0)
+        );
         assert_eq!(t.flags, 0x1FF);
         assert!(t.has(tcp_flags::NS) && t.has(tcp_flags::CWR) && t.has(tcp_flags::FIN));
     }
@@ -243,12 +271,16 @@ mod tests {
         // MSS (RFC 9293 3.2), NOP, window scale (RFC 7323 2.2), SACK-permitted (RFC 2018
         // 2), timestamps (RFC 7323 3.2), an unknown kind 30 of length 4, EOL, padding.
         let opts = [
-            2, 4, 0x05, 0xB4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 30, 4, 0, 0, 0, 0, 0, 0,
+            2, 4, 0x05, 0xB4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 30, 4, 0, 0, 0, 0,
+            0, 0,
         ];
         let d = with_options(&opts);
         assert_eq!(d.stop, None);
         let t = tcp_of(&d);
-        assert_eq!((t.mss, t.window_scale, t.sack_permitted, t.timestamps), (Some(1460), Some(7), true, Some((1, 2))));
+        assert_eq!(
+            (t.mss, t.window_scale, t.sack_permitted, t.timestamps),
+            (Some(1460), Some(7), true, Some((1, 2)))
+        );
         assert_eq!((t.header_len, t.payload_len), (48, 3));
         assert_eq!(d.payload.len(), 3);
     }
@@ -266,9 +298,14 @@ mod tests {
             assert_eq!(t.sack_blocks(), &want[..]);
         }
         // The usual Linux layout: NOP NOP TS NOP NOP SACK.
-        let opts = [1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8, 1, 1, 5, 10, 0, 0, 1, 0, 0, 0, 2, 0];
+        let opts = [
+            1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8, 1, 1, 5, 10, 0, 0, 1, 0, 0, 0, 2, 0,
+        ];
         let t = tcp_of(&with_options(&opts));
-        assert_eq!((t.timestamps, t.sack_blocks()), (Some((9, 8)), &[(256, 512)][..]));
+        assert_eq!(
+            (t.timestamps, t.sack_blocks()),
+            (Some((9, 8)), &[(256, 512)][..])
+        );
     }
 
     #[test]
@@ -278,14 +315,27 @@ mod tests {
             (&[1, 1, 30, 9][..], "TCP option runs past the header"),
             (&[2, 3, 0, 1][..], "TCP MSS option length is not 4"),
             (&[3, 2, 1, 1][..], "TCP window scale option length is not 3"),
-            (&[4, 3, 0, 1][..], "TCP SACK-permitted option length is not 2"),
-            (&[5, 6, 0, 0, 0, 0, 1, 1][..], "TCP SACK option length is not 2 + 8n"),
-            (&[8, 6, 0, 0, 0, 0, 1, 1][..], "TCP timestamps option length is not 10"),
+            (
+                &[4, 3, 0, 1][..],
+                "TCP SACK-permitted option length is not 2",
+            ),
+            (
+                &[5, 6, 0, 0, 0, 0, 1, 1][..],
+                "TCP SACK option length is not 2 + 8n",
+            ),
+            (
+                &[8, 6, 0, 0, 0, 0, 1, 1][..],
+                "TCP timestamps option length is not 10",
+            ),
             (&[1, 1, 1, 30][..], "TCP option without a length byte"),
         ] {
             let d = with_options(opts);
             assert_eq!(d.stop.unwrap().layer, Layer::TcpOptions, "{opts:?}");
-            assert_eq!(d.stop.unwrap().reason, StopReason::Malformed(what), "{opts:?}");
+            assert_eq!(
+                d.stop.unwrap().reason,
+                StopReason::Malformed(what),
+                "{opts:?}"
+            );
             assert_eq!(tcp_of(&d).dst_port, 80);
             assert_eq!(tcp_of(&d).payload_len, 3);
         }
@@ -294,10 +344,16 @@ mod tests {
     #[test]
     fn options_cut_by_the_snap_length() {
         // 12 bytes of options, 6 captured: the MSS option is read, then the capture ends.
-        let p = ipv4(6, &tcp(&[2, 4, 0x05, 0xB4, 1, 1, 8, 10, 0, 0, 0, 1], &[0; 100]));
+        let p = ipv4(
+            6,
+            &tcp(&[2, 4, 0x05, 0xB4, 1, 1, 8, 10, 0, 0, 0, 1], &[0; 100]),
+        );
         let mut d = Decoded::default();
         decode(RAW, &p[..46], p.len() as u32, &mut d);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::TcpOptions, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::TcpOptions, StopReason::Truncated)
+        );
         let t = tcp_of(&d);
         assert_eq!((t.mss, t.payload_len), (Some(1460), 100));
         assert_eq!(d.payload, 46..46);
@@ -318,14 +374,23 @@ mod tests {
         let mut p = ipv4(6, &tcp(&[], &[]));
         p[32] = 4 << 4;
         let d = dec(RAW, &p);
-        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("TCP data offset below 5"));
+        assert_eq!(
+            d.stop.unwrap().reason,
+            StopReason::Malformed("TCP data offset below 5")
+        );
         assert!(d.tcp().is_none());
         let mut p = ipv4(6, &tcp(&[], &[0; 8]));
         p[32] = 8 << 4; // 32-byte header in a 28-byte IP payload
         let d = dec(RAW, &p);
-        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("TCP data offset beyond the IP payload"));
+        assert_eq!(
+            d.stop.unwrap().reason,
+            StopReason::Malformed("TCP data offset beyond the IP payload")
+        );
         let d = dec(RAW, &ipv4(6, &[0; 12]));
-        assert_eq!(d.stop.unwrap().reason, StopReason::Malformed("IP payload shorter than a TCP header"));
+        assert_eq!(
+            d.stop.unwrap().reason,
+            StopReason::Malformed("IP payload shorter than a TCP header")
+        );
     }
 
     #[test]
@@ -338,7 +403,9 @@ mod tests {
             o.extend((0..8 * n as u8).map(|b| b.wrapping_mul(37)));
             o
         };
-        let syn = [2u8, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
+        let syn = [
+            2u8, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+        ];
         let mut layouts: Vec<Vec<u8>> = vec![ts.to_vec(), syn.to_vec()];
         // Five blocks fit in the options area only without timestamps; the walk keeps
         // the first four.
@@ -359,7 +426,25 @@ mod tests {
                 }
             }
             for at in 0..o.len() {
-                for value in [0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 17, 18, 26, 34, 42, 0xFF, o[at] ^ 0x80] {
+                for value in [
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    8,
+                    9,
+                    10,
+                    11,
+                    17,
+                    18,
+                    26,
+                    34,
+                    42,
+                    0xFF,
+                    o[at] ^ 0x80,
+                ] {
                     let mut m = o.clone();
                     m[at] = value;
                     same(&m, m.len());
@@ -373,7 +458,10 @@ mod tests {
         let p = ipv4_tcp(0);
         let mut d = Decoded::default();
         decode(RAW, &p[..39], p.len() as u32, &mut d);
-        assert_eq!((d.stop.unwrap().layer, d.stop.unwrap().reason), (Layer::Tcp, StopReason::Truncated));
+        assert_eq!(
+            (d.stop.unwrap().layer, d.stop.unwrap().reason),
+            (Layer::Tcp, StopReason::Truncated)
+        );
         assert!(d.tcp().is_none() && d.ip.is_some());
     }
 }

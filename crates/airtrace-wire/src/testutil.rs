@@ -18,7 +18,11 @@ pub fn cat(parts: &[&[u8]]) -> Vec<u8> {
 /// Ethernet II header (IEEE 802.3 clause 3.2): destination 02:00:00:00:00:02, source
 /// 02:00:00:00:00:01, then `ty`.
 pub fn eth(ty: u16, payload: &[u8]) -> Vec<u8> {
-    cat(&[&[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1], &ty.to_be_bytes(), payload])
+    cat(&[
+        &[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1],
+        &ty.to_be_bytes(),
+        payload,
+    ])
 }
 
 /// IPv4 header without options (RFC 791 section 3.1): 0x45, TOS 0, total length, ID
@@ -42,7 +46,14 @@ pub fn ipv6(next: u8, payload: &[u8]) -> Vec<u8> {
     let (mut src, mut dst) = (addr, addr);
     src[15] = 1;
     dst[15] = 2;
-    cat(&[&[0x60, 0, 0, 0], &(payload.len() as u16).to_be_bytes(), &[next, 64], &src, &dst, payload])
+    cat(&[
+        &[0x60, 0, 0, 0],
+        &(payload.len() as u16).to_be_bytes(),
+        &[next, 64],
+        &src,
+        &dst,
+        payload,
+    ])
 }
 
 /// TCP header (RFC 9293 section 3.1): ports 1234 -> 80, seq 1000, ack 2000, data offset
@@ -52,7 +63,28 @@ pub fn tcp(options: &[u8], payload: &[u8]) -> Vec<u8> {
     assert_eq!(options.len() % 4, 0);
     let offset = ((20 + options.len()) / 4) as u8;
     cat(&[
-        &[0x04, 0xD2, 0, 80, 0, 0, 0x03, 0xE8, 0, 0, 0x07, 0xD0, offset << 4, 0x18, 0x10, 0, 0, 0, 0, 0],
+        &[
+            0x04,
+            0xD2,
+            0,
+            80,
+            0,
+            0,
+            0x03,
+            0xE8,
+            0,
+            0,
+            0x07,
+            0xD0,
+            offset << 4,
+            0x18,
+            0x10,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ],
         options,
         payload,
     ])
@@ -60,7 +92,13 @@ pub fn tcp(options: &[u8], payload: &[u8]) -> Vec<u8> {
 
 /// UDP header (RFC 768): ports, length, checksum 0.
 pub fn udp(src: u16, dst: u16, payload: &[u8]) -> Vec<u8> {
-    cat(&[&src.to_be_bytes(), &dst.to_be_bytes(), &((8 + payload.len()) as u16).to_be_bytes(), &[0, 0], payload])
+    cat(&[
+        &src.to_be_bytes(),
+        &dst.to_be_bytes(),
+        &((8 + payload.len()) as u16).to_be_bytes(),
+        &[0, 0],
+        payload,
+    ])
 }
 
 /// An IPv4 + TCP packet with `payload_len` bytes of payload (0xAB), no options.

@@ -12,7 +12,10 @@ pub(crate) const GTP_U_PORT: u16 = 2152;
 pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<Next, Stop> {
     let declared = cx.declared_from(off);
     if declared < 8 {
-        return Err(malformed(Layer::Udp, "IP payload shorter than a UDP header"));
+        return Err(malformed(
+            Layer::Udp,
+            "IP payload shorter than a UDP header",
+        ));
     }
     let h = need::<8>(cx.f, off, Layer::Udp)?;
     // Length 0 is only legal in IPv6 jumbograms (RFC 2675 section 4); take the IP's.
@@ -48,7 +51,10 @@ mod tests {
     fn header_fields_and_payload() {
         let d = dec(RAW, &ipv4(17, &udp(5353, 53, &[1, 2, 3])));
         let u = *d.udp().unwrap();
-        assert_eq!((u.src_port, u.dst_port, u.payload_len, u.checksum), (5353, 53, 3, 0));
+        assert_eq!(
+            (u.src_port, u.dst_port, u.payload_len, u.checksum),
+            (5353, 53, 3, 0)
+        );
         assert_eq!(d.payload, 28..31);
         assert_eq!(d.stop, None);
     }
@@ -58,14 +64,20 @@ mod tests {
         let mut p = ipv4(17, &udp(1, 2, &[0; 10]));
         p[25] = 12; // UDP length 12: 4 payload bytes, 6 bytes of trailer
         let d = dec(RAW, &p);
-        assert_eq!((d.udp().unwrap().payload_len, d.payload.clone()), (4, 28..32));
+        assert_eq!(
+            (d.udp().unwrap().payload_len, d.payload.clone()),
+            (4, 28..32)
+        );
     }
 
     #[test]
     fn bad_lengths() {
         let mut p = ipv4(17, &udp(1, 2, &[0; 4]));
         p[25] = 7;
-        assert_eq!(dec(RAW, &p).stop.unwrap().reason, StopReason::Malformed("UDP length below 8"));
+        assert_eq!(
+            dec(RAW, &p).stop.unwrap().reason,
+            StopReason::Malformed("UDP length below 8")
+        );
         p[25] = 0; // length 0: the IP length decides
         assert_eq!(dec(RAW, &p).udp().unwrap().payload_len, 4);
         let d = dec(RAW, &ipv4(17, &[0; 6]));

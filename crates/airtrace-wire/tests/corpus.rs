@@ -27,7 +27,9 @@ fn records(name: &str) -> Option<Vec<Record>> {
     let raw = std::fs::read(&path).ok()?;
     let bytes = if name.ends_with(".gz") {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).unwrap();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
         out
     } else {
         raw
@@ -39,9 +41,18 @@ fn records(name: &str) -> Option<Vec<Record>> {
     let link = LinkType(header.network.0 as u32);
     let mut out = Vec::new();
     while !rest.is_empty() {
-        let parsed = if header.is_bigendian() { parse_pcap_frame_be(rest) } else { parse_pcap_frame(rest) };
-        let (next, block) = parsed.unwrap_or_else(|e| panic!("{name}: record {}: {e:?}", out.len() + 1));
-        out.push(Record { link, orig_len: block.origlen, data: block.data.to_vec() });
+        let parsed = if header.is_bigendian() {
+            parse_pcap_frame_be(rest)
+        } else {
+            parse_pcap_frame(rest)
+        };
+        let (next, block) =
+            parsed.unwrap_or_else(|e| panic!("{name}: record {}: {e:?}", out.len() + 1));
+        out.push(Record {
+            link,
+            orig_len: block.origlen,
+            data: block.data.to_vec(),
+        });
         rest = next;
     }
     Some(out)
@@ -93,7 +104,9 @@ macro_rules! corpus_or_skip {
 
 #[test]
 fn every_corpus_file_decodes_without_malformed_headers() {
-    let Ok(dir) = std::fs::read_dir(corpus()) else { return };
+    let Ok(dir) = std::fs::read_dir(corpus()) else {
+        return;
+    };
     let mut names: Vec<String> = dir
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n.contains(".pcap") || n.contains(".dmp"))
@@ -107,10 +120,15 @@ fn every_corpus_file_decodes_without_malformed_headers() {
         let mut stops = std::collections::BTreeMap::new();
         for d in &decoded {
             if let Some(s) = d.stop {
-                *stops.entry(format!("{}:{:?}", s.layer.name(), s.reason)).or_insert(0) += 1;
+                *stops
+                    .entry(format!("{}:{:?}", s.layer.name(), s.reason))
+                    .or_insert(0) += 1;
             }
         }
-        eprintln!("{name}: {} frames, {tcp} TCP, stops {stops:?}", records.len());
+        eprintln!(
+            "{name}: {} frames, {tcp} TCP, stops {stops:?}",
+            records.len()
+        );
         // The only malformed headers in the corpus are SYN/ACKs from one host whose
         // timestamps option runs past the options area; tshark 4.0 flags the same
         // frames ("option goes past end of options").
@@ -119,11 +137,17 @@ fn every_corpus_file_decodes_without_malformed_headers() {
             "tcptrace_long_rtt.dmp.gz" => 1,
             _ => 0,
         };
-        let malformed: Vec<_> =
-            decoded.iter().filter_map(|d| d.stop).filter(|s| matches!(s.reason, StopReason::Malformed(_))).collect();
+        let malformed: Vec<_> = decoded
+            .iter()
+            .filter_map(|d| d.stop)
+            .filter(|s| matches!(s.reason, StopReason::Malformed(_)))
+            .collect();
         assert_eq!(malformed.len(), expected, "{name}: {malformed:?}");
         assert!(malformed.iter().all(|s| s.layer == Layer::TcpOptions));
-        assert!(tcp > 0 || name.contains("radiotap"), "{name}: no TCP decoded");
+        assert!(
+            tcp > 0 || name.contains("radiotap"),
+            "{name}: no TCP decoded"
+        );
     }
 }
 
@@ -144,8 +168,12 @@ fn arkime_80211http_retries_repeat_the_sequence_number() {
         assert_eq!(r.tcp().unwrap().seq, o.tcp().unwrap().seq);
         assert_eq!(r.payload.len(), o.payload.len());
     }
-    let retries: Vec<usize> =
-        d.iter().enumerate().filter(|(_, d)| d.wlan.is_some_and(|w| w.retry)).map(|(i, _)| i + 1).collect();
+    let retries: Vec<usize> = d
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.wlan.is_some_and(|w| w.retry))
+        .map(|(i, _)| i + 1)
+        .collect();
     assert_eq!(retries, [14, 17]);
     // Every frame has radiotap with the FCS flag; 11 Mb/s; RSSI in -25..-76 dBm.
     for x in &d {
@@ -171,7 +199,10 @@ fn libtrace_radiotap_frames() {
     let records = corpus_or_skip!("libtrace_10_packets_radiotap.pcap");
     let d = decode_all(&records);
     assert_eq!(d.len(), 10);
-    assert_eq!(d.iter().filter(|d| d.wlan.is_some_and(|w| w.retry)).count(), 4);
+    assert_eq!(
+        d.iter().filter(|d| d.wlan.is_some_and(|w| w.retry)).count(),
+        4
+    );
     for x in &d {
         assert!(x.radiotap.is_some());
         let w = x.wlan.unwrap();
@@ -210,12 +241,19 @@ fn arkime_gtp_iphone_tcp_inside_gtp_u() {
             let (ip, t) = (x.ip.unwrap(), x.tcp().unwrap());
             let a = (ip.src, t.src_port);
             let b = (ip.dst, t.dst_port);
-            if a < b { (a, b) } else { (b, a) }
+            if a < b {
+                (a, b)
+            } else {
+                (b, a)
+            }
         })
         .collect();
     pairs.dedup();
     assert_eq!(pairs.len(), 1);
-    let syns = tcp.iter().filter(|x| x.tcp().unwrap().flags == airtrace_wire::tcp_flags::SYN).count();
+    let syns = tcp
+        .iter()
+        .filter(|x| x.tcp().unwrap().flags == airtrace_wire::tcp_flags::SYN)
+        .count();
     assert_eq!(syns, 4);
 }
 
@@ -236,10 +274,16 @@ fn tcptrace_6syns_malformed_options_keep_the_header() {
     assert_eq!(bad.len(), 2, "{bad:?}");
     assert_eq!(bad[0], 5);
     let f5 = &d[4];
-    assert_eq!(f5.stop.unwrap().reason, StopReason::Malformed("TCP option runs past the header"));
+    assert_eq!(
+        f5.stop.unwrap().reason,
+        StopReason::Malformed("TCP option runs past the header")
+    );
     let t = f5.tcp().unwrap();
     assert_eq!((t.src_port, t.dst_port, t.header_len), (9080, 4333, 40));
-    assert_eq!((t.mss, t.window_scale, t.sack_permitted, t.timestamps), (Some(1460), Some(3), true, None));
+    assert_eq!(
+        (t.mss, t.window_scale, t.sack_permitted, t.timestamps),
+        (Some(1460), Some(3), true, None)
+    );
 }
 
 /// MANIFEST.md: an FDDI capture (link type 10) of one HTTP/1.0 fetch, 27 frames.
@@ -258,7 +302,13 @@ fn tcptrace_fddi_capture() {
 fn libtrace_ip_in_mpls() {
     let records = corpus_or_skip!("libtrace_ip-in-mpls.pcap.gz");
     let d = decode_all(&records);
-    let iperf = d.iter().filter(|x| x.tcp().is_some_and(|t| t.dst_port == 5001 || t.src_port == 5001)).count();
+    let iperf = d
+        .iter()
+        .filter(|x| {
+            x.tcp()
+                .is_some_and(|t| t.dst_port == 5001 || t.src_port == 5001)
+        })
+        .count();
     assert!(iperf > 10_000 - 1000, "{iperf}");
     assert!(d.iter().all(|x| x.tunnel_depth == 0));
 }

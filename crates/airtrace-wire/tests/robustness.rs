@@ -9,8 +9,14 @@ use proptest::prelude::*;
 
 /// Ranges in `Decoded` always lie within the frame.
 fn ranges_within(d: &Decoded, len: usize) {
-    assert!(d.payload.start <= d.payload.end && d.payload.end <= len, "{d:?}");
-    assert!(d.ip_payload.start <= d.ip_payload.end && d.ip_payload.end <= len, "{d:?}");
+    assert!(
+        d.payload.start <= d.payload.end && d.payload.end <= len,
+        "{d:?}"
+    );
+    assert!(
+        d.ip_payload.start <= d.ip_payload.end && d.ip_payload.end <= len,
+        "{d:?}"
+    );
 }
 
 proptest! {

@@ -22,24 +22,39 @@ fn check(spec: &Spec, frame: &[u8], d: &Decoded) {
     assert_eq!(d.stop, None);
     assert_eq!(d.tunnel_depth, spec.link.tunnel_depth());
     let ip = d.ip.unwrap();
-    assert_eq!((ip.src, ip.dst, ip.ttl), (addr(spec, spec.src), addr(spec, spec.dst), spec.ttl));
+    assert_eq!(
+        (ip.src, ip.dst, ip.ttl),
+        (addr(spec, spec.src), addr(spec, spec.dst), spec.ttl)
+    );
     let ip_start = spec.link.header_len() + spec.ip_header_len();
     assert_eq!(d.ip_payload, ip_start..frame.len());
     assert_eq!(&frame[d.payload.clone()], &spec.payload[..]);
     match &spec.transport {
         Transport::Udp(s, dst) => {
             let u = d.udp().unwrap();
-            assert_eq!((u.src_port, u.dst_port, u.payload_len), (*s, *dst, spec.payload.len() as u32));
+            assert_eq!(
+                (u.src_port, u.dst_port, u.payload_len),
+                (*s, *dst, spec.payload.len() as u32)
+            );
             assert_eq!(ip.protocol, 17);
         }
         Transport::Tcp(t) => {
             let got = d.tcp().unwrap();
             assert_eq!(ip.protocol, 6);
-            assert_eq!((got.src_port, got.dst_port), (t.source_port, t.destination_port));
-            assert_eq!((got.seq, got.ack), (t.sequence_number, t.acknowledgment_number));
+            assert_eq!(
+                (got.src_port, got.dst_port),
+                (t.source_port, t.destination_port)
+            );
+            assert_eq!(
+                (got.seq, got.ack),
+                (t.sequence_number, t.acknowledgment_number)
+            );
             assert_eq!((got.window, got.urgent), (t.window_size, t.urgent_pointer));
             // The builder fills in the checksum.
-            assert_eq!(got.checksum.to_be_bytes(), frame[ip_start + 16..ip_start + 18]);
+            assert_eq!(
+                got.checksum.to_be_bytes(),
+                frame[ip_start + 16..ip_start + 18]
+            );
             assert_eq!(usize::from(got.header_len), t.header_len());
             assert_eq!(got.payload_len as usize, spec.payload.len());
             let flags = [
@@ -56,7 +71,8 @@ fn check(spec: &Spec, frame: &[u8], d: &Decoded) {
             for (set, bit) in flags {
                 assert_eq!(got.has(bit), set, "flag {bit:#x}");
             }
-            let (mut mss, mut ws, mut sack_ok, mut ts, mut sack) = (None, None, false, None, vec![]);
+            let (mut mss, mut ws, mut sack_ok, mut ts, mut sack) =
+                (None, None, false, None, vec![]);
             for o in t.options_iterator() {
                 match o.unwrap() {
                     TcpOptionElement::MaximumSegmentSize(v) => mss = Some(v),
@@ -70,7 +86,15 @@ fn check(spec: &Spec, frame: &[u8], d: &Decoded) {
                     TcpOptionElement::Noop => {}
                 }
             }
-            assert_eq!((got.mss, got.window_scale, got.sack_permitted, got.timestamps), (mss, ws, sack_ok, ts));
+            assert_eq!(
+                (
+                    got.mss,
+                    got.window_scale,
+                    got.sack_permitted,
+                    got.timestamps
+                ),
+                (mss, ws, sack_ok, ts)
+            );
             assert_eq!(got.sack_blocks(), &sack[..]);
         }
     }

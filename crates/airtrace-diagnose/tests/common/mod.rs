@@ -31,11 +31,18 @@ pub fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
     };
     let scenario = Scenario::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
     let out = dir.join("bundle");
-    run(&scenario, &text, Options { out: Some(&out), ..Options::default() }).unwrap();
+    run(
+        &scenario,
+        &text,
+        Options {
+            out: Some(&out),
+            ..Options::default()
+        },
+    )
+    .unwrap();
     diagnose_file(&out.join("sender.pcap")).unwrap().1
 }
 
 pub fn of<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
     findings.iter().filter(|f| f.kind == kind).collect()
 }
-

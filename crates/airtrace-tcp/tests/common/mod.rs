@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use airtrace_tcp::{Config, Endpoint, Flags, SenderState, Segment};
+use airtrace_tcp::{Config, Endpoint, Flags, Segment, SenderState};
 
 pub const A: usize = 0;
 pub const B: usize = 1;
@@ -387,7 +387,12 @@ pub fn line(s: &Sent) -> String {
     let _ = write!(out, " win {}", s.seg.window);
     for (l, r) in s.seg.options.sack.iter() {
         let base = ISN[1 - s.from];
-        let _ = write!(out, " sack {}:{}", l.wrapping_sub(base), r.wrapping_sub(base));
+        let _ = write!(
+            out,
+            " sack {}:{}",
+            l.wrapping_sub(base),
+            r.wrapping_sub(base)
+        );
     }
     if s.seg.ect {
         out.push_str(" ect");

@@ -33,9 +33,9 @@ pub enum Link {
 /// 9.3.2.1, sequence 0x100), QoS control 0, and LLC/SNAP for IPv4 (RFC 1042). The last
 /// byte, the EtherType's low byte, is set per IP version.
 const RADIOTAP_WLAN: [u8; 58] = [
-    0x00, 0x00, 0x18, 0x00, 0x2f, 0x00, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 0x00, 0x16, 0x9e, 0x09, 0xa0, 0x00, 0xba,
-    0x00, 0x88, 0x02, 0x2c, 0x00, 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0, 2, 0x00, 0x10, 0x00, 0x00, 0xaa,
-    0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00,
+    0x00, 0x00, 0x18, 0x00, 0x2f, 0x00, 0x00, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 0x00, 0x16, 0x9e, 0x09,
+    0xa0, 0x00, 0xba, 0x00, 0x88, 0x02, 0x2c, 0x00, 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 3, 2, 0, 0, 0,
+    0, 2, 0x00, 0x10, 0x00, 0x00, 0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00,
 ];
 
 impl Link {
@@ -77,7 +77,12 @@ impl Link {
             Link::Raw => vec![(1, Layer::Link)],
             Link::Radiotap => vec![(24, Layer::Radiotap), (50, Layer::Wlan), (58, Layer::Llc)],
             // GTP-U: 8 bytes of header, then the inner version nibble.
-            Link::SllGtp => vec![(16, Layer::Link), (36, Layer::Ipv4), (44, Layer::Udp), (53, Layer::Tunnel)],
+            Link::SllGtp => vec![
+                (16, Layer::Link),
+                (36, Layer::Ipv4),
+                (44, Layer::Udp),
+                (53, Layer::Tunnel),
+            ],
         }
     }
 }
@@ -103,7 +108,11 @@ pub struct Spec {
 
 impl Spec {
     pub fn ip_header_len(&self) -> usize {
-        if self.ipv6 { 40 } else { 20 }
+        if self.ipv6 {
+            40
+        } else {
+            20
+        }
     }
 
     /// Where a frame cut at `cut` bytes must stop: the layer of the first header that
@@ -120,7 +129,10 @@ impl Spec {
             }
             Transport::Udp(..) => edges.push((ip_end + 8, Layer::Udp)),
         }
-        edges.into_iter().find(|&(end, _)| cut < end).map(|(_, layer)| layer)
+        edges
+            .into_iter()
+            .find(|&(end, _)| cut < end)
+            .map(|(_, layer)| layer)
     }
 
     /// Serialize with etherparse's `PacketBuilder`.
@@ -138,7 +150,10 @@ impl Spec {
         } else {
             let s: [u8; 4] = self.src[..4].try_into().unwrap();
             let d: [u8; 4] = self.dst[..4].try_into().unwrap();
-            IpHeaders::Ipv4(Ipv4Header::new(0, self.ttl, IpNumber::TCP, s, d).unwrap(), Default::default())
+            IpHeaders::Ipv4(
+                Ipv4Header::new(0, self.ttl, IpNumber::TCP, s, d).unwrap(),
+                Default::default(),
+            )
         };
         let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
         let vid = |v: u16| VlanId::try_new(v).unwrap();
@@ -146,16 +161,28 @@ impl Spec {
         macro_rules! finish {
             ($step:expr) => {
                 match &self.transport {
-                    Transport::Tcp(t) => $step.tcp_header(t.clone()).write(&mut out, &self.payload).unwrap(),
-                    Transport::Udp(s, d) => $step.udp(*s, *d).write(&mut out, &self.payload).unwrap(),
+                    Transport::Tcp(t) => $step
+                        .tcp_header(t.clone())
+                        .write(&mut out, &self.payload)
+                        .unwrap(),
+                    Transport::Udp(s, d) => {
+                        $step.udp(*s, *d).write(&mut out, &self.payload).unwrap()
+                    }
                 }
             };
         }
         match self.link {
             Link::Ethernet => finish!(PacketBuilder::ethernet2(a, b).ip(ip)),
             Link::Vlan(v) => finish!(PacketBuilder::ethernet2(a, b).single_vlan(vid(v)).ip(ip)),
-            Link::QinQ(o, i) => finish!(PacketBuilder::ethernet2(a, b).double_vlan(vid(o), vid(i)).ip(ip)),
-            Link::LinuxSll => finish!(PacketBuilder::linux_sll(LinuxSllPacketType::HOST, 6, [2, 0, 0, 0, 0, 1, 0, 0]).ip(ip)),
+            Link::QinQ(o, i) => finish!(PacketBuilder::ethernet2(a, b)
+                .double_vlan(vid(o), vid(i))
+                .ip(ip)),
+            Link::LinuxSll => finish!(PacketBuilder::linux_sll(
+                LinuxSllPacketType::HOST,
+                6,
+                [2, 0, 0, 0, 0, 1, 0, 0]
+            )
+            .ip(ip)),
             Link::Raw | Link::Radiotap | Link::SllGtp => finish!(PacketBuilder::ip(ip)),
         }
         match self.link {
@@ -236,22 +263,36 @@ fn tcp_options() -> impl Strategy<Value = Vec<TcpOptionElement>> {
             }
             o
         })
-        .prop_filter("options fit in 40 bytes", |o| TcpHeader::default().set_options(o).is_ok())
+        .prop_filter("options fit in 40 bytes", |o| {
+            TcpHeader::default().set_options(o).is_ok()
+        })
 }
 
 fn tcp_header() -> impl Strategy<Value = TcpHeader> {
-    (any::<(u16, u16, u32, u32, u16, u16)>(), any::<u16>(), tcp_options()).prop_map(
-        |((sp, dp, seq, ack, win, urg), flags, opts)| {
+    (
+        any::<(u16, u16, u32, u32, u16, u16)>(),
+        any::<u16>(),
+        tcp_options(),
+    )
+        .prop_map(|((sp, dp, seq, ack, win, urg), flags, opts)| {
             let mut t = TcpHeader::new(sp, dp, seq, win);
             t.acknowledgment_number = ack;
             t.urgent_pointer = urg;
             let bit = |n: u16| flags & (1 << n) != 0;
-            (t.fin, t.syn, t.rst, t.psh, t.ack, t.urg, t.ece, t.cwr, t.ns) =
-                (bit(0), bit(1), bit(2), bit(3), bit(4), bit(5), bit(6), bit(7), bit(8));
+            (t.fin, t.syn, t.rst, t.psh, t.ack, t.urg, t.ece, t.cwr, t.ns) = (
+                bit(0),
+                bit(1),
+                bit(2),
+                bit(3),
+                bit(4),
+                bit(5),
+                bit(6),
+                bit(7),
+                bit(8),
+            );
             t.set_options(&opts).unwrap();
             t
-        },
-    )
+        })
 }
 
 fn transport() -> impl Strategy<Value = Transport> {
@@ -263,6 +304,21 @@ fn transport() -> impl Strategy<Value = Transport> {
 }
 
 pub fn spec() -> impl Strategy<Value = Spec> {
-    (link(), any::<bool>(), any::<([u8; 16], [u8; 16])>(), 1..=255u8, transport(), proptest::collection::vec(any::<u8>(), 0..1500))
-        .prop_map(|(link, ipv6, (src, dst), ttl, transport, payload)| Spec { link, ipv6, src, dst, ttl, transport, payload })
+    (
+        link(),
+        any::<bool>(),
+        any::<([u8; 16], [u8; 16])>(),
+        1..=255u8,
+        transport(),
+        proptest::collection::vec(any::<u8>(), 0..1500),
+    )
+        .prop_map(|(link, ipv6, (src, dst), ttl, transport, payload)| Spec {
+            link,
+            ipv6,
+            src,
+            dst,
+            ttl,
+            transport,
+            payload,
+        })
 }
