@@ -122,3 +122,21 @@ def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
     steady = [22] * 30 + [11] * 30  # one step down, and it stays there
     findings = airtrace.diagnose(_wlan_transfer(tmp_path, "steady.pcap", steady))
     assert not [f for f in findings if f["kind"] == "rate_adaptation_thrash"]
+
+
+def test_bundle_diagnosis_reads_the_air_capture(tmp_path: Path) -> None:
+    """A bundle with a sniffer's capture: the 802.11 findings come from air.pcap, their
+    evidence turned into the sender capture's frames of the same packets."""
+    bundle = tmp_path / "wlan"
+    airtrace.simulate(ROOT / "scenarios" / "wlan_collisions.toml", bundle)
+    findings = airtrace.diagnose(bundle)
+    (collisions,) = [f for f in findings if f["kind"] == "data_ack_collisions"]
+    (at_air,) = [f for f in airtrace.diagnose(bundle / "air.pcap") if f["kind"] == "data_ack_collisions"]
+    assert collisions["details"] == at_air["details"]
+    assert abs(collisions["start_s"] - at_air["start_s"]) < 0.001, "one clock, first frames a backoff apart"
+    sender = airtrace.read(bundle / "sender.pcap").packets().set_index("frame")
+    air = airtrace.read(bundle / "air.pcap").packets().set_index("frame")
+    assert collisions["evidence"], collisions
+    want = sorted((air.loc[e, "ip_src"], int(air.loc[e, "ip_id"])) for e in at_air["evidence"])
+    got = sorted((sender.loc[e, "ip_src"], int(sender.loc[e, "ip_id"])) for e in collisions["evidence"])
+    assert got == want

@@ -88,6 +88,32 @@ sndbuf = "96 KiB"
         "the link holds every packet for 600 ms every 4 s (nothing lost, nothing delivered: an outage as TCP "
         "sees it) while the Linux-like RTO is about 200 ms",
     ),
+    "wlan_collisions": (
+        "@wlan_collisions",
+        {"data_ack_collisions", "mac_retries", "excessive_queueing"},
+        "an access point and a laptop contend for one loss-free 802.11b channel (TCP data one way, ACKs the other): "
+        "every MAC retry follows a collision; the 64 KiB window stands 44 packets deep in the access point's queue",
+    ),
+    "wlan_corrupted": (
+        """
+duration = "120 s"
+captures = ["sender", "air"]
+[link]
+rate = "11 Mbit/s"
+delay = "1 us"
+arq = { kind = "stop_and_wait", retry_limit = 7, medium = "shared" }
+[link.forward]
+loss = { model = "bernoulli", p = 0.1 }
+[[flow]]
+app = "bulk"
+bytes = "2 MB"
+[flow.tcp]
+rcvbuf = "6 KiB"
+""",
+        {"bad_fcs", "data_ack_collisions", "mac_retries"},
+        "the same shared channel corrupting 10 % of the data frames, with a window of four segments: bad FCS on "
+        "the channel's frames, collisions told apart",
+    ),
     "delayed_ack": (
         """
 [link]

@@ -56,9 +56,11 @@ def test_bundle_has_every_file(bursty_bundle: Path) -> None:
     assert "loss" in {s["phase"] for s in state}, "the bursts cause timeouts"
 
 
-def tshark_fields(tshark: str, pcap: Path, display_filter: str, *fields: str) -> list[list[str]]:
+def tshark_fields(
+    tshark: str, pcap: Path, display_filter: str, *fields: str, options: tuple[str, ...] = ()
+) -> list[list[str]]:
     cmd = [tshark, "-n", "-r", str(pcap), "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"]
-    cmd += ["-o", "udp.check_checksum:TRUE", "-Y", display_filter, "-T", "fields"]
+    cmd += ["-o", "udp.check_checksum:TRUE", *options, "-Y", display_filter, "-T", "fields"]
     for f in fields:
         cmd += ["-e", f]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -125,7 +127,7 @@ def test_bad_scenario_is_one_line_with_file_and_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and "typo.toml:3:1: unknown field `dealy`" in done.stderr
 
 
-@pytest.mark.parametrize("scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq"])
+@pytest.mark.parametrize("scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq", "wlan_collisions"])
 def test_tshark_reads_other_link_kinds_cleanly(tshark: str, tmp_path: Path, scenario: str) -> None:
     """UDP fragments (RPC), ECN bits, RLP and 802.11-like ARQ links: still clean captures."""
     out = tmp_path / scenario
@@ -138,3 +140,25 @@ def test_tshark_reads_other_link_kinds_cleanly(tshark: str, tmp_path: Path, scen
     for pcap in sorted(out.glob("*.pcap")):
         assert tshark_fields(tshark, pcap, bad, "frame.number") == [], pcap.name
         assert len(tshark_fields(tshark, pcap, "ip", "frame.number")) > 100, pcap.name
+
+
+def test_the_air_capture_shows_every_attempt_as_the_link_log_does(tshark: str, tmp_path: Path) -> None:
+    """The sniffer's radiotap capture of a shared 802.11 channel, read by tshark with FCS
+    checking on: exactly the collided attempts have a bad FCS, every retry has the Retry
+    flag, and every frame received intact has its 802.11 ACK."""
+    out = tmp_path / "air"
+    done = cli("simulate", str(SCENARIOS / "wlan_collisions.toml"), "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    log = [json.loads(line) for line in (out / "link.jsonl").read_text().splitlines()]
+    kinds = [e["kind"] for e in log]
+    collided = sum(e["kind"] == "frame_lost" and e["reason"] == "collision" for e in log)
+    assert collided == kinds.count("frame_lost") > 20, "a loss-free channel loses frames only to collisions"
+    air = out / "air.pcap"
+    check = ("-o", "wlan.check_checksum:TRUE")
+    assert len(tshark_fields(tshark, air, "wlan.fcs.status == 0", "frame.number", options=check)) == collided
+    assert len(tshark_fields(tshark, air, "radiotap.flags.badfcs == 1", "frame.number")) == collided
+    assert len(tshark_fields(tshark, air, "wlan.fc.retry == 1", "frame.number")) == kinds.count("frame_retransmitted")
+    acks = tshark_fields(tshark, air, "wlan.fc.type_subtype == 0x001d", "frame.number")
+    assert len(acks) == kinds.count("frame_delivered")
+    data = tshark_fields(tshark, air, "tcp", "frame.number")
+    assert len(data) == kinds.count("frame_sent") + kinds.count("frame_retransmitted")

@@ -7,8 +7,10 @@
 
 A capture is diagnosed by the Rust detectors (crates/airtrace-diagnose) in the
 analyzer's single pass. A bundle (the directory a simulation writes) is diagnosed
-from its sender capture, plus what only its link log can show: link resets and the
-header-decompression failures after them. docs/diagnosis.md lists every kind.
+from its sender capture, plus what only its other files can show: the 802.11 layer
+from its `air` capture (collisions, corrupted frames, MAC retries), and from its link
+log the link resets and the header-decompression failures after them. Evidence
+always names frames of the sender capture. docs/diagnosis.md lists every kind.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ COLUMNS = (
 )
 
 
+#: Kinds that only a capture of the 802.11 frames (radiotap) can show.
+AIR_KINDS = frozenset({"data_ack_collisions", "bad_fcs", "mac_retries", "rate_adaptation_thrash"})
+
+
 class DiagnosisError(ValueError):
     """Nothing could be read: the message is one line naming the file and place."""
 
@@ -66,30 +72,54 @@ def findings_frame(findings: list[dict[str, Any]]) -> pd.DataFrame:
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     capture = next((bundle / f"{v}.pcap" for v in ("sender", "link_in", "receiver") if (bundle / f"{v}.pcap").is_file()), None)
     findings = diagnose(capture) if capture is not None else []
+    extra = []
+    air = bundle / "air.pcap"
+    if air.is_file() and capture is not None:
+        extra.extend(_air_findings(air, capture))
     log = bundle / "link.jsonl"
     if log.is_file():
-        extra = _header_compression_failures(log)
-        if extra:
-            _as_capture_frames(extra, capture)
-            _shares(extra, bundle)
-        findings.extend(extra)
-        findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
+        hc = _header_compression_failures(log)
+        _shares(hc, bundle)
+        extra.extend(hc)
+    _as_capture_frames(extra, capture)
+    findings.extend(extra)
+    findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
     return findings
 
 
+def _air_findings(air: Path, capture: Path) -> list[dict[str, Any]]:
+    """The 802.11-layer findings of the sniffer's capture, on the sender capture's
+    time axis, their evidence as (IP ID, time) to match in it."""
+    from airtrace.trace import read
+
+    found = [f for f in diagnose(air) if f["kind"] in AIR_KINDS]
+    if not found:
+        return []
+    packets = read(air).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]].set_index("frame")
+    # Both captures share the run's clock; their first frames differ by the backoff.
+    shift = (packets["time"].iloc[0] - read(capture).packets()["time"].iloc[0]).total_seconds()
+    for f in found:
+        f["start_s"] += shift
+        f["end_s"] += shift
+        rows = packets.loc[[e for e in f.pop("evidence") if e in packets.index]].dropna(subset=["ip_id"])
+        f["evidence"] = []
+        f["_ids"] = [(r.ip_src, int(r.ip_id), float(r.time_rel) + shift) for r in rows.itertuples()]
+    return found
+
+
 def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> None:
-    """Turns the discarded segments' IP IDs into frame numbers of the bundle's capture,
-    matched by direction and IP ID (the nearest in time when an IP ID repeats)."""
+    """Turns the evidence packets (`_ids`: source address, IP ID, time) into frame
+    numbers of the bundle's capture, matched by source and IP ID (the nearest in time
+    when an IP ID repeats)."""
     ids = [f.pop("_ids") for f in findings]
-    if capture is None:
+    if capture is None or not findings:
         return
     from airtrace.trace import read
 
     packets = read(capture).packets()[["frame", "time_rel", "ip_src", "ip_id"]]
     for f, wanted in zip(findings, ids):
-        src = "198.18.0.1" if f["direction"] == "a_to_b" else "198.18.1.1"
         frames = []
-        for ip_id, t in wanted:
+        for src, ip_id, t in wanted:
             match = packets[(packets["ip_src"] == src) & (packets["ip_id"] == ip_id)]
             if len(match):
                 nearest = (match["time_rel"] - t).abs().idxmin()
@@ -139,8 +169,12 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
                 "cost_s": end - start,
                 "throughput_share": 0.0,
                 "evidence": [],
-                # (IP ID, time) of the discarded segments, turned into capture frames.
-                "_ids": [(e["ip_id"], e["t_ns"] / 1e9) for e in lost[:20] if e.get("ip_id") is not None],
+                # The discarded segments (source, IP ID, time), turned into capture frames.
+                "_ids": [
+                    ("198.18.0.1" if e["dir"] == "down" else "198.18.1.1", e["ip_id"], e["t_ns"] / 1e9)
+                    for e in lost[:20]
+                    if e.get("ip_id") is not None
+                ],
                 "explanation": (
                     f"A link reset at {start:.2f} s flushed {flushed.get(i, 0)} packet(s) from the link layer. "
                     f"The VJ header decompressor never learnt of them, rebuilt wrong headers from its stale state, "

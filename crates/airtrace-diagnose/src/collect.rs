@@ -10,6 +10,7 @@ use airtrace_analysis::{Annotation, FileReport, Flags, PacketSink, RetransKind, 
 use airtrace_pcap::Record;
 use airtrace_wire::Decoded;
 
+use crate::air::AirState;
 use crate::histogram::LogHistogram;
 use crate::{detect, Finding, MAX_EVIDENCE};
 
@@ -174,6 +175,8 @@ pub struct ConnState {
     pub capture_duplicates: u64,
     /// Their first frames.
     pub capture_duplicate_frames: Vec<u64>,
+    /// Its 802.11 frames: collisions, corrupted frames.
+    pub air: AirState,
     /// 802.11 MAC retries.
     pub mac_retries: u64,
     /// Their first frames.
@@ -314,6 +317,8 @@ impl PacketSink for Diagnoser {
         let c = &mut self.conns[i];
         c.last_ns = t;
         let frame = record.frame;
+        c.air
+            .frame(t, frame, record.orig_len, usize::from(a.dir & 1), decoded);
         if a.flags.contains(Flags::CAPTURE_DUPLICATE) {
             c.capture_duplicates += 1;
             push_evidence(&mut c.capture_duplicate_frames, frame);

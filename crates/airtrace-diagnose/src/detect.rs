@@ -71,7 +71,7 @@ fn direction(d: usize) -> &'static str {
 }
 
 /// Builds findings for one connection, with shared fields filled.
-struct Builder {
+pub(crate) struct Builder {
     conn: u32,
     start_ns: i64,
     duration_ns: i64,
@@ -80,7 +80,7 @@ struct Builder {
 
 impl Builder {
     #[allow(clippy::too_many_arguments)]
-    fn push(
+    pub(crate) fn push(
         &mut self,
         kind: &'static str,
         d: usize,
@@ -147,6 +147,8 @@ pub fn connection(
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
+    let data_dir = usize::from(c.dirs[1].data_bytes > c.dirs[0].data_bytes);
+    crate::air::findings(&mut b, &c.air, data_dir, (c.first_ns, c.last_ns));
     b.out
 }
 
@@ -786,9 +788,18 @@ tshark counts each as a retransmission.",
         );
     }
     if c.mac_retries > 0 {
+        let collided = c.air.collision_retries.min(c.mac_retries);
+        let (why, fix) = if 2 * collided >= c.mac_retries {
+            (
+                format!(" {collided} of them followed collisions between the connection's data and its ACKs (see data_ack_collisions)."),
+                "Send fewer ACKs, aggregate frames, or give the access point priority (see data_ack_collisions).",
+            )
+        } else {
+            (String::new(), "Improve the radio path (distance, antennas, interference) or use a more robust rate.")
+        };
         let explanation = format!(
             "{} 802.11 MAC retries: the radio needed more than one attempt for these frames. They are link-layer \
-copies, not TCP retransmissions, but they cost air time and add delay.",
+copies, not TCP retransmissions, but they cost air time and add delay.{why}",
             c.mac_retries
         );
         b.push(
@@ -798,7 +809,7 @@ copies, not TCP retransmissions, but they cost air time and add delay.",
             0,
             c.mac_retry_frames.clone(),
             explanation,
-            "Improve the radio path (distance, antennas, interference) or use a more robust rate.",
+            fix,
             BTreeMap::from([("mac_retries", c.mac_retries as f64)]),
         );
     }

@@ -17,6 +17,8 @@
 //!   streaming pass, what the detectors need per connection and direction (timeout
 //!   episodes, RTT histogram, loss runs, zero-window periods, idle periods).
 //! - [`detect`]: the detectors, each a function from the gathered state to findings.
+//! - [`air`]: the 802.11 layer from radiotap captures (data/ACK collisions, frames
+//!   with a bad FCS).
 //! - [`histogram`]: the log-scale RTT histogram that keeps memory bounded.
 //!
 //! [`diagnose_file`] runs the analysis and the diagnosis over one capture.
@@ -26,9 +28,10 @@
 //! `timeout_backoff`, `fast_retransmit_impossible`, `fast_retransmit_suppressed`,
 //! `spurious_timeout`, `excessive_queueing`, `burst_loss`, `random_loss`,
 //! `link_outage`, `receiver_limited`, `sender_limited`, `delayed_ack_stall`,
-//! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`,
-//! `capture_artifact`. Names are stable: kinds may be added, never renamed.
+//! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`, `data_ack_collisions`,
+//! `bad_fcs`, `capture_artifact`. Names are stable: kinds may be added, never renamed.
 
+pub mod air;
 pub mod collect;
 pub mod detect;
 pub mod histogram;

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use airtrace_diagnose::diagnose_file;
-use common::{diagnose_simulated, of, repo};
+use common::{diagnose_simulated, diagnose_simulated_at, of, repo};
 
 #[test]
 fn the_sample_captures_fade_and_stall() {
@@ -274,4 +274,55 @@ fn acks_released_in_bunches_are_ack_compression() {
     assert!(c[0].details["share"] > 0.5);
     let smooth = diagnose_simulated("rais_clean", None);
     assert!(of(&smooth, "ack_compression").is_empty());
+}
+
+#[test]
+fn data_and_acks_contending_for_one_channel_collide() {
+    // A loss-free shared channel: every MAC retry follows a collision.
+    let f = diagnose_simulated_at("wlan_collisions", None, "air");
+    let c = of(&f, "data_ack_collisions");
+    assert_eq!(c.len(), 1, "{f:#?}");
+    assert_eq!(c[0].direction, "a_to_b");
+    assert!(c[0].details["collisions"] >= 50.0, "{:?}", c[0].details);
+    assert!(
+        c[0].details["collision_retry_share"] > 0.99,
+        "{:?}",
+        c[0].details
+    );
+    assert!(c[0].cost_s > 0.0 && c[0].evidence.len() >= 2);
+    assert!(
+        of(&f, "bad_fcs").is_empty(),
+        "collided frames are not channel corruption: {f:#?}"
+    );
+    // The sender's own capture shows none of it.
+    let at_sender = diagnose_simulated("wlan_collisions", None);
+    assert!(of(&at_sender, "data_ack_collisions").is_empty());
+}
+
+#[test]
+fn frames_corrupted_by_the_channel_are_bad_fcs_apart_from_collisions() {
+    let text = r#"
+duration = "120 s"
+captures = ["air"]
+[link]
+rate = "11 Mbit/s"
+delay = "1 us"
+arq = { kind = "stop_and_wait", retry_limit = 7, medium = "shared" }
+[link.forward]
+loss = { model = "bernoulli", p = 0.1 }
+[[flow]]
+app = "bulk"
+bytes = "2 MB"
+"#;
+    // 10 % of the data frames are corrupted; the ACKs are not. Collisions happen too,
+    // and are told apart.
+    let f = diagnose_simulated_at("wlan_corrupted", Some(text), "air");
+    let bad = of(&f, "bad_fcs");
+    assert_eq!(bad.len(), 1, "{f:#?}");
+    assert_eq!(bad[0].direction, "a_to_b");
+    let share = bad[0].details["bad_fcs_share"];
+    assert!(
+        (0.07..0.13).contains(&share),
+        "about 10 % of the data frames: {share}"
+    );
 }

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use airtrace_link::rng::Streams;
 use airtrace_sim::bundle::{BundleWriter, LINKTYPE_RAW};
-use airtrace_sim::scenario::{AppKind, Scenario};
+use airtrace_sim::scenario::{AppKind, Scenario, Vantage};
 use serde::Serialize;
 
 pub use forward::{DirectionCounters, Timing};
@@ -237,6 +237,11 @@ pub fn run(
                 have.join(", ")
             )));
         }
+    }
+    if scenario.captures.contains(&Vantage::Air) {
+        return Err(EmuError::Setup(
+            "captures: the emulator does not write an air capture (radiotap frames per attempt); the simulator does".into(),
+        ));
     }
     let signals = Signals::new()?;
     let seed = options.seed.unwrap_or(scenario.seed);

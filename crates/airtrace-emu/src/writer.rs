@@ -24,6 +24,8 @@ pub fn bit(v: Vantage) -> u8 {
         Vantage::Receiver => V_RECEIVER,
         Vantage::LinkIn => V_LINK_IN,
         Vantage::LinkOut => V_LINK_OUT,
+        // Refused before the run starts (`emulate`).
+        Vantage::Air => 0,
     }
 }
 

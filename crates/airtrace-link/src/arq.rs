@@ -1,9 +1,10 @@
 //! Stop-and-wait link-layer ARQ, like 802.11 DCF unicast retries (simplified).
 //!
-//! [`StopAndWait`] is both directions of a link, each independent (no shared medium,
-//! no collisions): a FIFO queue and one packet at a time at the head of the line. It is
-//! clock-free like [`Direction`](crate::link::Direction): [`StopAndWait::send`],
-//! [`StopAndWait::next_deadline`], [`StopAndWait::poll_into`].
+//! [`StopAndWait`] is both directions of a link: per direction a FIFO queue and one
+//! packet at a time at the head of the line. The two directions are independent
+//! ([`Medium::Separate`]) or two stations sharing one channel ([`Medium::Shared`], see
+//! below). It is clock-free like [`Direction`](crate::link::Direction):
+//! [`StopAndWait::send`], [`StopAndWait::next_deadline`], [`StopAndWait::poll_into`].
 //!
 //! # Timing of one attempt
 //!
@@ -31,6 +32,31 @@
 //! `cw_max`) after each failed attempt, and returns to `cw_min` after a success or a
 //! drop. The slot counts come from the direction's own named stream (one draw per
 //! attempt). Defaults are 802.11b's DSSS PHY: 20 µs slots, DIFS 50 µs, CW 31..1023.
+//!
+//! # Shared medium: collisions (IEEE 802.11-2020 §10.3.4.3)
+//!
+//! With [`Medium::Shared`] the two directions are two stations on one channel, as an
+//! access point sending TCP data and a laptop sending the TCP ACKs. The channel is busy
+//! from a transmission's `tx_start` to its `resolve`. A station whose attempt starts
+//! while the channel is busy waits for it to be idle, then DIFS, then its slots. When a
+//! station starts transmitting, the other one, if it is counting down:
+//!
+//! - has its countdown end in the same slot (`tx_start` less than one slot later): it
+//!   cannot have sensed the first transmission yet and transmits too. Both frames are
+//!   lost (a collision: `frame_lost` with reason `collision`), both senders time out
+//!   and retry with a doubled window;
+//! - else freezes its countdown: the slots already counted are kept, the rest resume
+//!   DIFS after the channel falls idle.
+//!
+//! Not modelled: EIFS after a corrupted frame, RTS/CTS, hidden stations, the capture
+//! effect. The loss process is still asked once per attempt (so that its stream does
+//! not depend on collisions); a collided attempt is lost whatever it answers.
+//!
+//! # What a sniffer sees
+//!
+//! [`StopAndWait::enable_air`] records every transmission as [`AirFrame`]s, in time
+//! order: each data attempt at its `tx_start` with its fate, and the receiver's 802.11
+//! ACK one SIFS after a frame arrives. The simulator writes them as a radiotap capture.
 //!
 //! ```
 //! use airtrace_link::arq::{Backoff, StopAndWait, StopAndWaitConfig};
@@ -92,6 +118,59 @@ pub enum Backoff {
     },
 }
 
+/// Whether the two directions contend for one channel (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Medium {
+    /// Each direction has a channel of its own: no contention, no collisions.
+    #[default]
+    Separate,
+    /// Both stations share one channel: DCF contention and collisions.
+    Shared,
+}
+
+/// Short interframe space of 802.11b's DSSS PHY: between a frame's end and its ACK.
+pub const SIFS_NS: i64 = 10_000;
+
+/// What became of one transmission attempt, as a sniffer beside the receiver sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AirFate {
+    /// Received intact (its 802.11 ACK follows).
+    Received,
+    /// Corrupted on the channel (the loss process): a bad FCS.
+    Corrupted,
+    /// Collided with the other station's frame: a bad FCS.
+    Collided,
+}
+
+/// A frame on the air (see [`StopAndWait::enable_air`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AirFrame {
+    /// When it started, ns.
+    pub t_ns: i64,
+    /// The direction of the data it concerns (an ACK travels the other way).
+    pub dir: LinkDir,
+    /// The data frame itself, or its ACK.
+    pub kind: AirKind,
+}
+
+/// See [`AirFrame`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AirKind {
+    /// A transmission attempt of a packet.
+    Data {
+        /// The packet (the id the link was given with [`StopAndWait::enable_air`]).
+        packet: u64,
+        /// 1 for the first transmission, 2 for the first retry...
+        attempt: u32,
+        /// Bytes of the packet.
+        bytes: usize,
+        /// What became of it.
+        fate: AirFate,
+    },
+    /// The receiver's 802.11 ACK of a frame received intact.
+    Ack,
+}
+
 /// Parameters of a [`StopAndWait`] link (both directions alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StopAndWaitConfig {
@@ -109,6 +188,8 @@ pub struct StopAndWaitConfig {
     pub backoff: Backoff,
     /// Queue behind the head of the line, per direction. Default 50 packets.
     pub queue: QueueLimit,
+    /// Separate channels (the default) or one shared channel with collisions.
+    pub medium: Medium,
 }
 
 impl Default for StopAndWaitConfig {
@@ -125,6 +206,20 @@ impl Default for StopAndWaitConfig {
                 cw_max: 1023,
             },
             queue: QueueLimit::Packets(50),
+            medium: Medium::Separate,
+        }
+    }
+}
+
+impl StopAndWaitConfig {
+    /// The backoff's fixed part and slot length, in ns (a slot of 0 without slots).
+    fn wait_parts(&self) -> (i64, i64) {
+        match self.backoff {
+            Backoff::None => (0, 0),
+            Backoff::Fixed(ns) => (ns, 0),
+            Backoff::Slotted {
+                difs_ns, slot_ns, ..
+            } => (difs_ns, slot_ns),
         }
     }
 }
@@ -148,6 +243,12 @@ struct Hol<T> {
     attempt: u32,
     phase: Phase,
     lost: bool,
+    /// It collided with the other station's frame (shared medium).
+    collided: bool,
+    /// Backoff slots still to count down before `tx_start`...
+    slots: u32,
+    /// ...counted from here (the end of DIFS).
+    contend_from: i64,
     tx_start: i64,
     rx_at: i64,
     resolve: i64,
@@ -162,6 +263,20 @@ struct Side<T> {
     hol: Option<Hol<T>>,
 }
 
+impl<T> Hol<T> {
+    /// Sets the attempt's times from its countdown.
+    fn schedule(&mut self, cfg: &StopAndWaitConfig, slot_ns: i64) {
+        self.tx_start = self
+            .contend_from
+            .saturating_add(slot_ns.saturating_mul(i64::from(self.slots)));
+        let tx_end = self
+            .tx_start
+            .saturating_add(serialisation_ns(cfg.rate_bps, self.len));
+        self.rx_at = tx_end.saturating_add(cfg.delay_ns);
+        self.resolve = self.rx_at.saturating_add(cfg.ack_ns);
+    }
+}
+
 impl<T> Side<T> {
     fn next_time(&self) -> Option<i64> {
         self.hol.as_ref().map(|h| match h.phase {
@@ -172,6 +287,9 @@ impl<T> Side<T> {
     }
 }
 
+/// The frames recorded on the air, with the function that names a packet.
+type AirTap<T> = (fn(&T) -> u64, Vec<AirFrame>);
+
 /// Both directions of a stop-and-wait ARQ link (see the [module documentation](self)).
 #[derive(Debug, Clone)]
 pub struct StopAndWait<T> {
@@ -180,6 +298,10 @@ pub struct StopAndWait<T> {
     out: VecDeque<(LinkDir, Event<T>)>,
     log: Log<T>,
     last_now_ns: i64,
+    /// Shared medium: the channel is busy until then.
+    busy_until: i64,
+    /// Frames on the air, when recorded (see [`StopAndWait::enable_air`]).
+    air: Option<AirTap<T>>,
 }
 
 impl<T> StopAndWait<T> {
@@ -214,7 +336,27 @@ impl<T> StopAndWait<T> {
             out: VecDeque::new(),
             log: Log::default(),
             last_now_ns: i64::MIN,
+            busy_until: i64::MIN,
+            air: None,
         }
+    }
+
+    /// Starts recording the frames on the air (see the [module documentation](self));
+    /// `id` names a packet.
+    pub fn enable_air(&mut self, id: fn(&T) -> u64) {
+        self.air = Some((id, Vec::new()));
+    }
+
+    /// Moves the frames recorded so far to the end of `out`, in time order.
+    pub fn drain_air(&mut self, out: &mut Vec<AirFrame>) {
+        if let Some((_, frames)) = self.air.as_mut() {
+            out.append(frames);
+        }
+    }
+
+    /// The link's settings.
+    pub fn config(&self) -> &StopAndWaitConfig {
+        &self.cfg
     }
 
     /// Starts logging (see [`record`](crate::record)); `id` names a packet.
@@ -292,33 +434,65 @@ impl<T> StopAndWait<T> {
         }
     }
 
-    /// Starts attempt `attempt` of a packet at the head of `dir` at `b`.
+    /// Starts attempt `attempt` of a packet at the head of `dir` at `b`: its backoff
+    /// counts from `b`, or on a shared medium from when the channel falls idle.
     fn begin(&mut self, dir: LinkDir, b: i64, item: T, len: usize, attempt: u32) {
         let cfg = self.cfg;
+        let (fixed, slot_ns) = cfg.wait_parts();
         let side = &mut self.sides[dir.index()];
-        let wait = match cfg.backoff {
-            Backoff::None => 0,
-            Backoff::Fixed(ns) => ns,
-            Backoff::Slotted {
-                difs_ns, slot_ns, ..
-            } => {
-                let slots = side.rng.random_range(0..=side.cw);
-                difs_ns.saturating_add(slot_ns.saturating_mul(i64::from(slots)))
-            }
+        let slots = match cfg.backoff {
+            Backoff::Slotted { .. } => side.rng.random_range(0..=side.cw),
+            Backoff::None | Backoff::Fixed(_) => 0,
         };
-        let tx_start = b.saturating_add(wait);
-        let tx_end = tx_start.saturating_add(serialisation_ns(cfg.rate_bps, len));
-        let rx_at = tx_end.saturating_add(cfg.delay_ns);
-        side.hol = Some(Hol {
+        let from = match cfg.medium {
+            Medium::Separate => b,
+            Medium::Shared => b.max(self.busy_until),
+        };
+        let mut hol = Hol {
             item: Some(item),
             len,
             attempt,
             phase: Phase::Waiting,
             lost: false,
-            tx_start,
-            rx_at,
-            resolve: rx_at.saturating_add(cfg.ack_ns),
-        });
+            collided: false,
+            slots,
+            contend_from: from.saturating_add(fixed),
+            tx_start: 0,
+            rx_at: 0,
+            resolve: 0,
+        };
+        hol.schedule(&cfg, slot_ns);
+        side.hol = Some(hol);
+    }
+
+    /// Shared medium: the head of `dir` starts transmitting at `t` until `end`. The
+    /// other station collides with it or freezes its countdown.
+    fn seize_medium(&mut self, dir: LinkDir, t: i64, end: i64) {
+        let cfg = self.cfg;
+        let (fixed, slot_ns) = cfg.wait_parts();
+        self.busy_until = self.busy_until.max(end);
+        let [a, b] = &mut self.sides;
+        let (me, other) = if dir.index() == 0 { (a, b) } else { (b, a) };
+        let Some(o) = other.hol.as_mut().filter(|o| o.phase == Phase::Waiting) else {
+            return;
+        };
+        if o.tx_start < t.saturating_add(slot_ns.max(1)) {
+            // Same slot: neither could sense the other.
+            o.collided = true;
+            if let Some(h) = me.hol.as_mut() {
+                h.collided = true;
+            }
+            self.busy_until = self.busy_until.max(o.resolve);
+        } else {
+            if slot_ns > 0 {
+                let counted = (t - o.contend_from).max(0) / slot_ns;
+                o.slots = o
+                    .slots
+                    .saturating_sub(u32::try_from(counted).unwrap_or(u32::MAX));
+            }
+            o.contend_from = end.saturating_add(fixed);
+            o.schedule(&cfg, slot_ns);
+        }
     }
 
     /// Takes the head of `dir` through its next phase.
@@ -327,20 +501,49 @@ impl<T> StopAndWait<T> {
         let Some(hol) = side.hol.as_mut() else { return };
         match hol.phase {
             Phase::Waiting => {
-                hol.lost = side.loss.lose(hol.tx_start);
+                let corrupted = side.loss.lose(hol.tx_start);
                 hol.phase = Phase::Flying;
+                let (t, end, attempt, len) = (hol.tx_start, hol.resolve, hol.attempt, hol.len);
+                if self.cfg.medium == Medium::Shared {
+                    self.seize_medium(dir, t, end);
+                }
+                let side = &mut self.sides[dir.index()];
+                let Some(hol) = side.hol.as_mut() else { return };
+                hol.lost = corrupted || hol.collided;
+                let fate = if hol.collided {
+                    AirFate::Collided
+                } else if corrupted {
+                    AirFate::Corrupted
+                } else {
+                    AirFate::Received
+                };
+                let queued = side.queue.len();
+                let item = hol.item.as_ref();
+                if let (Some((id, frames)), Some(item)) = (self.air.as_mut(), item) {
+                    let packet = id(item);
+                    frames.push(AirFrame {
+                        t_ns: t,
+                        dir,
+                        kind: AirKind::Data {
+                            packet,
+                            attempt,
+                            bytes: len,
+                            fate,
+                        },
+                    });
+                }
                 if self.log.on() {
-                    let kind = if hol.attempt == 1 {
+                    let kind = if attempt == 1 {
                         LinkEventKind::FrameSent
                     } else {
                         LinkEventKind::FrameRetransmitted
                     };
-                    let id = hol.item.as_ref().map_or(0, |i| self.log.id(i));
-                    let r = LinkRecord::new(hol.tx_start, dir, kind)
+                    let id = item.map_or(0, |i| self.log.id(i));
+                    let r = LinkRecord::new(t, dir, kind)
                         .packet(id)
-                        .attempt(hol.attempt)
-                        .bytes(hol.len)
-                        .queue(side.queue.len());
+                        .attempt(attempt)
+                        .bytes(len)
+                        .queue(queued);
                     self.log.records.push(r);
                 }
             }
@@ -349,13 +552,27 @@ impl<T> StopAndWait<T> {
                 let id = hol.item.as_ref().map_or(0, |i| self.log.id(i));
                 let (t, attempt, len) = (hol.rx_at, hol.attempt, hol.len);
                 if hol.lost {
+                    let collided = hol.collided;
                     self.log.push(|| {
-                        LinkRecord::new(t, dir, LinkEventKind::FrameLost)
+                        let r = LinkRecord::new(t, dir, LinkEventKind::FrameLost)
                             .packet(id)
                             .attempt(attempt)
-                            .bytes(len)
+                            .bytes(len);
+                        if collided {
+                            r.reason(DropReason::Collision)
+                        } else {
+                            r
+                        }
                     });
                     return;
+                }
+                let ack_at = t.saturating_add(SIFS_NS.min(self.cfg.ack_ns));
+                if let Some((_, frames)) = self.air.as_mut() {
+                    frames.push(AirFrame {
+                        t_ns: ack_at,
+                        dir,
+                        kind: AirKind::Ack,
+                    });
                 }
                 let item = hol.item.take();
                 if self.log.on() {
@@ -715,5 +932,174 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    /// `simple()` on one shared channel, with a fixed 50 µs wait before each attempt.
+    fn shared(backoff: Backoff) -> StopAndWaitConfig {
+        StopAndWaitConfig {
+            medium: Medium::Shared,
+            backoff,
+            ..simple()
+        }
+    }
+
+    fn delivered_at(events: &[(LinkDir, Event<u32>)], item: u32) -> i64 {
+        events
+            .iter()
+            .find_map(|(_, e)| match e {
+                Event::Delivered { at_ns, item: i, .. } if *i == item => Some(*at_ns),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn shared_medium_defers_a_station_that_senses_the_channel_busy() {
+        // Down transmits at 50 µs until its ACK at 3.05 ms. Up's own countdown would
+        // end at 51 µs, after a fixed-wait "slot" of 1 ns: it senses the channel busy
+        // and waits for it to fall idle, then its 50 µs again.
+        let mut l = link(shared(Backoff::Fixed(50 * US)), LossModel::None);
+        let _ = l.send(0, LinkDir::Down, 1, 1500);
+        let _ = l.send(US, LinkDir::Up, 2, 1500);
+        let events = drain(&mut l);
+        assert_eq!(delivered_at(&events, 1), 50 * US + 2 * MS);
+        assert_eq!(
+            delivered_at(&events, 2),
+            50 * US + 3 * MS + 50 * US + 2 * MS
+        );
+        // On separate channels both go at once.
+        let mut l = link(
+            StopAndWaitConfig {
+                medium: Medium::Separate,
+                ..shared(Backoff::Fixed(50 * US))
+            },
+            LossModel::None,
+        );
+        let _ = l.send(0, LinkDir::Down, 1, 1500);
+        let _ = l.send(US, LinkDir::Up, 2, 1500);
+        assert_eq!(delivered_at(&drain(&mut l), 2), 51 * US + 2 * MS);
+    }
+
+    #[test]
+    fn same_slot_collides_and_both_retry() {
+        // CW 0: both countdowns end right after DIFS, in the same slot. Both frames are
+        // lost; both stations time out, double the window (0 → 1) and retry.
+        let dcf = Backoff::Slotted {
+            difs_ns: 50 * US,
+            slot_ns: 20 * US,
+            cw_min: 0,
+            cw_max: 1023,
+        };
+        let mut l = link(shared(dcf), LossModel::None);
+        l.enable_air(|p| u64::from(*p));
+        let _ = l.send(0, LinkDir::Down, 1, 1500);
+        let _ = l.send(0, LinkDir::Up, 2, 1500);
+        let events = drain(&mut l);
+        assert_eq!(
+            events.len(),
+            2,
+            "both packets arrive in the end: {events:?}"
+        );
+        let mut log = Vec::new();
+        l.drain_log(&mut log);
+        let collisions: Vec<_> = log
+            .iter()
+            .filter(|r| r.reason == Some(DropReason::Collision))
+            .collect();
+        // Collisions come in pairs (one frame of each station, same attempt number);
+        // with CW 1 after the first, the retries may collide again.
+        assert!(
+            collisions.len() >= 2 && collisions.len() % 2 == 0,
+            "{collisions:?}"
+        );
+        assert!(collisions.iter().all(|r| r.kind == FrameLost));
+        for pair in collisions.chunks(2) {
+            assert_ne!(pair[0].dir, pair[1].dir);
+            assert_eq!(pair[0].attempt, pair[1].attempt);
+        }
+        assert_eq!(collisions[0].attempt, Some(1));
+        let mut air = Vec::new();
+        l.drain_air(&mut air);
+        let fates: Vec<_> = air
+            .iter()
+            .filter_map(|f| match f.kind {
+                AirKind::Data {
+                    packet,
+                    attempt,
+                    fate,
+                    ..
+                } => Some((packet, attempt, fate)),
+                AirKind::Ack => None,
+            })
+            .collect();
+        assert_eq!(
+            &fates[..2],
+            [(1, 1, AirFate::Collided), (2, 1, AirFate::Collided)]
+        );
+        assert!(
+            air.windows(2).all(|w| w[0].t_ns <= w[1].t_ns),
+            "air frames in time order"
+        );
+        assert_eq!(
+            air.iter().filter(|f| f.kind == AirKind::Ack).count(),
+            2,
+            "one ACK per packet received"
+        );
+        // The attempts after the collisions: each frame on the channel alone.
+        let data: Vec<_> = air
+            .iter()
+            .filter(|f| f.kind != AirKind::Ack)
+            .skip(collisions.len())
+            .collect();
+        for w in data.windows(2) {
+            assert!(w[1].t_ns >= w[0].t_ns + 3 * MS, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn a_frozen_countdown_keeps_the_slots_already_counted() {
+        // Down: CW 0 → transmits at 50 µs. Up: draws its slots from 0..=1023 with this
+        // seed; whatever it drew, its transmission starts a whole number of slots after
+        // the channel falls idle + DIFS, and the slots counted before the freeze count.
+        let dcf = Backoff::Slotted {
+            difs_ns: 50 * US,
+            slot_ns: 20 * US,
+            cw_min: 1023,
+            cw_max: 1023,
+        };
+        for seed in 0..20 {
+            let s = Streams::new(seed);
+            let none = || LossProcess::new(LossModel::None, s.stream("x")).unwrap();
+            let mut l = StopAndWait::<u32>::new(
+                shared(dcf),
+                [none(), none()],
+                [s.stream("d"), s.stream("u")],
+            );
+            l.enable_air(|p| u64::from(*p));
+            let _ = l.send(0, LinkDir::Down, 1, 1500);
+            let _ = l.send(0, LinkDir::Up, 2, 1500);
+            let _ = drain(&mut l);
+            let mut air = Vec::new();
+            l.drain_air(&mut air);
+            let starts: Vec<_> = air
+                .iter()
+                .filter(|f| f.kind != AirKind::Ack)
+                .map(|f| (f.dir, f.t_ns))
+                .collect();
+            assert_eq!(
+                starts.len(),
+                2,
+                "no collision in 1024 slots with these seeds: {starts:?}"
+            );
+            let ((_, first), (_, second)) = (starts[0], starts[1]);
+            // The first one's countdown: (first - 50 µs) / 20 µs slots. The second
+            // counted as many before it froze, then the rest after idle + DIFS.
+            let busy_end = first + 3 * MS;
+            let after = second - (busy_end + 50 * US);
+            assert!(
+                after >= 0 && after % (20 * US) == 0,
+                "seed {seed}: {starts:?}"
+            );
+        }
     }
 }

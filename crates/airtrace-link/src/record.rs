@@ -59,6 +59,9 @@ pub enum DropReason {
     /// It arrived, but the receiver's header decompressor could not rebuild its header
     /// (out of step after a loss: VJ compression, RFC 1144).
     HeaderCompression,
+    /// On a shared medium, another station transmitted in the same backoff slot: both
+    /// frames were lost (the reason of a `frame_lost`, not of a drop).
+    Collision,
 }
 
 /// What happened, in the log. Serialised as the snake_case name.

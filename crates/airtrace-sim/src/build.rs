@@ -2,7 +2,7 @@
 //! code the emulator shares) and TCP configurations (from airtrace-tcp).
 
 use airtrace_link::aqm::QueueDiscipline;
-use airtrace_link::arq::{Backoff, StopAndWait, StopAndWaitConfig};
+use airtrace_link::arq::{Backoff, Medium, StopAndWait, StopAndWaitConfig};
 use airtrace_link::link::Direction;
 use airtrace_link::loss::{LossModel, LossProcess};
 use airtrace_link::queue::QueueLimit;
@@ -80,6 +80,7 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
             retry_limit,
             ack,
             backoff,
+            medium,
         }) => {
             let base = StopAndWaitConfig::default();
             let queue = match (forward.queue_packets, forward.queue_bytes) {
@@ -97,6 +98,10 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
                     _ => base.backoff,
                 },
                 queue,
+                medium: match medium.as_deref() {
+                    Some("shared") => Medium::Shared,
+                    _ => Medium::Separate,
+                },
             };
             let losses = [
                 loss(&forward, "forward", shared[0])?,

@@ -28,6 +28,16 @@ use crate::scenario::Vantage;
 
 /// LINKTYPE_RAW: each record is an IPv4 or IPv6 packet with no link header.
 pub const LINKTYPE_RAW: u32 = 101;
+/// LINKTYPE_IEEE802_11_RADIOTAP: 802.11 frames behind a radiotap header.
+pub const LINKTYPE_IEEE802_11_RADIOTAP: u32 = 127;
+
+/// The link type of a vantage point's capture.
+pub fn linktype(vantage: Vantage) -> u32 {
+    match vantage {
+        Vantage::Air => LINKTYPE_IEEE802_11_RADIOTAP,
+        Vantage::Sender | Vantage::Receiver | Vantage::LinkIn | Vantage::LinkOut => LINKTYPE_RAW,
+    }
+}
 
 /// The simulated clock's time 0 in pcap time stamps: 2026-01-01T00:00:00Z, so that
 /// captures show a plausible date and times read as seconds from the start.
@@ -92,7 +102,7 @@ impl BundleWriter {
         };
         for &v in captures {
             let path = writer.tmp.join(format!("{}.pcap", v.name()));
-            let pcap = PcapWriter::new(create(&path)?, LINKTYPE_RAW, snaplen, Resolution::Nano)
+            let pcap = PcapWriter::new(create(&path)?, linktype(v), snaplen, Resolution::Nano)
                 .map_err(|e| io_error(&path, e))?;
             writer.captures.push((v, pcap));
         }

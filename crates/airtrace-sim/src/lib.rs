@@ -18,6 +18,8 @@
 //! - [`rpc`]: the UDP RPC client and server (NFS-like READ/WRITE, doubling timeouts).
 //! - [`packet`]: the simulated packet and its bytes (IPv4, TCP, UDP, checksums,
 //!   fragments) for the captures.
+//! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
+//!   802.11-like link: attempts, retries, collisions, ACKs).
 //! - [`bundle`]: the output directory, written atomically.
 //!
 //! # Time
@@ -25,6 +27,7 @@
 //! Simulated time is an `i64` count of nanoseconds from the start of the run. Pcap time
 //! stamps are [`bundle::EPOCH_NS`] plus that.
 
+pub mod air;
 pub mod build;
 pub mod bundle;
 pub mod links;

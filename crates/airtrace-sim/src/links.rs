@@ -7,7 +7,7 @@
 //! 0 is the forward direction (a → b, `LinkDir::Down` in airtrace-link: towards the
 //! mobile host), 1 the reverse one.
 
-use airtrace_link::arq::StopAndWait;
+use airtrace_link::arq::{AirFrame, StopAndWait, StopAndWaitConfig};
 use airtrace_link::link::{Direction, Event, Sent};
 use airtrace_link::record::{LinkDir, LinkRecord};
 use airtrace_link::rlp::GsmRlp;
@@ -50,6 +50,33 @@ impl Link {
             }
             Link::Rlp(rlp) => rlp.enable_log(packet_id),
             Link::StopAndWait(arq) => arq.enable_log(packet_id),
+        }
+    }
+
+    /// Starts recording the frames on the air (stop-and-wait links only; see
+    /// `StopAndWait::enable_air`). False for other links.
+    pub fn enable_air(&mut self) -> bool {
+        match self {
+            Link::StopAndWait(arq) => {
+                arq.enable_air(packet_id);
+                true
+            }
+            Link::Plain(_) | Link::Rlp(_) => false,
+        }
+    }
+
+    /// Moves the frames recorded on the air to `out`, in time order.
+    pub fn drain_air(&mut self, out: &mut Vec<AirFrame>) {
+        if let Link::StopAndWait(arq) = self {
+            arq.drain_air(out);
+        }
+    }
+
+    /// The settings of an 802.11-like link.
+    pub fn arq_config(&self) -> Option<&StopAndWaitConfig> {
+        match self {
+            Link::StopAndWait(arq) => Some(arq.config()),
+            Link::Plain(_) | Link::Rlp(_) => None,
         }
     }
 

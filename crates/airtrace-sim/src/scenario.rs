@@ -83,6 +83,11 @@ pub enum Vantage {
     LinkIn,
     /// Every packet as it leaves the link at the far end, in either direction.
     LinkOut,
+    /// A wireless sniffer beside the stations of a `stop_and_wait` link: every
+    /// transmission attempt and every 802.11 ACK, as 802.11 frames with a radiotap
+    /// header (rate, FCS flags; a bad FCS on frames lost to the channel or a
+    /// collision), as a monitor-mode capture shows them.
+    Air,
 }
 
 impl Vantage {
@@ -93,6 +98,7 @@ impl Vantage {
             Vantage::Receiver => "receiver",
             Vantage::LinkIn => "link_in",
             Vantage::LinkOut => "link_out",
+            Vantage::Air => "air",
         }
     }
 }
@@ -243,6 +249,10 @@ pub enum ArqSpec {
         /// `"dcf"` (802.11b slotted backoff, the default) or `"none"`.
         #[serde(default)]
         backoff: Option<String>,
+        /// `"separate"` (each direction its own channel, the default) or `"shared"`
+        /// (two stations contending for one channel: collisions).
+        #[serde(default)]
+        medium: Option<String>,
     },
 }
 
@@ -605,6 +615,12 @@ impl Scenario {
                 return Err(invalid(
                     &[Name("captures"), Index(i)],
                     format!("{} is listed twice", v.name()),
+                ));
+            }
+            if *v == Vantage::Air && !matches!(self.link.arq, Some(ArqSpec::StopAndWait { .. })) {
+                return Err(invalid(
+                    &[Name("captures"), Index(i)],
+                    "an air capture needs an 802.11-like link: link.arq = { kind = \"stop_and_wait\" }",
                 ));
             }
             seen.push(*v);
@@ -1069,14 +1085,19 @@ impl ArqSpec {
             ArqSpec::StopAndWait {
                 retry_limit,
                 backoff,
+                medium,
                 ..
             } => {
                 if *retry_limit == Some(0) {
                     return Err("retry_limit counts transmissions: at least 1".into());
                 }
                 match backoff.as_deref() {
-                    None | Some("dcf") | Some("none") => Ok(()),
-                    Some(other) => Err(format!("unknown backoff {other:?} (dcf or none)")),
+                    None | Some("dcf") | Some("none") => {}
+                    Some(other) => return Err(format!("unknown backoff {other:?} (dcf or none)")),
+                }
+                match medium.as_deref() {
+                    None | Some("separate") | Some("shared") => Ok(()),
+                    Some(other) => Err(format!("unknown medium {other:?} (separate or shared)")),
                 }
             }
         }
@@ -1180,6 +1201,26 @@ bytes = "5 MB"
         assert_eq!(err.place.map(|p| p.0), Some(7), "{err}");
         assert!(err.to_string().starts_with("s.toml:7:"), "{err}");
         assert!(err.message.contains("unknown field `dealy`"), "{err}");
+    }
+
+    #[test]
+    fn an_air_capture_needs_an_802_11_link_and_a_known_medium() {
+        let text = MINIMAL.replace("captures = []", "captures = [\"air\"]");
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(3), "{err}");
+        assert!(err.message.contains("stop_and_wait"), "{err}");
+        let wlan = text.replace(
+            "queue_packets = 50",
+            "arq = { kind = \"stop_and_wait\", medium = \"shared\" }",
+        );
+        let wlan = wlan.replace("[link.forward]\n", "");
+        assert!(parse(&wlan).is_ok(), "{:?}", parse(&wlan).err());
+        let err = parse(&wlan.replace("\"shared\"", "\"ether\"")).unwrap_err();
+        assert!(
+            err.message
+                .contains("unknown medium \"ether\" (separate or shared)"),
+            "{err}"
+        );
     }
 
     #[test]

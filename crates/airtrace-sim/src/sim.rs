@@ -11,6 +11,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use airtrace_link::arq::{AirFrame, AirKind};
 use airtrace_link::link::{Event, Sent};
 use airtrace_link::record::{DropReason, LinkDir, LinkEventKind, LinkRecord};
 use airtrace_link::rng::Streams;
@@ -19,6 +20,7 @@ use airtrace_tcp::{Endpoint, Phase, Segment};
 use rand::RngExt;
 use serde::Serialize;
 
+use crate::air::AirEncoder;
 use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
 use crate::links::{link_dir, Link, PacketId};
@@ -238,6 +240,8 @@ struct World {
     flows: Vec<Flow>,
     bundle: Option<BundleWriter>,
     encoder: Encoder,
+    /// The `air` capture's 802.11 frames, when the scenario takes one.
+    air: Option<AirEncoder>,
     next_packet_id: u64,
     ip_id: [u16; 2],
     counters: [DirectionCounters; 2],
@@ -248,6 +252,7 @@ struct World {
     in_link: PacketStore,
     events: Vec<(LinkDir, Event<PacketId>)>,
     scratch: Vec<Event<PacketId>>,
+    air_frames: Vec<AirFrame>,
     line: Vec<u8>,
 }
 
@@ -295,6 +300,7 @@ pub fn run(
             Box::new([0, 1].map(|_| (Compressor::new(VJ_SLOTS), Decompressor::new(VJ_SLOTS))))
         }),
         flows,
+        air: None,
         bundle,
         encoder: Encoder::default(),
         next_packet_id: 0,
@@ -305,8 +311,17 @@ pub fn run(
         in_link: PacketStore::default(),
         events: Vec::new(),
         scratch: Vec::new(),
+        air_frames: Vec::new(),
         line: Vec::with_capacity(256),
     };
+    if world
+        .bundle
+        .as_ref()
+        .is_some_and(|b| b.vantages().contains(&Vantage::Air))
+        && world.link.enable_air()
+    {
+        world.air = Some(AirEncoder::default());
+    }
     for (i, flow) in world.flows.iter().enumerate() {
         world.sched.wake(app_component(i), Some(flow.start_ns));
     }
@@ -470,6 +485,7 @@ impl World {
         events.clear();
         self.link
             .poll_into(self.now, &mut self.scratch, &mut events);
+        self.capture_air()?;
         for (dir, event) in events.drain(..) {
             let d = dir.index();
             match event {
@@ -769,23 +785,57 @@ impl World {
         let Some(pcap) = bundle.capture(vantage) else {
             return Ok(());
         };
-        let flow = &self.flows[packet.flow as usize];
-        let offset = match &packet.body {
-            Body::Tcp(seg) => {
-                let isn = if packet.from_a {
-                    flow.isn.0
-                } else {
-                    flow.isn.1
-                };
-                u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
-            }
-            Body::Udp(_) => 0,
-        };
+        let offset = stream_offset(&self.flows, packet);
         let ts = EPOCH_NS + self.now;
         for frame in self.encoder.encode(packet, offset, self.mtu[d]) {
             pcap.write_packet(ts, frame, frame.len() as u32)?;
         }
         Ok(())
+    }
+
+    /// Writes what went on the air since the last poll to the `air` capture: every
+    /// attempt of the packets still in the link, and the 802.11 ACKs.
+    fn capture_air(&mut self) -> io::Result<()> {
+        let Some(air) = self.air.as_mut() else {
+            return Ok(());
+        };
+        let Some(pcap) = self.bundle.as_mut().and_then(|b| b.capture(Vantage::Air)) else {
+            return Ok(());
+        };
+        let mut frames = std::mem::take(&mut self.air_frames);
+        self.link.drain_air(&mut frames);
+        let Some(cfg) = self.link.arq_config() else {
+            return Ok(());
+        };
+        // The Duration field of a data frame covers SIFS and the ACK.
+        let (rate, nav_us) = (cfg.rate_bps, (cfg.ack_ns / 1000).clamp(0, 32_767) as u16);
+        let mut result = Ok(());
+        for frame in &frames {
+            let ts = EPOCH_NS + frame.t_ns;
+            let mut write = |record: &[u8]| {
+                if result.is_ok() {
+                    result = pcap.write_packet(ts, record, record.len() as u32);
+                }
+            };
+            match frame.kind {
+                AirKind::Data { packet, .. } => {
+                    let p = self.in_link.get(packet);
+                    let offset = stream_offset(&self.flows, p);
+                    let d = frame.dir.index();
+                    air.encode(
+                        frame,
+                        self.encoder.encode(p, offset, self.mtu[d]),
+                        rate,
+                        nav_us,
+                        &mut write,
+                    );
+                }
+                AirKind::Ack => air.encode(frame, std::iter::empty(), rate, nav_us, &mut write),
+            }
+        }
+        frames.clear();
+        self.air_frames = frames;
+        result
     }
 
     /// Writes the link's new records to link.jsonl (docs/link-log.md), adding each
@@ -946,6 +996,13 @@ impl PacketStore {
         self.slots.push_back(Some(packet));
     }
 
+    /// The packet `id`, still in the link.
+    fn get(&self, id: PacketId) -> &Packet {
+        self.slots[(id - self.base) as usize]
+            .as_ref()
+            .expect("the packet is in the link")
+    }
+
     /// Removes and returns the packet `id`.
     fn take(&mut self, id: PacketId) -> Packet {
         let packet = self.slots[(id - self.base) as usize]
@@ -956,6 +1013,23 @@ impl PacketStore {
             self.base += 1;
         }
         packet
+    }
+}
+
+/// Where a TCP segment's first payload byte sits in its stream (0 for UDP): the
+/// encoder writes that many bytes of the stream's pattern.
+fn stream_offset(flows: &[Flow], packet: &Packet) -> u64 {
+    match &packet.body {
+        Body::Tcp(seg) => {
+            let flow = &flows[packet.flow as usize];
+            let isn = if packet.from_a {
+                flow.isn.0
+            } else {
+                flow.isn.1
+            };
+            u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
+        }
+        Body::Udp(_) => 0,
     }
 }
 
@@ -983,7 +1057,7 @@ fn meta_json(
             serde_json::json!({
                 "name": v.name(),
                 "file": format!("{}.pcap", v.name()),
-                "linktype": crate::bundle::LINKTYPE_RAW,
+                "linktype": crate::bundle::linktype(*v),
             })
         })
         .collect();

@@ -14,6 +14,11 @@ pub fn repo() -> PathBuf {
 /// Simulates `text` (or the repository scenario `name` when `text` is None) and
 /// diagnoses the capture at the sender.
 pub fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
+    diagnose_simulated_at(name, text, "sender")
+}
+
+/// As [`diagnose_simulated`], at vantage point `vantage` (`"air"`: the sniffer).
+pub fn diagnose_simulated_at(name: &str, text: Option<&str>, vantage: &str) -> Vec<Finding> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnose-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -40,7 +45,9 @@ pub fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
         },
     )
     .unwrap();
-    diagnose_file(&out.join("sender.pcap")).unwrap().1
+    diagnose_file(&out.join(format!("{vantage}.pcap")))
+        .unwrap()
+        .1
 }
 
 pub fn of<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
