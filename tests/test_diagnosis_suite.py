@@ -114,6 +114,12 @@ rcvbuf = "6 KiB"
         "the same shared channel corrupting 10 % of the data frames, with a window of four segments: bad FCS on "
         "the channel's frames, collisions told apart",
     ),
+    "wlan_rate_thrash": (
+        "@wlan_rate_thrash",
+        {"rate_adaptation_thrash", "bad_fcs", "data_ack_collisions", "mac_retries", "excessive_queueing"},
+        "100 m from the access point: 11 Mbit/s loses 80 % of its frames and Auto Rate Fallback keeps probing it "
+        "(the frames it loses have a bad FCS); data and ACKs share the channel and the 64 KiB window queues",
+    ),
     "delayed_ack": (
         """
 [link]

@@ -145,18 +145,6 @@ pub struct DirState {
     pub compressed_acks: u64,
     /// Their first frames.
     pub compressed_ack_frames: Vec<u64>,
-    /// 802.11 data frames of this direction with a radiotap rate.
-    pub rated_frames: u64,
-    last_rate: Option<u8>,
-    last_rate_step: i8,
-    /// Times the rate changed from one frame to the next...
-    pub rate_changes: u64,
-    /// ...and the changes that went the other way from the previous change.
-    pub rate_reversals: u64,
-    /// Distinct rates seen (in 500 kbit/s units).
-    pub rates: Vec<u8>,
-    /// Frames where the rate changed.
-    pub rate_change_frames: Vec<u64>,
     /// SYNs sent again (handshake timeouts), and when the last SYN went out.
     pub syn_retries: u32,
     last_syn_ns: Option<i64>,
@@ -216,24 +204,6 @@ const APP_IDLE_NS: i64 = 200_000_000;
 impl DirState {
     /// A data frame went out at `rate` (500 kbit/s units): counts changes and
     /// reversals of the rate adaptation.
-    fn note_rate(&mut self, rate: u8, frame: u64) {
-        self.rated_frames += 1;
-        if !self.rates.contains(&rate) {
-            self.rates.push(rate);
-        }
-        if let Some(last) = self.last_rate.replace(rate) {
-            if rate != last {
-                let step = if rate > last { 1 } else { -1 };
-                self.rate_changes += 1;
-                if self.last_rate_step == -step {
-                    self.rate_reversals += 1;
-                }
-                self.last_rate_step = step;
-                push_evidence(&mut self.rate_change_frames, frame);
-            }
-        }
-    }
-
     /// An ACK advancing to `ack` arrived at `t_ns`: compares its spacing from the
     /// previous advance with the spacing at which the data it covers was sent.
     fn time_ack(&mut self, ack: u32, t_ns: i64, frame: u64) {
@@ -428,9 +398,6 @@ impl PacketSink for Diagnoser {
         // This packet as data.
         if a.seglen == 0 {
             return;
-        }
-        if let Some(rate) = decoded.radiotap.as_ref().and_then(|r| r.rate_500kbps) {
-            me.note_rate(rate, frame);
         }
         if a.flags.contains(Flags::WINDOW_FULL) {
             me.window_full += 1;

@@ -37,10 +37,6 @@ const STALL_SHARE: f64 = 0.1;
 const MIN_COMPRESSED_ACKS: u64 = 20;
 /// ...making up this share of the ACKs timed.
 const COMPRESSED_ACK_SHARE: f64 = 0.2;
-/// Rate adaptation is judged on at least this many data frames...
-const MIN_RATED_FRAMES: u64 = 20;
-/// ...and thrashes when the rate changes on this share of them (mostly reversing).
-const RATE_CHANGE_SHARE: f64 = 0.2;
 /// The receiver's window is the limit when this share of data segments hit it...
 const RWND_LIMITED_SHARE: f64 = 0.3;
 /// ...while the median RTT stays below this many times the smallest (no standing
@@ -143,7 +139,6 @@ pub fn connection(
         receiver_limited(&mut b, d, dir, summary.is_some_and(|s| s.syn_seen));
         delayed_ack_stall(&mut b, d, dir, summary.and_then(|s| s.handshake_rtt_s));
         ack_compression(&mut b, d, dir);
-        rate_adaptation_thrash(&mut b, d, dir);
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
@@ -699,40 +694,6 @@ fn ack_compression(b: &mut Builder, d: usize, dir: &DirState) {
 
 /// An 802.11 rate control that keeps stepping the rate down and back up: each step down
 /// follows losses, each step up loses again (Bachmann's testbed saw it).
-fn rate_adaptation_thrash(b: &mut Builder, d: usize, dir: &DirState) {
-    let share = dir.rate_changes as f64 / dir.rated_frames.max(1) as f64;
-    if dir.rated_frames < MIN_RATED_FRAMES
-        || share < RATE_CHANGE_SHARE
-        || (dir.rate_reversals as f64) < 0.5 * dir.rate_changes as f64
-    {
-        return;
-    }
-    let mut rates: Vec<f64> = dir.rates.iter().map(|&r| f64::from(r) / 2.0).collect();
-    rates.sort_by(f64::total_cmp);
-    let rates_text: Vec<String> = rates.iter().map(|r| format!("{r}")).collect();
-    let explanation = format!(
-        "The 802.11 rate changed on {:.0} % of the data frames ({} changes, {} of them reversing the last one, between {} Mb/s): the rate adaptation is thrashing. Each step down follows lost frames, each step up loses again, and frames sent at the wrong rate cost retries and air time.",
-        share * 100.0,
-        dir.rate_changes,
-        dir.rate_reversals,
-        rates_text.join(", ")
-    );
-    b.push(
-        "rate_adaptation_thrash",
-        d,
-        (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
-        0,
-        dir.rate_change_frames.clone(),
-        explanation,
-        "A rate control that judges over more frames (e.g. Minstrel's averaging) or a fixed robust rate; find what loses the frames (interference or collisions are not weak signal, and a lower rate does not cure them).",
-        BTreeMap::from([
-            ("rate_changes", dir.rate_changes as f64),
-            ("rate_reversals", dir.rate_reversals as f64),
-            ("change_share", share),
-        ]),
-    );
-}
-
 fn sender_limited(b: &mut Builder, d: usize, dir: &DirState, duration_ns: i64) {
     if dir.data_packets < MIN_DATA_FOR_APP_LIMIT {
         return; // a direction that carries (almost) only ACKs

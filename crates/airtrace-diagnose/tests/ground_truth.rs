@@ -326,3 +326,26 @@ bytes = "2 MB"
         "about 10 % of the data frames: {share}"
     );
 }
+
+#[test]
+fn auto_rate_fallback_probing_a_rate_the_channel_cannot_carry_thrashes() {
+    let f = diagnose_simulated_at("wlan_rate_thrash", None, "air");
+    let thrash = of(&f, "rate_adaptation_thrash");
+    let data: Vec<_> = thrash.iter().filter(|t| t.direction == "a_to_b").collect();
+    assert_eq!(data.len(), 1, "{f:#?}");
+    let d = &data[0].details;
+    assert!(d["step_ups"] >= 20.0, "{d:?}");
+    // 11 Mbit/s loses 80 % of its frames: most probes fail.
+    assert!(d["failed_step_ups"] >= 0.6 * d["step_ups"], "{d:?}");
+    assert!(data[0].cost_s > 0.0);
+    assert!(
+        data[0].explanation.contains("1, 2, 5.5, 11 Mb/s")
+            || data[0].explanation.contains("5.5, 11 Mb/s")
+    );
+    // A link without rate adaptation does not thrash.
+    let steady = diagnose_simulated_at("wlan_collisions", None, "air");
+    assert!(
+        of(&steady, "rate_adaptation_thrash").is_empty(),
+        "{steady:#?}"
+    );
+}

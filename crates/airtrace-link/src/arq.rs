@@ -52,6 +52,18 @@
 //! effect. The loss process is still asked once per attempt (so that its stream does
 //! not depend on collisions); a collided attempt is lost whatever it answers.
 //!
+//! # Rate adaptation: ARF
+//!
+//! [`StopAndWait::with_rate_adaptation`] gives each station Auto Rate Fallback
+//! (Kamerman & Monteban, 1997), the rate adaptation of the 802.11b cards of Kuang, Xiao
+//! and Williamson's study: a list of rates, each with the probability that the channel
+//! corrupts an attempt sent at it (on top of the loss process). A station starts at the
+//! fastest rate, steps down one rate after `down_after` failed attempts in a row, and
+//! steps up one after `up_after` successes in a row; if the first attempt after a step up
+//! fails it steps straight back down. Where the fastest rate mostly fails and the next
+//! mostly works, ARF climbs, fails, and falls again every few frames: the thrashing the
+//! study saw at 100 m.
+//!
 //! # What a sniffer sees
 //!
 //! [`StopAndWait::enable_air`] records every transmission as [`AirFrame`]s, in time
@@ -142,6 +154,53 @@ pub enum AirFate {
     Collided,
 }
 
+/// Auto Rate Fallback (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateAdaptation {
+    /// The rates in bits/s, slowest first, each with the probability that the channel
+    /// corrupts an attempt sent at it.
+    pub rates: Vec<(u64, f64)>,
+    /// Step up after this many successful attempts in a row (ARF: 10).
+    pub up_after: u32,
+    /// Step down after this many failed attempts in a row (ARF: 2).
+    pub down_after: u32,
+}
+
+/// One station's ARF state.
+#[derive(Debug, Clone)]
+struct Arf {
+    level: usize,
+    successes: u32,
+    failures: u32,
+    /// The attempt after a step up: its failure steps back down at once.
+    probing: bool,
+    rng: ChaCha8Rng,
+}
+
+impl Arf {
+    /// Takes in the outcome of an attempt.
+    fn outcome(&mut self, ra: &RateAdaptation, success: bool) {
+        if success {
+            self.failures = 0;
+            self.probing = false;
+            self.successes += 1;
+            if self.successes >= ra.up_after && self.level + 1 < ra.rates.len() {
+                self.level += 1;
+                self.successes = 0;
+                self.probing = true;
+            }
+        } else {
+            self.successes = 0;
+            self.failures += 1;
+            if (self.probing || self.failures >= ra.down_after) && self.level > 0 {
+                self.level -= 1;
+                self.failures = 0;
+            }
+            self.probing = false;
+        }
+    }
+}
+
 /// A frame on the air (see [`StopAndWait::enable_air`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AirFrame {
@@ -164,6 +223,8 @@ pub enum AirKind {
         attempt: u32,
         /// Bytes of the packet.
         bytes: usize,
+        /// The rate it was sent at, bits/s (`None`: unlimited).
+        rate_bps: Option<u64>,
         /// What became of it.
         fate: AirFate,
     },
@@ -249,6 +310,8 @@ struct Hol<T> {
     slots: u32,
     /// ...counted from here (the end of DIFS).
     contend_from: i64,
+    /// The rate of this attempt.
+    rate_bps: Option<u64>,
     tx_start: i64,
     rx_at: i64,
     resolve: i64,
@@ -261,17 +324,20 @@ struct Side<T> {
     queue: DropTail<T>,
     cw: u32,
     hol: Option<Hol<T>>,
+    /// Rate adaptation, when on.
+    arf: Option<Arf>,
 }
 
 impl<T> Hol<T> {
     /// Sets the attempt's times from its countdown.
     fn schedule(&mut self, cfg: &StopAndWaitConfig, slot_ns: i64) {
+        let rate_bps = self.rate_bps;
         self.tx_start = self
             .contend_from
             .saturating_add(slot_ns.saturating_mul(i64::from(self.slots)));
         let tx_end = self
             .tx_start
-            .saturating_add(serialisation_ns(cfg.rate_bps, self.len));
+            .saturating_add(serialisation_ns(rate_bps, self.len));
         self.rx_at = tx_end.saturating_add(cfg.delay_ns);
         self.resolve = self.rx_at.saturating_add(cfg.ack_ns);
     }
@@ -302,6 +368,8 @@ pub struct StopAndWait<T> {
     busy_until: i64,
     /// Frames on the air, when recorded (see [`StopAndWait::enable_air`]).
     air: Option<AirTap<T>>,
+    /// Rate adaptation (see [`StopAndWait::with_rate_adaptation`]).
+    rates: Option<RateAdaptation>,
 }
 
 impl<T> StopAndWait<T> {
@@ -329,6 +397,7 @@ impl<T> StopAndWait<T> {
             queue: DropTail::new(cfg.queue),
             cw: cw_min,
             hol: None,
+            arf: None,
         };
         Self {
             sides: [side(l0, r0), side(l1, r1)],
@@ -338,7 +407,31 @@ impl<T> StopAndWait<T> {
             last_now_ns: i64::MIN,
             busy_until: i64::MIN,
             air: None,
+            rates: None,
         }
+    }
+
+    /// Turns on Auto Rate Fallback in both stations (see the [module
+    /// documentation](self)), each drawing its per-rate corruption from its own stream
+    /// (index [`LinkDir::index`]). The rates replace `rate_bps`; each station starts at
+    /// the fastest.
+    ///
+    /// # Panics
+    ///
+    /// If `rates.rates` is empty.
+    pub fn with_rate_adaptation(mut self, rates: RateAdaptation, rng: [ChaCha8Rng; 2]) -> Self {
+        assert!(!rates.rates.is_empty(), "rate adaptation needs a rate");
+        for (side, rng) in self.sides.iter_mut().zip(rng) {
+            side.arf = Some(Arf {
+                level: rates.rates.len() - 1,
+                successes: 0,
+                failures: 0,
+                probing: false,
+                rng,
+            });
+        }
+        self.rates = Some(rates);
+        self
     }
 
     /// Starts recording the frames on the air (see the [module documentation](self));
@@ -448,6 +541,10 @@ impl<T> StopAndWait<T> {
             Medium::Separate => b,
             Medium::Shared => b.max(self.busy_until),
         };
+        let rate_bps = match (&self.rates, &side.arf) {
+            (Some(ra), Some(arf)) => Some(ra.rates[arf.level].0),
+            _ => cfg.rate_bps,
+        };
         let mut hol = Hol {
             item: Some(item),
             len,
@@ -457,6 +554,7 @@ impl<T> StopAndWait<T> {
             collided: false,
             slots,
             contend_from: from.saturating_add(fixed),
+            rate_bps,
             tx_start: 0,
             rx_at: 0,
             resolve: 0,
@@ -501,9 +599,19 @@ impl<T> StopAndWait<T> {
         let Some(hol) = side.hol.as_mut() else { return };
         match hol.phase {
             Phase::Waiting => {
-                let corrupted = side.loss.lose(hol.tx_start);
+                let mut corrupted = side.loss.lose(hol.tx_start);
+                if let (Some(ra), Some(arf)) = (&self.rates, side.arf.as_mut()) {
+                    // The channel at this rate; drawn for every attempt.
+                    corrupted |= arf.rng.random_bool(ra.rates[arf.level].1);
+                }
                 hol.phase = Phase::Flying;
-                let (t, end, attempt, len) = (hol.tx_start, hol.resolve, hol.attempt, hol.len);
+                let (t, end, attempt, len, rate_bps) = (
+                    hol.tx_start,
+                    hol.resolve,
+                    hol.attempt,
+                    hol.len,
+                    hol.rate_bps,
+                );
                 if self.cfg.medium == Medium::Shared {
                     self.seize_medium(dir, t, end);
                 }
@@ -528,6 +636,7 @@ impl<T> StopAndWait<T> {
                             packet,
                             attempt,
                             bytes: len,
+                            rate_bps,
                             fate,
                         },
                     });
@@ -601,6 +710,9 @@ impl<T> StopAndWait<T> {
             Phase::Acking => {
                 let Some(hol) = side.hol.take() else { return };
                 let t = hol.resolve;
+                if let (Some(ra), Some(arf)) = (&self.rates, side.arf.as_mut()) {
+                    arf.outcome(ra, !hol.lost);
+                }
                 let (cw_min, cw_max) = match self.cfg.backoff {
                     Backoff::Slotted { cw_min, cw_max, .. } => (cw_min, cw_max),
                     _ => (0, 0),
@@ -1101,5 +1213,61 @@ mod tests {
                 "seed {seed}: {starts:?}"
             );
         }
+    }
+
+    #[test]
+    fn arf_falls_after_two_failures_climbs_after_successes_and_falls_back_from_a_failed_probe() {
+        // 11 Mbit/s always fails, 1 Mbit/s always works; step up after 3 successes.
+        let ra = RateAdaptation {
+            rates: vec![(1_000_000, 0.0), (11_000_000, 1.0)],
+            up_after: 3,
+            down_after: 2,
+        };
+        let s = Streams::new(3);
+        let mut l = link(simple(), LossModel::None)
+            .with_rate_adaptation(ra, [s.stream("d"), s.stream("u")]);
+        l.enable_air(|p| u64::from(*p));
+        for p in 1..=6 {
+            let _ = l.send(0, LinkDir::Down, p, 1500);
+        }
+        assert_eq!(drain(&mut l).len(), 6, "every packet gets through");
+        let mut air = Vec::new();
+        l.drain_air(&mut air);
+        let sent: Vec<_> = air
+            .iter()
+            .filter_map(|f| match f.kind {
+                AirKind::Data {
+                    packet, rate_bps, ..
+                } => Some((packet, rate_bps.unwrap() / 1_000_000)),
+                AirKind::Ack => None,
+            })
+            .collect();
+        // Packet 1 fails twice at 11 and falls to 1; three successes climb to 11; the
+        // probe (packet 4) fails and falls straight back.
+        assert_eq!(
+            sent,
+            [
+                (1, 11),
+                (1, 11),
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (4, 11),
+                (4, 1),
+                (5, 1),
+                (6, 1)
+            ]
+        );
+        // Air time follows the rate: 1500 B take 12 ms at 1 Mbit/s.
+        let t: Vec<_> = air
+            .iter()
+            .filter(|f| f.kind != AirKind::Ack)
+            .map(|f| f.t_ns)
+            .collect();
+        assert_eq!(
+            t[3] - t[2],
+            12 * MS + 2 * MS,
+            "1 Mbit/s frame, 1 ms flight, 1 ms ACK"
+        );
     }
 }

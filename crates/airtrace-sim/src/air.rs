@@ -47,14 +47,12 @@ pub struct AirEncoder {
 
 impl AirEncoder {
     /// The record for `frame`. `ip` are the IPv4 packets (one, or the fragments) of
-    /// a data frame's packet, empty for an ACK; `rate_bps` the link's data rate;
-    /// `nav_us` the Duration field of data frames (SIFS + ACK). Calls `write` once per
-    /// 802.11 frame.
+    /// a data frame's packet, empty for an ACK; `nav_us` the Duration field of data
+    /// frames (SIFS + ACK). Calls `write` once per 802.11 frame.
     pub fn encode<'a>(
         &mut self,
         frame: &AirFrame,
         ip: impl Iterator<Item = &'a [u8]>,
-        rate_bps: Option<u64>,
         nav_us: u16,
         mut write: impl FnMut(&[u8]),
     ) {
@@ -73,6 +71,7 @@ impl AirEncoder {
             AirKind::Data {
                 packet,
                 attempt,
+                rate_bps,
                 fate,
                 ..
             } => {
@@ -145,6 +144,7 @@ mod tests {
                 packet,
                 attempt,
                 bytes: 40,
+                rate_bps: Some(11_000_000),
                 fate,
             },
         }
@@ -157,9 +157,7 @@ mod tests {
         } else {
             vec![ip]
         };
-        enc.encode(&frame, ips.into_iter(), Some(11_000_000), 314, |r| {
-            out.push(r.to_vec())
-        });
+        enc.encode(&frame, ips.into_iter(), 314, |r| out.push(r.to_vec()));
         out
     }
 

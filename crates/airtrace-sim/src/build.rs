@@ -2,7 +2,7 @@
 //! code the emulator shares) and TCP configurations (from airtrace-tcp).
 
 use airtrace_link::aqm::QueueDiscipline;
-use airtrace_link::arq::{Backoff, Medium, StopAndWait, StopAndWaitConfig};
+use airtrace_link::arq::{Backoff, Medium, RateAdaptation, StopAndWait, StopAndWaitConfig};
 use airtrace_link::link::Direction;
 use airtrace_link::loss::{LossModel, LossProcess};
 use airtrace_link::queue::QueueLimit;
@@ -81,6 +81,8 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
             ack,
             backoff,
             medium,
+            rates,
+            rate_loss,
         }) => {
             let base = StopAndWaitConfig::default();
             let queue = match (forward.queue_packets, forward.queue_bytes) {
@@ -111,7 +113,24 @@ pub fn link(spec: &LinkSpec, streams: &Streams) -> Result<(Link, [u32; 2]), Stri
                 streams.stream("link/forward/backoff"),
                 streams.stream("link/reverse/backoff"),
             ];
-            Link::StopAndWait(Box::new(StopAndWait::new(config, losses, rngs)))
+            let mut arq = StopAndWait::new(config, losses, rngs);
+            if let (Some(rates), Some(loss)) = (rates, rate_loss) {
+                let adaptation = RateAdaptation {
+                    rates: rates
+                        .iter()
+                        .zip(loss)
+                        .map(|(r, &p)| (r.0.unwrap_or(u64::MAX), p))
+                        .collect(),
+                    up_after: 10,
+                    down_after: 2,
+                };
+                let rngs = [
+                    streams.stream("link/forward/rate_loss"),
+                    streams.stream("link/reverse/rate_loss"),
+                ];
+                arq = arq.with_rate_adaptation(adaptation, rngs);
+            }
+            Link::StopAndWait(Box::new(arq))
         }
     };
     Ok((link, mtus))

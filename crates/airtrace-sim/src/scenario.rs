@@ -253,6 +253,12 @@ pub enum ArqSpec {
         /// (two stations contending for one channel: collisions).
         #[serde(default)]
         medium: Option<String>,
+        /// Auto Rate Fallback over these rates, slowest first (replaces `[link] rate`)...
+        #[serde(default)]
+        rates: Option<Vec<Rate>>,
+        /// ...each with the probability that the channel corrupts an attempt at it.
+        #[serde(default)]
+        rate_loss: Option<Vec<f64>>,
     },
 }
 
@@ -660,7 +666,13 @@ impl Scenario {
                         ));
                     }
                 }
-            } else if resolved.rate.is_none() && resolved.trace.is_none() {
+            } else if resolved.rate.is_none()
+                && resolved.trace.is_none()
+                && !matches!(
+                    &self.link.arq,
+                    Some(ArqSpec::StopAndWait { rates: Some(_), .. })
+                )
+            {
                 return Err(invalid(
                     &path,
                     format!("the {name} direction needs a rate or a trace"),
@@ -733,6 +745,14 @@ impl Scenario {
                     &[Name("link"), Name("trace")],
                     "a stop_and_wait link needs a rate, not a trace",
                 ));
+            }
+            if let Some(ArqSpec::StopAndWait { rates: Some(_), .. }) = &self.link.arq {
+                if self.link.rate.is_some() {
+                    return Err(invalid(
+                        &[Name("link"), Name("rate")],
+                        "with arq.rates the rate adapts: leave [link] rate out",
+                    ));
+                }
             }
         }
         if let Some(arq) = &self.link.arq {
@@ -1086,6 +1106,8 @@ impl ArqSpec {
                 retry_limit,
                 backoff,
                 medium,
+                rates,
+                rate_loss,
                 ..
             } => {
                 if *retry_limit == Some(0) {
@@ -1096,8 +1118,29 @@ impl ArqSpec {
                     Some(other) => return Err(format!("unknown backoff {other:?} (dcf or none)")),
                 }
                 match medium.as_deref() {
-                    None | Some("separate") | Some("shared") => Ok(()),
-                    Some(other) => Err(format!("unknown medium {other:?} (separate or shared)")),
+                    None | Some("separate") | Some("shared") => {}
+                    Some(other) => {
+                        return Err(format!("unknown medium {other:?} (separate or shared)"))
+                    }
+                }
+                match (rates, rate_loss) {
+                    (None, None) => Ok(()),
+                    (Some(rates), Some(loss)) => {
+                        if rates.is_empty() || rates.len() != loss.len() {
+                            return Err(
+                                "rates and rate_loss need one entry per rate, at least one".into(),
+                            );
+                        }
+                        let bps: Vec<_> = rates.iter().map(|r| r.0).collect();
+                        if bps.iter().any(Option::is_none) || bps.windows(2).any(|w| w[0] >= w[1]) {
+                            return Err("rates must be finite and increasing, slowest first".into());
+                        }
+                        if loss.iter().any(|p| !(0.0..=1.0).contains(p)) {
+                            return Err("rate_loss entries are probabilities in [0, 1]".into());
+                        }
+                        Ok(())
+                    }
+                    _ => Err("rates and rate_loss go together".into()),
                 }
             }
         }

@@ -808,7 +808,7 @@ impl World {
             return Ok(());
         };
         // The Duration field of a data frame covers SIFS and the ACK.
-        let (rate, nav_us) = (cfg.rate_bps, (cfg.ack_ns / 1000).clamp(0, 32_767) as u16);
+        let nav_us = (cfg.ack_ns / 1000).clamp(0, 32_767) as u16;
         let mut result = Ok(());
         for frame in &frames {
             let ts = EPOCH_NS + frame.t_ns;
@@ -825,12 +825,11 @@ impl World {
                     air.encode(
                         frame,
                         self.encoder.encode(p, offset, self.mtu[d]),
-                        rate,
                         nav_us,
                         &mut write,
                     );
                 }
-                AirKind::Ack => air.encode(frame, std::iter::empty(), rate, nav_us, &mut write),
+                AirKind::Ack => air.encode(frame, std::iter::empty(), nav_us, &mut write),
             }
         }
         frames.clear();

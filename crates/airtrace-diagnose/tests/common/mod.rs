@@ -19,7 +19,11 @@ pub fn diagnose_simulated(name: &str, text: Option<&str>) -> Vec<Finding> {
 
 /// As [`diagnose_simulated`], at vantage point `vantage` (`"air"`: the sniffer).
 pub fn diagnose_simulated_at(name: &str, text: Option<&str>, vantage: &str) -> Vec<Finding> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnose-{name}"));
+    // One directory per call: tests running in parallel may simulate the same scenario.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnose-{name}-{vantage}-{call}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (path, text) = match text {
