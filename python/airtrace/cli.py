@@ -227,7 +227,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     """`airtrace diagnose`: findings per input, as text or one JSON list."""
     import json
 
-    from airtrace.diagnosis import DiagnosisError, diagnose
+    from airtrace.diagnosis import DiagnosisError, diagnose, diagnosed_capture
 
     everything, failed = [], False
     for path in args.inputs:
@@ -241,28 +241,98 @@ def _diagnose(args: argparse.Namespace) -> int:
             f["file"] = path
         everything.extend(findings)
         if not args.json:
-            sys.stdout.write(_findings_text(path, findings))
+            sys.stdout.write(_findings_text(path, findings, _connection_lines(diagnosed_capture(path))))
     if args.json:
         sys.stdout.write(json.dumps(everything, indent=2) + "\n")
     return 1 if failed else 0
 
 
-def _findings_text(path: str, findings: list) -> str:  # type: ignore[type-arg]
-    """Findings for people: one paragraph each, costliest first within a connection."""
-    import textwrap
+def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def]
+    """Per connection of `capture`, a line saying what it carried: endpoints, bytes,
+    duration, rate, RTT and retransmissions of its main direction of data."""
+    from airtrace.trace import AnalysisError, read
 
-    if not findings:
-        return f"{path}: no findings\n"
-    lines = [f"{path}: {len(findings)} finding(s)"]
-    for f in sorted(findings, key=lambda f: (f["connection"], -f["cost_s"], f["start_s"])):
-        cost = f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})" if f["cost_s"] > 0 else ""
-        lines.append(
-            f"\n[{f['kind']}] connection {f['connection']} {f['direction']}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}"
+    if capture is None:
+        return {}
+    try:
+        conns = read(capture).connections
+    except (AnalysisError, OSError):
+        return {}
+    lines = {}
+    for c in conns.to_dict("records"):
+        d = "b_to_a" if (c["b_to_a.data_bytes"] or 0) > (c["a_to_b.data_bytes"] or 0) else "a_to_b"
+        src, dst = (c["a"], c["b"]) if d == "a_to_b" else (c["b"], c["a"])
+        rtt = c[f"{d}.rtt"] or {}
+        rtt_text = (
+            f", RTT {rtt['min_s'] * 1e3:.0f}–{rtt['max_s'] * 1e3:.0f} ms" if rtt.get("min_s") is not None else ""
         )
-        lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
-        lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
-        if f["evidence"]:
-            lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+        retx = c[f"{d}.retransmitted_packets"] or 0
+        lines[int(c["id"])] = (
+            f"connection {c['id']} ({src} → {dst}): {_bytes(c[f'{d}.data_bytes'] or 0)} in {c['duration_s']:.2f} s, "
+            f"{(c[f'{d}.goodput_bps'] or 0) / 1e6:.3g} Mbit/s{rtt_text}, {retx} retransmitted"
+        )
+    return lines
+
+
+def _bytes(n: float) -> str:
+    """1234567 → "1.23 MB"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _findings_text(path: str, findings: list, connections: dict[int, str]) -> str:  # type: ignore[type-arg]
+    """Findings for people. Per connection a line saying what it carried (from
+    `connections`) and the kinds found, costliest first (their costs overlap when one
+    cause leads to another); then a paragraph per kind and direction, its costliest
+    finding in full and any others of the same kind as one line each. Connections
+    without findings get their line too, when there are few."""
+    import textwrap
+    from itertools import groupby
+
+    lines = [f"{path}: {len(findings)} finding(s)" if findings else f"{path}: no findings"]
+    found_in = {f["connection"] for f in findings}
+    quiet = [line for conn, line in sorted(connections.items()) if conn not in found_in]
+    if len(quiet) <= 5:
+        lines.extend(f"\n{line}: no findings" for line in quiet)
+    else:
+        lines.append(f"\n{len(quiet)} other connections: no findings")
+    by_conn = groupby(sorted(findings, key=lambda f: f["connection"]), key=lambda f: f["connection"])
+    for conn, found in by_conn:
+        groups: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+        for f in sorted(found, key=lambda f: (-f["cost_s"], f["start_s"])):
+            groups.setdefault((f["kind"], f["direction"]), []).append(f)
+        # Kinds by what they cost (the sum over their findings), then by first appearance.
+        order = sorted(groups.items(), key=lambda g: (-sum(f["cost_s"] for f in g[1]), min(f["start_s"] for f in g[1])))
+        summary = ", ".join(
+            f"{kind}" + (f" ({sum(f['cost_s'] for f in fs):.1f} s)" if fs[0]["cost_s"] > 0 else "")
+            + (f" ×{len(fs)}" if len(fs) > 1 else "")
+            for (kind, _), fs in order
+        )
+        lines.append(f"\n{connections.get(conn, f'connection {conn}')}")
+        lines.append(f"  found: {summary}")
+        for (kind, direction), fs in order:
+            f = fs[0]
+            cost = f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})" if f["cost_s"] > 0 else ""
+            lines.append(f"\n[{kind}] connection {conn} {direction}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}")
+            lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
+            lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
+            if f["evidence"]:
+                lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+            if len(fs) > 1:
+                others = [
+                    f"{o['start_s']:.2f}-{o['end_s']:.2f} s" + (f" ({o['cost_s']:.2f} s)" if o["cost_s"] > 0 else "")
+                    for o in sorted(fs[1:], key=lambda o: o["start_s"])
+                ]
+                lines.extend(
+                    textwrap.wrap(
+                        f"{len(others)} more like it: " + ", ".join(others),
+                        100,
+                        initial_indent="  ",
+                        subsequent_indent="  ",
+                    )
+                )
     return "\n".join(lines) + "\n\n"
 
 
@@ -478,7 +548,8 @@ def _simulate_demo() -> int:
 
     findings = sorted(diagnose(out), key=lambda f: -f["cost_s"])
     print("\nAnd `airtrace diagnose` on the bundle names the causes (the three costliest findings):\n")
-    sys.stdout.write(_findings_text(os.path.basename(out), findings[:3]))
+    connections = _connection_lines(os.path.join(out, "sender.pcap"))
+    sys.stdout.write(_findings_text(os.path.basename(out), findings[:3], connections))
     print(
         "Next: `airtrace diagnose YOUR.pcap`, `airtrace report BUNDLE -o report.html` for the interactive "
         "multi-layer view, `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` "

@@ -69,8 +69,17 @@ def findings_frame(findings: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(findings, columns=list(COLUMNS))
 
 
+def diagnosed_capture(path: str | os.PathLike[str]) -> Path | None:
+    """The capture whose frames and connections the findings for `path` refer to: the
+    file itself, or a bundle's sender capture (else its link_in or receiver capture)."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    return next((path / f"{v}.pcap" for v in ("sender", "link_in", "receiver") if (path / f"{v}.pcap").is_file()), None)
+
+
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
-    capture = next((bundle / f"{v}.pcap" for v in ("sender", "link_in", "receiver") if (bundle / f"{v}.pcap").is_file()), None)
+    capture = diagnosed_capture(bundle)
     findings = diagnose(capture) if capture is not None else []
     extra = []
     air = bundle / "air.pcap"

@@ -120,7 +120,8 @@ pub struct DirState {
     /// Data segments sent with less than one MSS of the advertised window left: the
     /// receiver's window, not cwnd or the application, was the limit.
     pub rwnd_limited: u64,
-    advertised: Option<u32>,
+    /// The receive window the peer advertised last, bytes (scaled).
+    pub advertised: Option<u32>,
     /// Their first frames.
     pub window_full_frames: Vec<u64>,
     /// Silences of the sender with nothing in flight (it had nothing to send).

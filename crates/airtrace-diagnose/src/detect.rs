@@ -87,6 +87,8 @@ impl Builder {
         fix: &str,
         details: BTreeMap<&'static str, f64>,
     ) {
+        evidence.sort_unstable();
+        evidence.dedup();
         evidence.truncate(MAX_EVIDENCE);
         let s = |ns: i64| (ns - self.start_ns) as f64 / 1e9;
         let cost_ns = cost_ns.max(0);
@@ -211,6 +213,28 @@ retransmitted.",
     }
 }
 
+/// " They came every 1.00 s, like clockwork: ..." when the pauses start at regular
+/// intervals (the spread of the intervals under a tenth of their median), else "".
+fn periodicity(episodes: &[&[Timeout]]) -> String {
+    let starts: Vec<i64> = episodes.iter().map(|e| silence_start(e)).collect();
+    let mut gaps: Vec<i64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.len() < 4 {
+        return String::new();
+    }
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    // The middle 80 % of the intervals within 10 % of the median.
+    let (lo, hi) = (gaps[gaps.len() / 10], gaps[gaps.len() - 1 - gaps.len() / 10]);
+    if median <= 0 || (hi - lo) * 10 > median {
+        return String::new();
+    }
+    format!(
+        " They came every {:.2} s, like clockwork: a periodic cause (a scan, a beacon, a handoff or power-save timer, \
+a scheduled burst of interference) rather than a random one.",
+        median as f64 / 1e9
+    )
+}
+
 /// Many timeout pauses in one direction: one finding for all of them (a paragraph per
 /// pause would bury the reader), with the longest named.
 fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
@@ -232,15 +256,16 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     let mut worst: Vec<&&[Timeout]> = episodes.iter().collect();
     worst.sort_by_key(|e| std::cmp::Reverse(cost(e)));
     let explanation = format!(
-        "{} pauses for the retransmission timer ({timeouts} timeouts), {:.1} s in all with data outstanding and nothing sent. {}; the longest waited {:.2} s from {:.2} s on.",
+        "{} pauses for the retransmission timer ({timeouts} timeouts), {:.1} s in all with data outstanding and nothing sent. {}; the longest waited {:.2} s from {:.2} s on.{}",
         episodes.len(),
         total as f64 / 1e9,
         match repeated {
-            0 => "Each needed one timeout".to_string(),
+            0 => "Each needed one timeout (no backoff)".to_string(),
             n => format!("{n} needed more than one (the RTO doubles each time)"),
         },
         cost(longest) as f64 / 1e9,
-        (silence_start(longest) - b.start_ns) as f64 / 1e9
+        (silence_start(longest) - b.start_ns) as f64 / 1e9,
+        periodicity(episodes)
     );
     b.push(
         "timeout_backoff",
@@ -453,7 +478,9 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
         0.0
     };
     let queue_s = (p50 - min) as f64 / 1e9;
-    let queue_bytes = queue_s * rate;
+    // No more can wait than the receiver lets be in flight (the RTT histogram's bins
+    // round the median).
+    let queue_bytes = dir.advertised.map_or(queue_s * rate, |w| (queue_s * rate).min(f64::from(w)));
     let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
     if queue_packets < 1.0 {
         // Less than a packet waiting: the RTT varies for another reason (a delayed
@@ -469,14 +496,32 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     } else {
         format!("At its worst it took {worst_s:.2} s to drain.")
     };
+    // A queue that stands keeps the bottleneck busy: its cost is delay, not throughput.
+    let window_note = match dir.advertised {
+        Some(w) if queue_bytes >= 0.8 * f64::from(w) => format!(
+            " The queue holds nearly the receiver's whole window ({:.1} kB advertised): the window, not the buffer, \
+sets its size.",
+            f64::from(w) / 1e3
+        ),
+        _ => String::new(),
+    };
+    let rise = if max as f64 <= 1.05 * p50 as f64 {
+        format!("rose from {:.0} ms to about {:.0} ms and stayed there", min as f64 / 1e6, p50 as f64 / 1e6)
+    } else {
+        format!(
+            "rose from {:.0} ms to a median of {:.0} ms (max {:.0} ms)",
+            min as f64 / 1e6,
+            p50 as f64 / 1e6,
+            max as f64 / 1e6
+        )
+    };
     let explanation = format!(
-        "Round-trip times rose from {:.0} ms to a median of {:.0} ms (max {:.0} ms): a standing queue of about \
-{:.0} packets ({:.1} kB) at the bottleneck, which inflates the RTT and with it the RTO. {rto_note}",
-        min as f64 / 1e6,
-        p50 as f64 / 1e6,
-        max as f64 / 1e6,
+        "Round-trip times {rise}: a standing queue of about {:.0} packets ({:.1} kB) at the bottleneck, which \
+inflates the RTT and with it the RTO. While it stands the bottleneck is never idle, so it costs delay, not \
+throughput (the data went at {:.0} kbit/s).{window_note} {rto_note}",
         queue_packets,
-        queue_bytes / 1e3
+        queue_bytes / 1e3,
+        rate * 8.0 / 1e3
     );
     b.push(
         "excessive_queueing",
@@ -532,7 +577,8 @@ fn loss_pattern(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout
         let explanation = format!(
             "Losses came in bursts: {} loss events of {mean:.1} segments on average ({:.1} % of segments lost). \
 A Gilbert-Elliott fit: the bad state is entered after 1 in {:.0} segments and lasts {mean:.1}. Several losses \
-in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).",
+in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle: the pauses of timeout_backoff, \
+not more).",
             runs.len(),
             loss_rate * 100.0,
             1.0 / p_good_to_bad,
