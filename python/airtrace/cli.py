@@ -248,8 +248,9 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def]
-    """Per connection of `capture`, a line saying what it carried: endpoints, bytes,
-    duration, rate, RTT and retransmissions of its main direction of data."""
+    """Per connection of `capture`, a line saying what it carried: endpoints, bytes
+    (each counted once), duration, goodput, RTT and retransmitted segments of its main
+    direction of data."""
     from airtrace.trace import AnalysisError, read
 
     if capture is None:
@@ -268,7 +269,7 @@ def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def
         )
         retx = c[f"{d}.retransmitted_packets"] or 0
         lines[int(c["id"])] = (
-            f"connection {c['id']} ({src} → {dst}): {_bytes(c[f'{d}.data_bytes'] or 0)} in {c['duration_s']:.2f} s, "
+            f"connection {c['id']} ({src} → {dst}): {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
             f"{(c[f'{d}.goodput_bps'] or 0) / 1e6:.3g} Mbit/s{rtt_text}, {retx} retransmitted"
         )
     return lines
