@@ -152,3 +152,16 @@ def test_captures_of_one_run_share_a_time_axis(bursty: views.Run, tmp_path: Path
     assert len(delays) > 1000 and 0 < min(delays) < 0.05
     fig = plot.multilayer_figure(run, time=(10, 14))
     assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))
+
+
+def test_multilayer_marks_collisions_on_a_shared_channel(tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = views.load(bundle_of("wlan_collisions", tmp_path_factory))
+    link = run.link
+    down = link[(link["dir"] == "down") & (link["kind"] == "frame_lost")]
+    assert len(down) and (down["reason"] == "collision").all(), "a loss-free channel loses only to collisions"
+    fig = plot.multilayer_figure(run)
+    lines = lines_by_label(fig)
+    collisions = next(v for k, v in lines.items() if k.startswith("link: collisions"))
+    assert len(collisions.get_xdata()) == len(down)
+    retx = next(v for k, v in lines.items() if k.startswith("link frame retransmissions"))
+    assert len(retx.get_xdata()) == len(down), "every collided frame was sent again"

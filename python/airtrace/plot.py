@@ -132,7 +132,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     gap = views.multilayer_offset(layers)
     fig, (ax, axc) = _figure(2, 7.5, ratios=[3, 1])
     groups = [
-        ("link_retx", +gap, "C3"), ("link_data", +gap, "C2"),
+        ("link_retx", +gap, "C3"), ("link_collision", +gap, "m"), ("link_data", +gap, "C2"),
         ("TcpSnd_data", 0.0, "C0"), ("TcpSnd_ack", 0.0, "C1"),
         ("TcpRcv_data", -gap, "C4"), ("TcpRcv_ack", -gap, "C5"),
     ]

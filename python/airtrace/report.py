@@ -83,9 +83,11 @@ def _panels(run: Run, conn: int, blob: _Blob) -> list[dict[str, Any]]:
     if run.link is not None or run.receiver_name:
         layers = views.multilayer(run, conn)
         series = []
-        shifts = {"link_data": 1, "link_retx": 1, "TcpRcv_data": -1, "TcpRcv_ack": -1}
-        colors = {"TcpSnd_data": "C0", "TcpSnd_ack": "C1", "TcpRcv_data": "C4", "TcpRcv_ack": "C5", "link_data": "C2", "link_retx": "C3"}
-        for key in ("link_data", "link_retx", "TcpSnd_data", "TcpSnd_ack", "TcpRcv_data", "TcpRcv_ack", "link_reset"):
+        shifts = {"link_data": 1, "link_retx": 1, "link_collision": 1, "TcpRcv_data": -1, "TcpRcv_ack": -1}
+        colors = {"TcpSnd_data": "C0", "TcpSnd_ack": "C1", "TcpRcv_data": "C4", "TcpRcv_ack": "C5", "link_data": "C2", "link_retx": "C3",
+                  "link_collision": "m"}
+        keys = ("link_data", "link_retx", "link_collision", "TcpSnd_data", "TcpSnd_ack", "TcpRcv_data", "TcpRcv_ack", "link_reset")
+        for key in keys:
             s = layers.get(key)
             if s is None:
                 continue

@@ -260,6 +260,13 @@ def link_layer(run: Run, conn: int, direction: str = "down") -> dict[str, Series
         t = _np(frames["t"])
         out["link_data"] = Series("link frames", t[first], y[first], color="C2")
         out["link_retx"] = Series("link frame retransmissions", t[~first], y[~first], color="C3", marker="x", important=True)
+        # On a shared 802.11 channel: the attempts lost because both stations sent in one slot.
+        collided = lk[(lk["kind"] == "frame_lost") & (lk["reason"] == "collision")] if "reason" in lk else lk.iloc[:0]
+        if len(collided):
+            yc = np.array([seq_of.get(int(i), np.nan) for i in collided["ip_id"].fillna(-1).astype(int)])
+            out["link_collision"] = Series(
+                "link: collisions (data and ACK in one slot)", _np(collided["t"]), yc, color="m", marker="^", important=True
+            )
     else:
         pk = lk[lk["kind"].isin(["packet_delivered", "packet_lost", "packet_dropped"])]
         y = np.array([seq_of.get(int(i), np.nan) for i in pk["ip_id"].fillna(-1).astype(int)])
