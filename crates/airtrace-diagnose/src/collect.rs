@@ -11,6 +11,7 @@ use airtrace_pcap::Record;
 use airtrace_wire::Decoded;
 
 use crate::air::AirState;
+use crate::gaps::CaptureGaps;
 use crate::histogram::LogHistogram;
 use crate::{detect, Finding, MAX_EVIDENCE};
 
@@ -112,6 +113,8 @@ pub struct DirState {
     /// Timeout retransmissions whose data had arrived: (frame of the retransmission,
     /// frame of the ACK that showed it, its time ns, the retransmission's time ns).
     pub spurious: Vec<(u64, u64, i64, i64)>,
+    /// Data the receiver acknowledged that the capture never saw (see [`crate::gaps`]).
+    pub capture_gaps: CaptureGaps,
     zero_window_open: Option<(i64, u64)>,
     /// Periods when the receiver advertised a zero window to this sender.
     pub zero_window: Vec<Span>,
@@ -170,6 +173,9 @@ pub struct ConnState {
     pub mac_retries: u64,
     /// Their first frames.
     pub mac_retry_frames: Vec<u64>,
+    /// Packets the capture file says it dropped (its interface statistics), set on the
+    /// connections whose `capture_drops` finding should mention them.
+    pub file_drops: Option<u64>,
 }
 
 /// The sink that gathers what the detectors need (see the [module documentation](self)).
@@ -177,6 +183,9 @@ pub struct ConnState {
 pub struct Diagnoser {
     /// Time of the first packet of the capture, ns.
     pub start_ns: Option<i64>,
+    /// Packets the capture itself dropped, as the file says (pcapng interface
+    /// statistics); `None` when it does not say.
+    pub file_drops: Option<u64>,
     /// Per connection, by index.
     pub conns: Vec<ConnState>,
 }
@@ -272,6 +281,10 @@ impl DirState {
 }
 
 impl PacketSink for Diagnoser {
+    fn capture_end(&mut self, reader: &airtrace_pcap::CaptureReader) {
+        self.file_drops = reader.drops();
+    }
+
     fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, a: &Annotation) {
         let t = record.ts_ns;
         self.start_ns.get_or_insert(t);
@@ -396,6 +409,18 @@ impl PacketSink for Diagnoser {
             me.last_syn_ns = Some(t);
         }
 
+        // What the capture saw of the sequence space (capture drops, see gaps.rs).
+        if is_ack {
+            peer.capture_gaps.ack(a.ack_rel, frame, t, peer.mss);
+        }
+        let syn_fin = tcp.map_or(0, |h| {
+            u32::from(h.flags & 0x02 != 0) + u32::from(h.flags & 0x01 != 0)
+        });
+        if a.seglen > 0 || syn_fin > 0 {
+            let end = a.seq_rel.wrapping_add(a.seglen + syn_fin);
+            me.capture_gaps.segment(a.seq_rel, end, frame, t);
+        }
+
         // This packet as data.
         if a.seglen == 0 {
             return;
@@ -509,10 +534,31 @@ impl PacketSink for Diagnoser {
 }
 
 impl Diagnoser {
+    /// Which connections' findings mention the drops the capture file reports: those
+    /// where data is missing from the capture, or, when none is, the busiest.
+    fn note_file_drops(&mut self) {
+        let Some(drops) = self.file_drops.filter(|&d| d > 0) else {
+            return;
+        };
+        let gapped = |c: &ConnState| c.dirs.iter().any(|d| d.capture_gaps.gaps > 0);
+        if self.conns.iter().any(gapped) {
+            for c in self.conns.iter_mut().filter(|c| gapped(c)) {
+                c.file_drops = Some(drops);
+            }
+        } else if let Some(c) = self
+            .conns
+            .iter_mut()
+            .max_by_key(|c| c.dirs[0].data_packets + c.dirs[1].data_packets)
+        {
+            c.file_drops = Some(drops);
+        }
+    }
+
     /// Closes what is still open and runs every detector; findings come in order of
     /// connection, then start time.
     pub fn finish(mut self, report: &FileReport) -> Vec<Finding> {
         let start = self.start_ns.unwrap_or(0);
+        self.note_file_drops();
         let mut findings = Vec::new();
         for (i, c) in self.conns.iter_mut().enumerate() {
             for dir in &mut c.dirs {

@@ -144,6 +144,7 @@ pub fn connection(
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
+    capture_drops(&mut b, c);
     let data_dir = usize::from(c.dirs[1].data_bytes > c.dirs[0].data_bytes);
     crate::air::findings(&mut b, &c.air, data_dir, (c.first_ns, c.last_ns));
     b.out
@@ -818,6 +819,81 @@ copies, not TCP retransmissions, but they cost air time and add delay.{why}",
             explanation,
             fix,
             BTreeMap::from([("mac_retries", c.mac_retries as f64)]),
+        );
+    }
+}
+
+const FIX_CAPTURE_DROPS: &str = "Nothing to fix on the network. For a complete capture: a larger capture \
+buffer (tcpdump -B, dumpcap -B), headers only (-s 128), a capture host or tap that is not busy, and check the \
+drop counters the capture tool reports at the end.";
+
+/// Data the receiver acknowledged that the capture never saw, with no retransmission
+/// between (see [`crate::gaps`]): the capture's losses, not the network's. Also what the
+/// capture file says it dropped (pcapng interface statistics), on the connections
+/// [`Diagnoser`](crate::Diagnoser) picks.
+fn capture_drops(b: &mut Builder, c: &ConnState) {
+    let file_note = |drops: Option<u64>| {
+        match drops {
+        Some(n) => format!(" The capture file itself reports {n} packet(s) dropped by the capture (its interface statistics)."),
+        None => String::new(),
+    }
+    };
+    let mut reported = false;
+    for (d, dir) in c.dirs.iter().enumerate() {
+        let g = &dir.capture_gaps;
+        if g.gaps == 0 {
+            continue;
+        }
+        reported = true;
+        let explanation = format!(
+            "{} segment(s) ({} bytes, in {} gap(s)) of this direction never appear in the capture, yet the receiver \
+acknowledged them and no retransmission of them was seen: they went through, and the capture, not the network, \
+lost them.{} Read this connection's lost-segment and ACK-of-unseen-segment flags, and its loss and retransmission \
+counts, with that in mind; the loss findings (burst_loss, random_loss) do not count these gaps.",
+            g.segments,
+            g.bytes,
+            g.gaps,
+            file_note(c.file_drops)
+        );
+        let mut details = BTreeMap::from([
+            ("segments_not_captured", g.segments as f64),
+            ("bytes_not_captured", g.bytes as f64),
+            ("gaps", g.gaps as f64),
+        ]);
+        if let Some(n) = c.file_drops {
+            details.insert("file_drops", n as f64);
+        }
+        b.push(
+            "capture_drops",
+            d,
+            (
+                g.first_ns.unwrap_or(c.first_ns),
+                g.last_ns.unwrap_or(c.last_ns),
+            ),
+            0,
+            g.frames.clone(),
+            explanation,
+            FIX_CAPTURE_DROPS,
+            details,
+        );
+    }
+    if let (false, Some(n)) = (reported, c.file_drops) {
+        let d = usize::from(c.dirs[1].data_bytes > c.dirs[0].data_bytes);
+        let explanation = format!(
+            "The capture file reports {n} packet(s) dropped by the capture (its interface statistics), but no \
+connection's data shows a gap the receiver acknowledged: the dropped packets were ACKs or other traffic, or \
+their gaps were never acknowledged. What the capture shows is incomplete; counts of losses and retransmissions \
+may include the capture's own."
+        );
+        b.push(
+            "capture_drops",
+            d,
+            (c.first_ns, c.last_ns),
+            0,
+            Vec::new(),
+            explanation,
+            FIX_CAPTURE_DROPS,
+            BTreeMap::from([("file_drops", n as f64)]),
         );
     }
 }
