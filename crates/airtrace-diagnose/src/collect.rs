@@ -381,6 +381,8 @@ impl PacketSink for Diagnoser {
         }
         peer.advertised = Some(a.window);
         if a.flags.contains(Flags::ZERO_WINDOW) {
+            // The sender stops: ACKs on either side of the stall are not one ACK clock.
+            peer.last_advance = None;
             peer.zero_window_open.get_or_insert((t, frame));
         } else if a.window > 0 {
             if let Some((start_ns, open_frame)) = peer.zero_window_open.take() {
@@ -519,10 +521,14 @@ impl PacketSink for Diagnoser {
                 me.max_sent_end = Some(end);
             }
             me.lone = (a.bytes_in_flight == i64::from(a.seglen)).then_some((t, end, frame));
-            if me.sent_ring.len() == SENT_RING {
-                me.sent_ring.pop_front();
+            // A zero-window probe leaves when the persist timer fires, not when an ACK
+            // lets it: its time says nothing of the ACK clock.
+            if !a.flags.contains(Flags::ZERO_WINDOW_PROBE) {
+                if me.sent_ring.len() == SENT_RING {
+                    me.sent_ring.pop_front();
+                }
+                me.sent_ring.push_back((end, t));
             }
-            me.sent_ring.push_back((end, t));
         }
         me.last_was_retx = retx;
         me.last_flight = a.bytes_in_flight.max(0);

@@ -26,6 +26,11 @@ const INITIAL_RTO_S: f64 = 1.0;
 const BURST_MEAN_SEGMENTS: f64 = 2.0;
 /// Fewer loss events than this say nothing about the pattern.
 const MIN_LOSS_EVENTS: usize = 3;
+/// Fewer than this tell bursts from random loss only weakly: the finding says so
+/// (`low_confidence`) and fits no Gilbert-Elliott model. With 10 events the mean run
+/// length is known to about ±30 % (docs/diagnosis-corpus.md problem 6: 3 events made a
+/// "burst" with a fitted model in tcptrace_dsack).
+const CONFIDENT_LOSS_EVENTS: usize = 10;
 /// A lone segment's ACK that is later than the base RTT by more than this (or by the
 /// base RTT, if longer) was delayed by the receiver.
 const DELACK_MARGIN_NS: i64 = 30_000_000;
@@ -47,6 +52,9 @@ const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
+
+const FIX_BURSTS: &str = "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
+recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.";
 
 const FIX_OUTAGE: &str =
     "Keep the connection alive across the outage at the link (buffer and retransmit at \
@@ -225,7 +233,10 @@ fn periodicity(episodes: &[&[Timeout]]) -> String {
     gaps.sort_unstable();
     let median = gaps[gaps.len() / 2];
     // The middle 80 % of the intervals within 10 % of the median.
-    let (lo, hi) = (gaps[gaps.len() / 10], gaps[gaps.len() - 1 - gaps.len() / 10]);
+    let (lo, hi) = (
+        gaps[gaps.len() / 10],
+        gaps[gaps.len() - 1 - gaps.len() / 10],
+    );
     if median <= 0 || (hi - lo) * 10 > median {
         return String::new();
     }
@@ -481,7 +492,9 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     let queue_s = (p50 - min) as f64 / 1e9;
     // No more can wait than the receiver lets be in flight (the RTT histogram's bins
     // round the median).
-    let queue_bytes = dir.advertised.map_or(queue_s * rate, |w| (queue_s * rate).min(f64::from(w)));
+    let queue_bytes = dir
+        .advertised
+        .map_or(queue_s * rate, |w| (queue_s * rate).min(f64::from(w)));
     let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
     if queue_packets < 1.0 {
         // Less than a packet waiting: the RTT varies for another reason (a delayed
@@ -507,7 +520,11 @@ sets its size.",
         _ => String::new(),
     };
     let rise = if max as f64 <= 1.05 * p50 as f64 {
-        format!("rose from {:.0} ms to about {:.0} ms and stayed there", min as f64 / 1e6, p50 as f64 / 1e6)
+        format!(
+            "rose from {:.0} ms to about {:.0} ms and stayed there",
+            min as f64 / 1e6,
+            p50 as f64 / 1e6
+        )
     } else {
         format!(
             "rose from {:.0} ms to a median of {:.0} ms (max {:.0} ms)",
@@ -569,7 +586,37 @@ fn loss_pattern(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout
         ("mean_burst_segments", mean),
         ("timeout_episodes", episodes.len() as f64),
     ]);
-    if mean >= BURST_MEAN_SEGMENTS {
+    let few = runs.len() < CONFIDENT_LOSS_EVENTS;
+    let caveat = if few {
+        details.insert("low_confidence", 1.0);
+        format!(
+            " Only {} loss events: too few to be sure of the pattern (about {CONFIDENT_LOSS_EVENTS} are needed); \
+read this as a hint.",
+            runs.len()
+        )
+    } else {
+        String::new()
+    };
+    if mean >= BURST_MEAN_SEGMENTS && few {
+        let explanation = format!(
+            "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
+in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).{caveat}",
+            runs.len(),
+            loss_rate * 100.0,
+            episodes.len(),
+            timeout_cost as f64 / 1e9
+        );
+        b.push(
+            "burst_loss",
+            d,
+            (first, last),
+            timeout_cost,
+            episodes.iter().map(|e| e[0].frame).collect(),
+            explanation,
+            FIX_BURSTS,
+            details,
+        );
+    } else if mean >= BURST_MEAN_SEGMENTS {
         // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and the
         // good state is left once per loss event.
         let p_good_to_bad = runs.len() as f64 / dir.data_packets.max(1) as f64;
@@ -593,15 +640,14 @@ not more).",
             timeout_cost,
             episodes.iter().map(|e| e[0].frame).collect(),
             explanation,
-            "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
-recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.",
+            FIX_BURSTS,
             details,
         );
     } else {
         let explanation = format!(
             "Losses were isolated: {} loss events of {mean:.1} segments on average ({:.2} % of segments lost), \
 as random (Bernoulli) loss gives. TCP reads each as congestion and halves its window: the square-root law \
-(Mathis et al.) caps the rate at MSS/RTT·√(3/(2p)).",
+(Mathis et al.) caps the rate at MSS/RTT·√(3/(2p)).{caveat}",
             runs.len(),
             loss_rate * 100.0
         );
