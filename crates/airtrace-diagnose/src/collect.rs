@@ -176,6 +176,8 @@ pub struct ConnState {
     /// Packets the capture file says it dropped (its interface statistics), set on the
     /// connections whose `capture_drops` finding should mention them.
     pub file_drops: Option<u64>,
+    /// The part of the capture it began in (see [`Diagnoser::time_base`]).
+    pub part: usize,
 }
 
 /// The sink that gathers what the detectors need (see the [module documentation](self)).
@@ -188,7 +190,15 @@ pub struct Diagnoser {
     pub file_drops: Option<u64>,
     /// Per connection, by index.
     pub conns: Vec<ConnState>,
+    /// Parts of the capture, split at silences (or clock jumps) longer than
+    /// [`CAPTURE_PART_GAP_NS`]: (time of the first packet, packets).
+    pub parts: Vec<(i64, u64)>,
+    last_t: i64,
 }
+
+/// A silence (or a jump of the clock) longer than a day between two packets starts a
+/// new part of the capture: captures joined together, or a clock that was reset.
+pub const CAPTURE_PART_GAP_NS: i64 = 86_400_000_000_000;
 
 fn push_evidence(frames: &mut Vec<u64>, frame: u64) {
     if frames.len() < MAX_EVIDENCE {
@@ -288,13 +298,16 @@ impl PacketSink for Diagnoser {
     fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, a: &Annotation) {
         let t = record.ts_ns;
         self.start_ns.get_or_insert(t);
+        self.note_part(t);
         if a.conn == u32::MAX {
             return;
         }
         let i = a.conn as usize;
         if self.conns.len() <= i {
+            let part = self.parts.len() - 1;
             self.conns.resize_with(i + 1, || ConnState {
                 first_ns: t,
+                part,
                 ..ConnState::default()
             });
         }
@@ -540,6 +553,30 @@ impl PacketSink for Diagnoser {
 }
 
 impl Diagnoser {
+    /// Counts a packet at `t` into the current part of the capture, or starts a new one.
+    fn note_part(&mut self, t: i64) {
+        if self.parts.is_empty() || t.abs_diff(self.last_t) > CAPTURE_PART_GAP_NS as u64 {
+            self.parts.push((t, 0));
+        }
+        if let Some(p) = self.parts.last_mut() {
+            p.1 += 1;
+        }
+        self.last_t = t;
+    }
+
+    /// Where the spans of connection `c` count from: the first packet of the part of
+    /// the capture it began in (the capture's first packet, unless the capture has
+    /// silences of more than a day: tcptrace_http is two captures four years apart). A
+    /// part of a single packet (a lone frame dated far from the rest) is no start: the
+    /// next part's is used.
+    pub fn time_base(&self, c: &ConnState) -> i64 {
+        match (self.parts.get(c.part), self.parts.get(c.part + 1)) {
+            (Some(&(_, 1)), Some(&(next, _))) => next,
+            (Some(&(start, _)), _) => start,
+            _ => self.start_ns.unwrap_or(0),
+        }
+    }
+
     /// Which connections' findings mention the drops the capture file reports: those
     /// where data is missing from the capture, or, when none is, the busiest.
     fn note_file_drops(&mut self) {
@@ -563,8 +600,8 @@ impl Diagnoser {
     /// Closes what is still open and runs every detector; findings come in order of
     /// connection, then start time.
     pub fn finish(mut self, report: &FileReport) -> Vec<Finding> {
-        let start = self.start_ns.unwrap_or(0);
         self.note_file_drops();
+        let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
         let mut findings = Vec::new();
         for (i, c) in self.conns.iter_mut().enumerate() {
             for dir in &mut c.dirs {
@@ -581,7 +618,7 @@ impl Diagnoser {
                 }
             }
             let summary = report.connections.iter().find(|s| s.id as usize == i);
-            findings.extend(detect::connection(i as u32, c, summary, start));
+            findings.extend(detect::connection(i as u32, c, summary, bases[i]));
         }
         findings.sort_by(|a, b| {
             (a.connection, a.start_s, a.kind)

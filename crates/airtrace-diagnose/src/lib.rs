@@ -55,7 +55,9 @@ pub struct Finding {
     pub connection: u32,
     /// The direction of the data concerned: `a_to_b` or `b_to_a`.
     pub direction: &'static str,
-    /// Start of the span, seconds from the first packet of the capture.
+    /// Start of the span, seconds from the first packet of the capture (of the part of
+    /// it the connection began in, when silences of more than a day split it: see
+    /// [`Diagnoser::time_base`]).
     pub start_s: f64,
     /// End of the span, seconds from the first packet of the capture.
     pub end_s: f64,

@@ -97,3 +97,72 @@ fn the_ack_clock_restarting_after_a_zero_window_is_not_ack_compression() {
         "{findings:#?}"
     );
 }
+
+/// A connection with one timeout, its client on `port`, starting `at_s` seconds into
+/// the capture: data at 0.1 s, a lost segment at 0.2 s, resent at 1.2 s.
+fn one_timeout(port: u16, at_s: f64) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(50.0, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(50.1, true, c, s, ACK, 0),
+        Segment::new(100.0, false, s, c, ACK, MSS),
+        Segment::new(150.0, true, c, s + MSS, ACK, 0),
+        Segment::new(200.0, false, s + MSS, c, ACK, MSS),
+        Segment::new(1200.0, false, s + MSS, c, ACK, MSS),
+        Segment::new(1250.0, true, c, s + 2 * MSS, ACK, 0),
+    ];
+    for seg in &mut segs {
+        seg.client_port = port;
+        seg.t_ns += (at_s * 1e9) as i64;
+    }
+    segs
+}
+
+/// "Time base from the first frame" (docs/diagnosis-corpus.md, other problems):
+/// tcptrace_http holds two captures four years apart, so every span of the second
+/// read ~128,910,994 s. A silence of more than a day starts a new part of the capture,
+/// and each connection's spans count from the start of the part it began in.
+#[test]
+fn spans_count_from_the_part_of_the_capture_a_connection_began_in() {
+    const YEARS_4: f64 = 4.0 * 365.25 * 86400.0;
+    let mut segs = one_timeout(40000, 0.0);
+    segs.extend(one_timeout(40001, YEARS_4 + 10.0));
+    segs.extend(one_timeout(40002, YEARS_4 + 20.0));
+    let (_, findings) = diagnose("two-captures", &pcap(segs));
+    let spans: Vec<(u32, f64, f64)> = findings
+        .iter()
+        .filter(|f| f.kind == "timeout_backoff")
+        .map(|f| (f.connection, f.start_s, f.end_s))
+        .collect();
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-6;
+    assert_eq!(spans.len(), 3, "{findings:#?}");
+    for (conn, start, end) in spans {
+        // From its part's start: the first connection of each part at 0.2-1.2 s,
+        // the next one 10 s later.
+        let offset = if conn == 2 { 10.0 } else { 0.0 };
+        assert!(
+            near(start, offset + 0.2) && near(end, offset + 1.2),
+            "conn {conn}: {start}-{end}"
+        );
+    }
+}
+
+/// A lone first frame dated far before the rest is not the start of anything: the
+/// spans count from the frame after it.
+#[test]
+fn a_lone_first_frame_years_early_is_not_the_time_base() {
+    let mut stray = Segment::new(0.0, true, 1, 1, ACK, 0);
+    stray.client_port = 9;
+    let mut segs = vec![stray];
+    segs.extend(one_timeout(40000, 3.0 * 365.25 * 86400.0));
+    let (_, findings) = diagnose("stray-first-frame", &pcap(segs));
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "timeout_backoff")
+        .unwrap();
+    assert!(
+        (f.start_s - 0.2).abs() < 1e-6 && (f.end_s - 1.2).abs() < 1e-6,
+        "{f:#?}"
+    );
+}

@@ -30,6 +30,8 @@ pub struct Segment {
     pub window: u16,
     /// The server's data segment number it carries, if any.
     pub data_segment: Option<u32>,
+    /// The client's port (the server's is 80).
+    pub client_port: u16,
 }
 
 impl Segment {
@@ -43,15 +45,16 @@ impl Segment {
             len,
             window: 65535,
             data_segment: None,
+            client_port: 40000,
         }
     }
 
     /// The Ethernet frame.
     pub fn frame(&self, ip_id: u16) -> Vec<u8> {
         let (src, dst, sport, dport) = if self.from_client {
-            ([198, 18, 0, 1], [198, 18, 0, 2], 40000u16, 80u16)
+            ([198, 18, 0, 1], [198, 18, 0, 2], self.client_port, 80u16)
         } else {
-            ([198, 18, 0, 2], [198, 18, 0, 1], 80, 40000)
+            ([198, 18, 0, 2], [198, 18, 0, 1], 80, self.client_port)
         };
         let mut f = Vec::new();
         f.extend_from_slice(&[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00]);
