@@ -147,18 +147,23 @@ impl Dir {
             }
         }
         let mut sample = None;
+        let mut fills_hole = false;
         while let Some(front) = self.outstanding.front() {
             if !seq::le(front.end(), ack) {
                 break;
             }
+            fills_hole |= front.retransmitted();
             if front.end() == ack && !front.retransmitted() {
                 sample = Some(ts - front.ts);
             }
             self.outstanding.pop_front();
         }
         // Karn's rule (RFC 6298 section 3): only segments never retransmitted give
-        // samples; a capture clock that went backwards gives none.
-        if let Some(r) = sample.filter(|&r| r > 0) {
+        // samples; a capture clock that went backwards gives none. An ACK that also
+        // covers a retransmitted segment gives none either: the receiver held it back
+        // until the retransmission filled the hole below, so it times the repair, not
+        // the path (tcptrace_long_rtt: a 129 s "RTT" that hid two later timeouts).
+        if let Some(r) = sample.filter(|&r| r > 0 && !fills_hole) {
             ann.ack_rtt_ns = r;
             self.rtt.sample(r);
             self.m.rtt.add(r);

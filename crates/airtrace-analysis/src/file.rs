@@ -17,6 +17,10 @@ use crate::shard::Sharder;
 /// Receives every packet with its annotation, in capture order.
 pub trait PacketSink {
     fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, annotation: &Annotation);
+
+    /// Called once after the last record, with the reader: what the file says about the
+    /// capture itself (e.g. [`CaptureReader::drops`]).
+    fn capture_end(&mut self, _reader: &CaptureReader) {}
 }
 
 /// A sink that keeps nothing: for summaries only.
@@ -103,6 +107,7 @@ pub fn analyze_capture(
         }
     }
     progress(reader.position(), reader.file_len());
+    sink.capture_end(&reader);
     report(
         name,
         Part {

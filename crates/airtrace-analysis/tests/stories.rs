@@ -159,6 +159,47 @@ fn a_lost_segment_repaired_by_three_timeouts_backs_off() {
     assert!((server.rtt.avg_s.unwrap() - 0.1).abs() < 1e-9);
 }
 
+/// docs/diagnosis-corpus.md problem 5 (tcptrace_long_rtt): the ACK that fills a hole
+/// also covers a segment sent long before and never retransmitted. Timing that segment
+/// measured the repair (seconds), which inflated the RTO estimate past the next
+/// silences, so that the next timeouts were taken for go-back-N segments.
+#[test]
+fn an_ack_filling_a_hole_gives_no_rtt_sample_and_later_timeouts_still_count() {
+    let mut x = Exchange::new();
+    x.handshake();
+    for k in 0..3 {
+        x.data(300.0 + k as f64, k);
+        x.ack(400.0 + k as f64, k + 1);
+    }
+    // Segments 3, 4 and 6 are lost, 5, 7 and 8 arrive; each hole needs its own timeouts.
+    for k in 3..9 {
+        x.data(500.0 + k as f64, k);
+    }
+    x.ack(600.0, 3); // a duplicate ACK
+    x.data(1500.0, 3); // timeout
+    x.ack(1600.0, 4);
+    x.data(2600.0, 4); // timeout
+    x.data(4600.0, 4); // doubled
+    x.data(8600.0, 4); // doubled again
+    let fill = x.ack(8700.0, 6); // covers 4 (retransmitted) and 5 (sent at 505 ms)
+    assert_eq!(
+        fill.ack_rtt_ns, NONE_I64,
+        "an ACK held back by a hole times the repair, not the path"
+    );
+    // Still recovering from the first timeout: a 3 s silence before segment 6 is sent
+    // again is a timeout on a 100 ms path, not one more go-back-N segment.
+    let later = x.data(11700.0, 6);
+    assert_eq!(
+        (later.retrans_kind, later.backoff),
+        (RetransKind::Timeout, 1)
+    );
+    x.ack(11800.0, 9);
+    let conns = x.finish();
+    let server = &conns[0].b_to_a;
+    assert_eq!(server.timeouts, 5);
+    assert!((server.rtt.avg_s.unwrap() - 0.1).abs() < 1e-9);
+}
+
 #[test]
 fn three_duplicate_acks_then_fast_retransmit_and_sack_recovery() {
     let mut x = Exchange::new();

@@ -11,6 +11,7 @@ use airtrace_pcap::Record;
 use airtrace_wire::Decoded;
 
 use crate::air::AirState;
+use crate::gaps::CaptureGaps;
 use crate::histogram::LogHistogram;
 use crate::{detect, Finding, MAX_EVIDENCE};
 
@@ -112,6 +113,8 @@ pub struct DirState {
     /// Timeout retransmissions whose data had arrived: (frame of the retransmission,
     /// frame of the ACK that showed it, its time ns, the retransmission's time ns).
     pub spurious: Vec<(u64, u64, i64, i64)>,
+    /// Data the receiver acknowledged that the capture never saw (see [`crate::gaps`]).
+    pub capture_gaps: CaptureGaps,
     zero_window_open: Option<(i64, u64)>,
     /// Periods when the receiver advertised a zero window to this sender.
     pub zero_window: Vec<Span>,
@@ -170,6 +173,11 @@ pub struct ConnState {
     pub mac_retries: u64,
     /// Their first frames.
     pub mac_retry_frames: Vec<u64>,
+    /// Packets the capture file says it dropped (its interface statistics), set on the
+    /// connections whose `capture_drops` finding should mention them.
+    pub file_drops: Option<u64>,
+    /// The part of the capture it began in (see [`Diagnoser::time_base`]).
+    pub part: usize,
 }
 
 /// The sink that gathers what the detectors need (see the [module documentation](self)).
@@ -177,9 +185,20 @@ pub struct ConnState {
 pub struct Diagnoser {
     /// Time of the first packet of the capture, ns.
     pub start_ns: Option<i64>,
+    /// Packets the capture itself dropped, as the file says (pcapng interface
+    /// statistics); `None` when it does not say.
+    pub file_drops: Option<u64>,
     /// Per connection, by index.
     pub conns: Vec<ConnState>,
+    /// Parts of the capture, split at silences (or clock jumps) longer than
+    /// [`CAPTURE_PART_GAP_NS`]: (time of the first packet, packets).
+    pub parts: Vec<(i64, u64)>,
+    last_t: i64,
 }
+
+/// A silence (or a jump of the clock) longer than a day between two packets starts a
+/// new part of the capture: captures joined together, or a clock that was reset.
+pub const CAPTURE_PART_GAP_NS: i64 = 86_400_000_000_000;
 
 fn push_evidence(frames: &mut Vec<u64>, frame: u64) {
     if frames.len() < MAX_EVIDENCE {
@@ -272,16 +291,23 @@ impl DirState {
 }
 
 impl PacketSink for Diagnoser {
+    fn capture_end(&mut self, reader: &airtrace_pcap::CaptureReader) {
+        self.file_drops = reader.drops();
+    }
+
     fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, a: &Annotation) {
         let t = record.ts_ns;
         self.start_ns.get_or_insert(t);
+        self.note_part(t);
         if a.conn == u32::MAX {
             return;
         }
         let i = a.conn as usize;
         if self.conns.len() <= i {
+            let part = self.parts.len() - 1;
             self.conns.resize_with(i + 1, || ConnState {
                 first_ns: t,
+                part,
                 ..ConnState::default()
             });
         }
@@ -368,6 +394,8 @@ impl PacketSink for Diagnoser {
         }
         peer.advertised = Some(a.window);
         if a.flags.contains(Flags::ZERO_WINDOW) {
+            // The sender stops: ACKs on either side of the stall are not one ACK clock.
+            peer.last_advance = None;
             peer.zero_window_open.get_or_insert((t, frame));
         } else if a.window > 0 {
             if let Some((start_ns, open_frame)) = peer.zero_window_open.take() {
@@ -394,6 +422,18 @@ impl PacketSink for Diagnoser {
         }
         if syn {
             me.last_syn_ns = Some(t);
+        }
+
+        // What the capture saw of the sequence space (capture drops, see gaps.rs).
+        if is_ack {
+            peer.capture_gaps.ack(a.ack_rel, frame, t, peer.mss);
+        }
+        let syn_fin = tcp.map_or(0, |h| {
+            u32::from(h.flags & 0x02 != 0) + u32::from(h.flags & 0x01 != 0)
+        });
+        if a.seglen > 0 || syn_fin > 0 {
+            let end = a.seq_rel.wrapping_add(a.seglen + syn_fin);
+            me.capture_gaps.segment(a.seq_rel, end, frame, t);
         }
 
         // This packet as data.
@@ -494,10 +534,14 @@ impl PacketSink for Diagnoser {
                 me.max_sent_end = Some(end);
             }
             me.lone = (a.bytes_in_flight == i64::from(a.seglen)).then_some((t, end, frame));
-            if me.sent_ring.len() == SENT_RING {
-                me.sent_ring.pop_front();
+            // A zero-window probe leaves when the persist timer fires, not when an ACK
+            // lets it: its time says nothing of the ACK clock.
+            if !a.flags.contains(Flags::ZERO_WINDOW_PROBE) {
+                if me.sent_ring.len() == SENT_RING {
+                    me.sent_ring.pop_front();
+                }
+                me.sent_ring.push_back((end, t));
             }
-            me.sent_ring.push_back((end, t));
         }
         me.last_was_retx = retx;
         me.last_flight = a.bytes_in_flight.max(0);
@@ -509,10 +553,55 @@ impl PacketSink for Diagnoser {
 }
 
 impl Diagnoser {
+    /// Counts a packet at `t` into the current part of the capture, or starts a new one.
+    fn note_part(&mut self, t: i64) {
+        if self.parts.is_empty() || t.abs_diff(self.last_t) > CAPTURE_PART_GAP_NS as u64 {
+            self.parts.push((t, 0));
+        }
+        if let Some(p) = self.parts.last_mut() {
+            p.1 += 1;
+        }
+        self.last_t = t;
+    }
+
+    /// Where the spans of connection `c` count from: the first packet of the part of
+    /// the capture it began in (the capture's first packet, unless the capture has
+    /// silences of more than a day: tcptrace_http is two captures four years apart). A
+    /// part of a single packet (a lone frame dated far from the rest) is no start: the
+    /// next part's is used.
+    pub fn time_base(&self, c: &ConnState) -> i64 {
+        match (self.parts.get(c.part), self.parts.get(c.part + 1)) {
+            (Some(&(_, 1)), Some(&(next, _))) => next,
+            (Some(&(start, _)), _) => start,
+            _ => self.start_ns.unwrap_or(0),
+        }
+    }
+
+    /// Which connections' findings mention the drops the capture file reports: those
+    /// where data is missing from the capture, or, when none is, the busiest.
+    fn note_file_drops(&mut self) {
+        let Some(drops) = self.file_drops.filter(|&d| d > 0) else {
+            return;
+        };
+        let gapped = |c: &ConnState| c.dirs.iter().any(|d| d.capture_gaps.gaps > 0);
+        if self.conns.iter().any(gapped) {
+            for c in self.conns.iter_mut().filter(|c| gapped(c)) {
+                c.file_drops = Some(drops);
+            }
+        } else if let Some(c) = self
+            .conns
+            .iter_mut()
+            .max_by_key(|c| c.dirs[0].data_packets + c.dirs[1].data_packets)
+        {
+            c.file_drops = Some(drops);
+        }
+    }
+
     /// Closes what is still open and runs every detector; findings come in order of
     /// connection, then start time.
     pub fn finish(mut self, report: &FileReport) -> Vec<Finding> {
-        let start = self.start_ns.unwrap_or(0);
+        self.note_file_drops();
+        let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
         let mut findings = Vec::new();
         for (i, c) in self.conns.iter_mut().enumerate() {
             for dir in &mut c.dirs {
@@ -529,7 +618,7 @@ impl Diagnoser {
                 }
             }
             let summary = report.connections.iter().find(|s| s.id as usize == i);
-            findings.extend(detect::connection(i as u32, c, summary, start));
+            findings.extend(detect::connection(i as u32, c, summary, bases[i]));
         }
         findings.sort_by(|a, b| {
             (a.connection, a.start_s, a.kind)

@@ -26,6 +26,11 @@ const INITIAL_RTO_S: f64 = 1.0;
 const BURST_MEAN_SEGMENTS: f64 = 2.0;
 /// Fewer loss events than this say nothing about the pattern.
 const MIN_LOSS_EVENTS: usize = 3;
+/// Fewer than this tell bursts from random loss only weakly: the finding says so
+/// (`low_confidence`) and fits no Gilbert-Elliott model. With 10 events the mean run
+/// length is known to about ±30 % (docs/diagnosis-corpus.md problem 6: 3 events made a
+/// "burst" with a fitted model in tcptrace_dsack).
+const CONFIDENT_LOSS_EVENTS: usize = 10;
 /// A lone segment's ACK that is later than the base RTT by more than this (or by the
 /// base RTT, if longer) was delayed by the receiver.
 const DELACK_MARGIN_NS: i64 = 30_000_000;
@@ -47,6 +52,9 @@ const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
 const APP_IDLE_SHARE: f64 = 0.1;
+
+const FIX_BURSTS: &str = "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
+recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.";
 
 const FIX_OUTAGE: &str =
     "Keep the connection alive across the outage at the link (buffer and retransmit at \
@@ -144,6 +152,7 @@ pub fn connection(
         sender_limited(&mut b, d, dir, duration_ns);
     }
     artifacts(&mut b, c);
+    capture_drops(&mut b, c);
     let data_dir = usize::from(c.dirs[1].data_bytes > c.dirs[0].data_bytes);
     crate::air::findings(&mut b, &c.air, data_dir, (c.first_ns, c.last_ns));
     b.out
@@ -224,7 +233,10 @@ fn periodicity(episodes: &[&[Timeout]]) -> String {
     gaps.sort_unstable();
     let median = gaps[gaps.len() / 2];
     // The middle 80 % of the intervals within 10 % of the median.
-    let (lo, hi) = (gaps[gaps.len() / 10], gaps[gaps.len() - 1 - gaps.len() / 10]);
+    let (lo, hi) = (
+        gaps[gaps.len() / 10],
+        gaps[gaps.len() - 1 - gaps.len() / 10],
+    );
     if median <= 0 || (hi - lo) * 10 > median {
         return String::new();
     }
@@ -480,7 +492,9 @@ fn excessive_queueing(b: &mut Builder, d: usize, dir: &DirState) {
     let queue_s = (p50 - min) as f64 / 1e9;
     // No more can wait than the receiver lets be in flight (the RTT histogram's bins
     // round the median).
-    let queue_bytes = dir.advertised.map_or(queue_s * rate, |w| (queue_s * rate).min(f64::from(w)));
+    let queue_bytes = dir
+        .advertised
+        .map_or(queue_s * rate, |w| (queue_s * rate).min(f64::from(w)));
     let queue_packets = queue_bytes / f64::from(dir.mss.max(1));
     if queue_packets < 1.0 {
         // Less than a packet waiting: the RTT varies for another reason (a delayed
@@ -506,7 +520,11 @@ sets its size.",
         _ => String::new(),
     };
     let rise = if max as f64 <= 1.05 * p50 as f64 {
-        format!("rose from {:.0} ms to about {:.0} ms and stayed there", min as f64 / 1e6, p50 as f64 / 1e6)
+        format!(
+            "rose from {:.0} ms to about {:.0} ms and stayed there",
+            min as f64 / 1e6,
+            p50 as f64 / 1e6
+        )
     } else {
         format!(
             "rose from {:.0} ms to a median of {:.0} ms (max {:.0} ms)",
@@ -568,7 +586,37 @@ fn loss_pattern(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout
         ("mean_burst_segments", mean),
         ("timeout_episodes", episodes.len() as f64),
     ]);
-    if mean >= BURST_MEAN_SEGMENTS {
+    let few = runs.len() < CONFIDENT_LOSS_EVENTS;
+    let caveat = if few {
+        details.insert("low_confidence", 1.0);
+        format!(
+            " Only {} loss events: too few to be sure of the pattern (about {CONFIDENT_LOSS_EVENTS} are needed); \
+read this as a hint.",
+            runs.len()
+        )
+    } else {
+        String::new()
+    };
+    if mean >= BURST_MEAN_SEGMENTS && few {
+        let explanation = format!(
+            "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
+in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).{caveat}",
+            runs.len(),
+            loss_rate * 100.0,
+            episodes.len(),
+            timeout_cost as f64 / 1e9
+        );
+        b.push(
+            "burst_loss",
+            d,
+            (first, last),
+            timeout_cost,
+            episodes.iter().map(|e| e[0].frame).collect(),
+            explanation,
+            FIX_BURSTS,
+            details,
+        );
+    } else if mean >= BURST_MEAN_SEGMENTS {
         // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and the
         // good state is left once per loss event.
         let p_good_to_bad = runs.len() as f64 / dir.data_packets.max(1) as f64;
@@ -592,15 +640,14 @@ not more).",
             timeout_cost,
             episodes.iter().map(|e| e[0].frame).collect(),
             explanation,
-            "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
-recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.",
+            FIX_BURSTS,
             details,
         );
     } else {
         let explanation = format!(
             "Losses were isolated: {} loss events of {mean:.1} segments on average ({:.2} % of segments lost), \
 as random (Bernoulli) loss gives. TCP reads each as congestion and halves its window: the square-root law \
-(Mathis et al.) caps the rate at MSS/RTT·√(3/(2p)).",
+(Mathis et al.) caps the rate at MSS/RTT·√(3/(2p)).{caveat}",
             runs.len(),
             loss_rate * 100.0
         );
@@ -818,6 +865,81 @@ copies, not TCP retransmissions, but they cost air time and add delay.{why}",
             explanation,
             fix,
             BTreeMap::from([("mac_retries", c.mac_retries as f64)]),
+        );
+    }
+}
+
+const FIX_CAPTURE_DROPS: &str = "Nothing to fix on the network. For a complete capture: a larger capture \
+buffer (tcpdump -B, dumpcap -B), headers only (-s 128), a capture host or tap that is not busy, and check the \
+drop counters the capture tool reports at the end.";
+
+/// Data the receiver acknowledged that the capture never saw, with no retransmission
+/// between (see [`crate::gaps`]): the capture's losses, not the network's. Also what the
+/// capture file says it dropped (pcapng interface statistics), on the connections
+/// [`Diagnoser`](crate::Diagnoser) picks.
+fn capture_drops(b: &mut Builder, c: &ConnState) {
+    let file_note = |drops: Option<u64>| {
+        match drops {
+        Some(n) => format!(" The capture file itself reports {n} packet(s) dropped by the capture (its interface statistics)."),
+        None => String::new(),
+    }
+    };
+    let mut reported = false;
+    for (d, dir) in c.dirs.iter().enumerate() {
+        let g = &dir.capture_gaps;
+        if g.gaps == 0 {
+            continue;
+        }
+        reported = true;
+        let explanation = format!(
+            "{} segment(s) ({} bytes, in {} gap(s)) of this direction never appear in the capture, yet the receiver \
+acknowledged them and no retransmission of them was seen: they went through, and the capture, not the network, \
+lost them.{} Read this connection's lost-segment and ACK-of-unseen-segment flags, and its loss and retransmission \
+counts, with that in mind; the loss findings (burst_loss, random_loss) do not count these gaps.",
+            g.segments,
+            g.bytes,
+            g.gaps,
+            file_note(c.file_drops)
+        );
+        let mut details = BTreeMap::from([
+            ("segments_not_captured", g.segments as f64),
+            ("bytes_not_captured", g.bytes as f64),
+            ("gaps", g.gaps as f64),
+        ]);
+        if let Some(n) = c.file_drops {
+            details.insert("file_drops", n as f64);
+        }
+        b.push(
+            "capture_drops",
+            d,
+            (
+                g.first_ns.unwrap_or(c.first_ns),
+                g.last_ns.unwrap_or(c.last_ns),
+            ),
+            0,
+            g.frames.clone(),
+            explanation,
+            FIX_CAPTURE_DROPS,
+            details,
+        );
+    }
+    if let (false, Some(n)) = (reported, c.file_drops) {
+        let d = usize::from(c.dirs[1].data_bytes > c.dirs[0].data_bytes);
+        let explanation = format!(
+            "The capture file reports {n} packet(s) dropped by the capture (its interface statistics), but no \
+connection's data shows a gap the receiver acknowledged: the dropped packets were ACKs or other traffic, or \
+their gaps were never acknowledged. What the capture shows is incomplete; counts of losses and retransmissions \
+may include the capture's own."
+        );
+        b.push(
+            "capture_drops",
+            d,
+            (c.first_ns, c.last_ns),
+            0,
+            Vec::new(),
+            explanation,
+            FIX_CAPTURE_DROPS,
+            BTreeMap::from([("file_drops", n as f64)]),
         );
     }
 }

@@ -19,6 +19,7 @@
 //! - [`detect`]: the detectors, each a function from the gathered state to findings.
 //! - [`air`]: the 802.11 layer from radiotap captures (data/ACK collisions, frames
 //!   with a bad FCS).
+//! - [`gaps`]: data acknowledged that the capture never saw (the capture's drops).
 //! - [`histogram`]: the log-scale RTT histogram that keeps memory bounded.
 //!
 //! [`diagnose_file`] runs the analysis and the diagnosis over one capture.
@@ -29,11 +30,12 @@
 //! `spurious_timeout`, `excessive_queueing`, `burst_loss`, `random_loss`,
 //! `link_outage`, `receiver_limited`, `sender_limited`, `delayed_ack_stall`,
 //! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`, `data_ack_collisions`,
-//! `bad_fcs`, `capture_artifact`. Names are stable: kinds may be added, never renamed.
+//! `bad_fcs`, `capture_artifact`, `capture_drops`. Names are stable: kinds may be added, never renamed.
 
 pub mod air;
 pub mod collect;
 pub mod detect;
+pub mod gaps;
 pub mod histogram;
 
 use std::collections::BTreeMap;
@@ -53,7 +55,9 @@ pub struct Finding {
     pub connection: u32,
     /// The direction of the data concerned: `a_to_b` or `b_to_a`.
     pub direction: &'static str,
-    /// Start of the span, seconds from the first packet of the capture.
+    /// Start of the span, seconds from the first packet of the capture (of the part of
+    /// it the connection began in, when silences of more than a day split it: see
+    /// [`Diagnoser::time_base`]).
     pub start_s: f64,
     /// End of the span, seconds from the first packet of the capture.
     pub end_s: f64,

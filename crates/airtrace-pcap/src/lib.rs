@@ -52,7 +52,8 @@
 //! stays around 20 MB whatever the size of the file.
 //!
 //! What this crate does not do: decode the frames (that is `airtrace-wire`), read
-//! pcapng comments, name resolution or statistics blocks, or read formats other than
+//! pcapng comments, name resolution blocks, or statistics other than the drop counters
+//! ([`CaptureReader::drops`]), or read formats other than
 //! pcap and pcapng (snoop, ERF, modified "Kuznetzov" pcap).
 //!
 //! # Example

@@ -306,3 +306,76 @@ fn options_are_ignored_where_not_needed() {
         [rec(1, 1234, 0, 1, 3, vec![7, 7, 7])]
     );
 }
+
+/// An Interface Statistics Block's option list: (code, 8-byte value) pairs, then the end.
+fn isb(order: ByteOrder, if_id: u32, options: &[(u16, u64)]) -> Vec<u8> {
+    let u16b = |v: u16| match order {
+        ByteOrder::Little => v.to_le_bytes(),
+        ByteOrder::Big => v.to_be_bytes(),
+    };
+    let u32b = |v: u32| match order {
+        ByteOrder::Little => v.to_le_bytes(),
+        ByteOrder::Big => v.to_be_bytes(),
+    };
+    let mut body = Vec::new();
+    body.extend_from_slice(&u32b(if_id));
+    body.extend_from_slice(&u32b(0));
+    body.extend_from_slice(&u32b(1000));
+    body.extend_from_slice(&u16b(1)); // opt_comment, 3 bytes, padded
+    body.extend_from_slice(&u16b(3));
+    body.extend_from_slice(b"hi!\0");
+    for &(code, value) in options {
+        body.extend_from_slice(&u16b(code));
+        body.extend_from_slice(&u16b(8));
+        body.extend_from_slice(&match order {
+            ByteOrder::Little => value.to_le_bytes(),
+            ByteOrder::Big => value.to_be_bytes(),
+        });
+    }
+    body.extend_from_slice(&[0, 0, 0, 0]);
+    common::block(order, 5, &body)
+}
+
+/// What the capture dropped: the latest Interface Statistics Block of each interface
+/// (`isb_ifdrop` 5 + `isb_osdrop` 7; `isb_ifrecv` 4 is not a drop), summed over the
+/// interfaces, in both byte orders; none said, `None`.
+#[test]
+fn interface_statistics_give_the_capture_drops() {
+    for order in [ByteOrder::Little, ByteOrder::Big] {
+        let mut w = PcapNgWriter::new(Vec::new(), order).unwrap();
+        let iface = Interface {
+            linktype: 1,
+            snaplen: 0,
+            resolution: TsResolution::MICRO,
+            offset_s: 0,
+        };
+        w.add_interface(&iface).unwrap();
+        w.add_interface(&iface).unwrap();
+        w.write_packet(0, 1_000, &[1], 1).unwrap();
+        w.get_mut().extend(isb(order, 0, &[(4, 1000), (5, 1)]));
+        w.write_packet(1, 2_000, &[2], 1).unwrap();
+        w.get_mut()
+            .extend(isb(order, 0, &[(4, 2000), (5, 3), (7, 1 << 33)]));
+        w.get_mut().extend(isb(order, 1, &[(5, 4)]));
+        let bytes = w.into_inner();
+        let mut reader = common::open("isb.pcapng", &bytes).unwrap();
+        let (recs, error) = common::drain(&mut reader);
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(recs.len(), 2);
+        assert_eq!(reader.drops(), Some(3 + (1 << 33) + 4), "{order:?}");
+    }
+    let mut w = PcapNgWriter::new(Vec::new(), ByteOrder::Little).unwrap();
+    w.add_interface(&Interface {
+        linktype: 1,
+        snaplen: 0,
+        resolution: TsResolution::MICRO,
+        offset_s: 0,
+    })
+    .unwrap();
+    w.write_packet(0, 1_000, &[1], 1).unwrap();
+    w.get_mut().extend(isb(ByteOrder::Little, 0, &[(4, 1000)]));
+    let bytes = w.into_inner();
+    let mut reader = common::open("no-drops.pcapng", &bytes).unwrap();
+    common::drain(&mut reader);
+    assert_eq!(reader.drops(), None, "no drop counter, nothing known");
+}

@@ -174,6 +174,8 @@ pub struct CaptureReader {
     last_frame: u64,
     /// Number of frames skipped (not packets).
     skipped: u64,
+    /// [`CaptureReader::drops`] once the parser is done.
+    final_drops: Option<u64>,
 }
 
 impl CaptureReader {
@@ -240,6 +242,7 @@ impl CaptureReader {
             interfaces,
             last_frame: 0,
             skipped: 0,
+            final_drops: None,
         })
     }
 
@@ -272,14 +275,20 @@ impl CaptureReader {
                 }))
             }
             Ok(None) => {
-                self.parser = Parser::Done;
+                self.done();
                 None
             }
             Err(failure) => {
-                self.parser = Parser::Done;
+                self.done();
                 Some(Err(self.error(failure)))
             }
         }
+    }
+
+    /// No more records: the parser's state goes, what it counted stays.
+    fn done(&mut self) {
+        self.final_drops = self.drops();
+        self.parser = Parser::Done;
     }
 
     fn error(&self, failure: Failure) -> ReadError {
@@ -317,6 +326,19 @@ impl CaptureReader {
     /// indexed by [`Record::interface`].
     pub fn interfaces(&self) -> &[Interface] {
         &self.interfaces
+    }
+
+    /// Packets the capture itself dropped, as far as the file says: for pcapng, the
+    /// `isb_ifdrop` and `isb_osdrop` counters of each interface's latest Interface
+    /// Statistics Block (written at the end of a capture by dumpcap and tcpdump), plus
+    /// the drop counts of obsolete Packet Blocks. Known once the blocks have been read
+    /// (at the end of the file, usually); `None` when no block said (classic pcap never
+    /// does). Per-packet `epb_dropcount` options are not read.
+    pub fn drops(&self) -> Option<u64> {
+        match &self.parser {
+            Parser::PcapNg(p) => p.drops(),
+            _ => self.final_drops,
+        }
     }
 
     /// Number of records returned so far.

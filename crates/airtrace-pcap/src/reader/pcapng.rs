@@ -7,8 +7,9 @@
 //! parsed, so that a parser never sees a partial block. The SHB, IDB and Simple Packet
 //! Block are then parsed by pcap-parser; the Enhanced Packet Block, the hot path, is
 //! parsed here (see [`NgState::enhanced_packet_fast`]), as is the obsolete Packet Block, which
-//! pcap-parser does not know. Other blocks are skipped; Custom and systemd Journal
-//! Export blocks still take a frame number, as in tshark.
+//! pcap-parser does not know. The Interface Statistics Block is read for its drop
+//! counters (see [`NgState::statistics`]). Other blocks are skipped; Custom and systemd
+//! Journal Export blocks still take a frame number, as in tshark.
 
 use pcap_parser::pcapng::{
     parse_interfacedescriptionblock_be, parse_interfacedescriptionblock_le,
@@ -26,6 +27,13 @@ const IDB_TYPE: u32 = 1;
 /// The obsolete Packet Block (draft-ietf-opsawg-pcapng, Appendix A).
 const PB_TYPE: u32 = 2;
 const SPB_TYPE: u32 = 3;
+/// Interface Statistics Block.
+const ISB_TYPE: u32 = 5;
+/// ISB options counting packets the capture lost: `isb_ifdrop` (dropped by the
+/// interface, for lack of buffers) and `isb_osdrop` (dropped by the operating system)
+/// (draft-ietf-opsawg-pcapng §4.6).
+const ISB_IFDROP: u16 = 5;
+const ISB_OSDROP: u16 = 7;
 const EPB_TYPE: u32 = 6;
 /// Systemd Journal Export Block.
 const SJE_TYPE: u32 = 9;
@@ -55,6 +63,13 @@ struct SectionInterface {
 pub(crate) struct NgState {
     big_endian: bool,
     section: Vec<SectionInterface>,
+    /// Per interface (file-wide index), the drops its latest statistics block counts
+    /// (the counters run from the start of the capture, so the latest holds them all).
+    isb_drops: Vec<(u32, u64)>,
+    /// Drops counted by obsolete Packet Blocks (each since the previous packet).
+    pb_drops: u64,
+    /// Whether any block said how many packets were dropped.
+    drops_known: bool,
 }
 
 /// A block read whole: its type, length and place; its bytes are the first `len`
@@ -76,6 +91,9 @@ impl NgState {
         let mut state = NgState {
             big_endian: false,
             section: Vec::new(),
+            isb_drops: Vec::new(),
+            pb_drops: 0,
+            drops_known: false,
         };
         match state.frame(input, 0)? {
             Some(block) => {
@@ -176,6 +194,7 @@ impl NgState {
                 SPB_TYPE => return self.simple_packet(input, &block).map(Some),
                 SHB_TYPE => self.section_header(input, &block)?,
                 IDB_TYPE => self.interface(input, &block, interfaces)?,
+                ISB_TYPE => self.statistics(input, &block),
                 // tshark 4.0 lists these as frames, though they hold no packet: count them
                 // so that frame numbers stay tshark's.
                 t if t == SJE_TYPE || CB_TYPES.contains(&t) => {
@@ -369,6 +388,69 @@ impl NgState {
         Ok(())
     }
 
+    /// An Interface Statistics Block: keeps its drop counters (`isb_ifdrop` plus
+    /// `isb_osdrop`) for its interface. A block without them, or for an interface the
+    /// section does not have, says nothing and is skipped like any other; malformed
+    /// options end the reading of the block, never the file.
+    fn statistics(&mut self, input: &mut Input, block: &Block) {
+        let bytes = &input.bytes()[..block.len];
+        let big = self.big_endian;
+        let interface = self
+            .section
+            .get(u32_at(bytes, 8, big) as usize)
+            .map(|i| i.global);
+        let u16_at = |at: usize| {
+            let b = [bytes[at], bytes[at + 1]];
+            if big {
+                u16::from_be_bytes(b)
+            } else {
+                u16::from_le_bytes(b)
+            }
+        };
+        // Options: code (2 bytes), length (2), value padded to 4 bytes, from byte 20 to
+        // the trailing length.
+        let (mut at, end) = (20, block.len - 4);
+        let mut drops = None;
+        while at + 4 <= end {
+            let (code, len) = (u16_at(at), usize::from(u16_at(at + 2)));
+            let value = at + 4;
+            if code == 0 || value + len > end {
+                break;
+            }
+            if matches!(code, ISB_IFDROP | ISB_OSDROP) && len == 8 {
+                // A 64-bit integer in the section's byte order (unlike the time
+                // stamps of packet blocks, which are two 32-bit words, high first).
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&bytes[value..value + 8]);
+                let v = if big {
+                    u64::from_be_bytes(b)
+                } else {
+                    u64::from_le_bytes(b)
+                };
+                drops = Some(drops.unwrap_or(0u64).saturating_add(v));
+            }
+            at = value + len.next_multiple_of(4);
+        }
+        if let (Some(interface), Some(drops)) = (interface, drops) {
+            self.drops_known = true;
+            match self.isb_drops.iter_mut().find(|(i, _)| *i == interface) {
+                Some(entry) => entry.1 = drops,
+                None => self.isb_drops.push((interface, drops)),
+            }
+        }
+        input.consume(block.len);
+    }
+
+    /// Packets the capture dropped, as its statistics blocks (the latest of each
+    /// interface) and obsolete Packet Blocks count them; `None` when no block said.
+    pub(super) fn drops(&self) -> Option<u64> {
+        self.drops_known.then(|| {
+            self.isb_drops
+                .iter()
+                .fold(self.pb_drops, |sum, &(_, d)| sum.saturating_add(d))
+        })
+    }
+
     /// An Enhanced Packet Block, or an obsolete Packet Block: the same fields, but the
     /// latter has a 16-bit interface id followed by a 16-bit drop count.
     fn packet(&mut self, input: &mut Input, block: &Block) -> Result<Meta, Failure> {
@@ -378,11 +460,19 @@ impl NgState {
             u32_at(bytes, 8, big)
         } else {
             let id = u32_at(bytes, 8, big);
-            if big {
-                id >> 16
+            let (if_id, dropped) = if big {
+                (id >> 16, id & 0xffff)
             } else {
-                id & 0xffff
+                (id & 0xffff, id >> 16)
+            };
+            // "Drops Count: [...] the number of packets lost (by the interface and the
+            // operating system) between this packet and the preceding one"
+            // (draft-ietf-opsawg-pcapng, Appendix A); 0xFFFF: not available.
+            if dropped != 0xffff {
+                self.drops_known = true;
+                self.pb_drops += u64::from(dropped);
             }
+            if_id
         };
         let units = (u64::from(u32_at(bytes, 12, big)) << 32) | u64::from(u32_at(bytes, 16, big));
         let caplen = u32_at(bytes, 20, big);
