@@ -57,6 +57,31 @@ struct SpuriousCheck {
     frame: u64,
 }
 
+/// A retransmitted segment, in absolute sequence numbers.
+#[derive(Debug, Clone, Copy)]
+struct RecentRetx {
+    start: u32,
+    end: u32,
+    frame: u64,
+    t_ns: i64,
+    timeout: bool,
+}
+
+/// Retransmissions kept for D-SACK matching.
+const RECENT_RETX: usize = 64;
+
+/// The block a D-SACK reports, if the segment carries one (RFC 2883 §4: a first SACK
+/// block below the cumulative ACK, or inside the second block).
+fn dsack_block(tcp: &airtrace_wire::Tcp) -> Option<(u32, u32)> {
+    let blocks = tcp.sack_blocks();
+    let &first = blocks.first()?;
+    let below_ack = !seq_after(first.1, tcp.ack);
+    let inside_second = blocks
+        .get(1)
+        .is_some_and(|&(s, e)| !seq_after(s, first.0) && !seq_after(first.1, e));
+    (below_ack || inside_second).then_some(first)
+}
+
 /// A time span with the frame that opened it.
 #[derive(Debug, Clone, Copy)]
 pub struct Span {
@@ -113,6 +138,13 @@ pub struct DirState {
     /// Timeout retransmissions whose data had arrived: (frame of the retransmission,
     /// frame of the ACK that showed it, its time ns, the retransmission's time ns).
     pub spurious: Vec<(u64, u64, i64, i64)>,
+    /// Of those, the ones the receiver's D-SACK showed.
+    pub spurious_by_dsack: u32,
+    /// Recent retransmissions, to match the receiver's D-SACK blocks against.
+    recent_retx: std::collections::VecDeque<RecentRetx>,
+    /// Fast or SACK retransmissions the receiver reported receiving twice (D-SACK):
+    /// (frame of the retransmission, frame of the D-SACK, its time ns).
+    pub dsack_spurious: Vec<(u64, u64, i64)>,
     /// Data the receiver acknowledged that the capture never saw (see [`crate::gaps`]).
     pub capture_gaps: CaptureGaps,
     zero_window_open: Option<(i64, u64)>,
@@ -224,6 +256,27 @@ const APP_IDLE_NS: i64 = 200_000_000;
 impl DirState {
     /// A data frame went out at `rate` (500 kbit/s units): counts changes and
     /// reversals of the rate adaptation.
+    /// The receiver reported receiving `start..end` twice (D-SACK, RFC 2883): the
+    /// retransmission of it was not needed (RFC 3708 §3). A timeout's counts as a
+    /// spurious timeout, unless already found so.
+    fn on_dsack(&mut self, start: u32, end: u32, frame: u64, t_ns: i64) {
+        let covered = |r: &RecentRetx| {
+            !seq_after(start, r.start) && !seq_after(r.end, end) && r.end != r.start
+        };
+        let Some(i) = self.recent_retx.iter().rposition(covered) else {
+            return;
+        };
+        let Some(r) = self.recent_retx.remove(i) else {
+            return;
+        };
+        if !r.timeout {
+            self.dsack_spurious.push((r.frame, frame, t_ns));
+        } else if !self.spurious.iter().any(|s| s.0 == r.frame) {
+            self.spurious.push((r.frame, frame, t_ns, r.t_ns));
+            self.spurious_by_dsack += 1;
+        }
+    }
+
     /// An ACK advancing to `ack` arrived at `t_ns`: compares its spacing from the
     /// previous advance with the spacing at which the data it covers was sent.
     fn time_ack(&mut self, ack: u32, t_ns: i64, frame: u64) {
@@ -353,6 +406,9 @@ impl PacketSink for Diagnoser {
             }
         }
         let is_ack = tcp.is_some_and(|h| h.flags & 0x10 != 0);
+        if let Some((start, end)) = tcp.and_then(dsack_block) {
+            peer.on_dsack(start, end, frame, t);
+        }
         if is_ack {
             let ack = a.ack_rel;
             if let Some(sc) = peer.spurious_check {
@@ -457,6 +513,18 @@ impl PacketSink for Diagnoser {
             }
         }
         let retx = a.flags.contains(Flags::RETRANSMISSION);
+        if let (true, Some(h)) = (retx, tcp) {
+            if me.recent_retx.len() == RECENT_RETX {
+                me.recent_retx.pop_front();
+            }
+            me.recent_retx.push_back(RecentRetx {
+                start: h.seq,
+                end: h.seq.wrapping_add(a.seglen),
+                frame,
+                t_ns: t,
+                timeout: a.retrans_kind == RetransKind::Timeout,
+            });
+        }
         if retx {
             me.retransmissions += 1;
             let already_acked = a.flags.contains(Flags::SPURIOUS_RETRANSMISSION);

@@ -144,6 +144,7 @@ pub fn connection(
         fast_retransmit_impossible(&mut b, d, dir, &episodes);
         fast_retransmit_suppressed(&mut b, d, dir);
         spurious_timeouts(&mut b, d, dir);
+        spurious_retransmissions(&mut b, d, dir);
         excessive_queueing(&mut b, d, dir);
         loss_pattern(&mut b, d, dir, &episodes);
         receiver_limited(&mut b, d, dir, summary.is_some_and(|s| s.syn_seen));
@@ -441,12 +442,24 @@ fn spurious_timeouts(b: &mut Builder, d: usize, dir: &DirState) {
     if s.is_empty() {
         return;
     }
+    let by_dsack = dir.spurious_by_dsack as usize;
+    let how = match (s.len() - by_dsack, by_dsack) {
+        (n, 0) => format!(
+            "the ACK for the original transmission arrived after the timer fired (it came sooner after the \
+retransmission than any round trip seen, {:.0} ms{})",
+            dir.rtt.min().unwrap_or(0) as f64 / 1e6,
+            if n > 1 { ", each time" } else { "" }
+        ),
+        (0, _) => "the receiver reported getting the data twice (D-SACK, RFC 2883)".to_string(),
+        (n, m) => format!(
+            "for {n} the ACK for the original arrived sooner after the retransmission than any round trip \
+seen; for {m} the receiver reported getting the data twice (D-SACK, RFC 2883)"
+        ),
+    };
     let explanation = format!(
-        "{} retransmission timeouts were spurious: the ACK for the original transmission arrived after the \
-timer fired (it came sooner after the retransmission than any round trip seen, {:.0} ms). The delay spiked \
-past the RTO; the sender resent data that had arrived and collapsed its window for nothing.",
-        s.len(),
-        dir.rtt.min().unwrap_or(0) as f64 / 1e6
+        "{} retransmission timeouts were spurious: {how}. The delay spiked past the RTO; the sender resent data \
+that had arrived and collapsed its window for nothing.",
+        s.len()
     );
     let mut evidence = Vec::new();
     for &(retx, ack, _, _) in s {
@@ -463,6 +476,32 @@ past the RTO; the sender resent data that had arrived and collapsed its window f
         "Detect and undo spurious timeouts (F-RTO, RFC 5682; the Eifel response, RFC 4015); on the link, \
 avoid delay spikes longer than the RTO (bounded ARQ persistence, buffering during handoffs).",
         BTreeMap::from([("spurious_timeouts", s.len() as f64)]),
+    );
+}
+
+/// Fast or SACK retransmissions the receiver reported receiving twice (D-SACK).
+fn spurious_retransmissions(b: &mut Builder, d: usize, dir: &DirState) {
+    let s = &dir.dsack_spurious;
+    if s.is_empty() {
+        return;
+    }
+    let explanation = format!(
+        "{} fast or SACK retransmissions were not needed: the receiver reported getting the data twice (D-SACK, \
+RFC 2883). The original was delayed or reordered, not lost; the sender took the duplicate ACKs for loss and \
+halved its window for nothing (RFC 3708).",
+        s.len()
+    );
+    b.push(
+        "spurious_retransmission",
+        d,
+        (s[0].2, s[s.len() - 1].2),
+        0,
+        s.iter().flat_map(|&(retx, dsack, _)| [retx, dsack]).collect(),
+        explanation,
+        "Let the sender adapt to reordering and undo the reduction: RACK-TLP (RFC 8985), D-SACK-based undo \
+(RFC 3708; Linux does both); find what reorders packets on the path (parallel links, link-layer retransmission \
+without in-order delivery).",
+        BTreeMap::from([("spurious_retransmissions", s.len() as f64)]),
     );
 }
 

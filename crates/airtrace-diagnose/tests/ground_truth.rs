@@ -45,11 +45,15 @@ fn the_sample_captures_fade_and_stall() {
         "{}",
         outages[1].start_s
     );
-    // The stall held frames rather than dropping them: the last RTO was spurious, as
-    // its ACK came 20 ms after it with a 100 ms path.
+    // Four timer retransmissions were not needed (testdata/pcaps/README.md): the fade's
+    // repeat (1141; the fade had eaten the ACK) and the stall's three (2163-2165; the
+    // stall held frames rather than dropping them). The last one's ACK came 20 ms after
+    // it on a 100 ms path; the receiver's D-SACKs (1142, 2189, 2190) show the others.
     let spurious = of(&f, "spurious_timeout");
     assert_eq!(spurious.len(), 1);
-    assert_eq!(spurious[0].evidence, [2165, 2166]);
+    assert_eq!(spurious[0].details["spurious_timeouts"], 4.0);
+    assert_eq!(spurious[0].evidence, [1141, 1142, 2163, 2164, 2165, 2166, 2189, 2190]);
+    assert!(spurious[0].explanation.contains("D-SACK"), "{}", spurious[0].explanation);
     // The base-station loss was random (a BPF random drop).
     assert_eq!(of(&f, "random_loss").len(), 1);
     assert!(of(&f, "burst_loss").is_empty());

@@ -32,6 +32,8 @@ pub struct Segment {
     pub data_segment: Option<u32>,
     /// The client's port (the server's is 80).
     pub client_port: u16,
+    /// SACK blocks (RFC 2018), absolute sequence numbers.
+    pub sack: Vec<(u32, u32)>,
 }
 
 impl Segment {
@@ -46,6 +48,7 @@ impl Segment {
             window: 65535,
             data_segment: None,
             client_port: 40000,
+            sack: Vec::new(),
         }
     }
 
@@ -58,7 +61,13 @@ impl Segment {
         };
         let mut f = Vec::new();
         f.extend_from_slice(&[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00]);
-        let total = 40 + self.len as usize;
+        // SACK option: two NOPs, kind 5, length, the blocks (a multiple of 4 bytes).
+        let options = if self.sack.is_empty() {
+            0
+        } else {
+            4 + 8 * self.sack.len()
+        };
+        let total = 40 + options + self.len as usize;
         f.extend_from_slice(&[0x45, 0]);
         f.extend_from_slice(&(total as u16).to_be_bytes());
         f.extend_from_slice(&ip_id.to_be_bytes());
@@ -69,9 +78,16 @@ impl Segment {
         f.extend_from_slice(&dport.to_be_bytes());
         f.extend_from_slice(&self.seq.to_be_bytes());
         f.extend_from_slice(&self.ack.to_be_bytes());
-        f.extend_from_slice(&[0x50, self.flags]);
+        f.extend_from_slice(&[((20 + options as u8) / 4) << 4, self.flags]);
         f.extend_from_slice(&self.window.to_be_bytes());
         f.extend_from_slice(&[0, 0, 0, 0]);
+        if !self.sack.is_empty() {
+            f.extend_from_slice(&[1, 1, 5, 2 + 8 * self.sack.len() as u8]);
+            for &(left, right) in &self.sack {
+                f.extend_from_slice(&left.to_be_bytes());
+                f.extend_from_slice(&right.to_be_bytes());
+            }
+        }
         f.resize(f.len() + self.len as usize, 0xAB);
         f
     }
