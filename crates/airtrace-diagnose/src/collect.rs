@@ -109,6 +109,11 @@ pub struct DirState {
     max_sent_end: Option<u32>,
     /// Since when everything sent has been acknowledged (nothing in flight).
     all_acked_at: Option<i64>,
+    /// Rates at which the peer's ACKs returned this direction's data, bits/s: bytes
+    /// newly acknowledged over the time since the previous advance (ACK dispersion:
+    /// back-to-back segments leave the bottleneck one serialisation time apart).
+    pub ack_rate: LogHistogram,
+    last_advance_ns: Option<i64>,
     last_flight: i64,
     last_was_retx: bool,
     /// Retransmitted segments, all kinds.
@@ -312,6 +317,12 @@ impl DirState {
     fn on_ack_advance(&mut self, ack: u32, t_ns: i64) {
         if self.acked.is_some_and(|a| !seq_after(ack, a)) {
             return;
+        }
+        if let (Some(prev), Some(at)) = (self.acked, self.last_advance_ns.replace(t_ns)) {
+            if t_ns > at {
+                let bits = i64::from(ack.wrapping_sub(prev)) * 8;
+                self.ack_rate.add(bits * 1_000_000_000 / (t_ns - at));
+            }
         }
         self.acked = Some(ack);
         if self.max_sent_end.is_some_and(|m| !seq_after(m, ack)) {

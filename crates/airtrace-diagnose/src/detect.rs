@@ -733,8 +733,28 @@ fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_know
     };
     let mut evidence: Vec<u64> = zw.iter().map(|s| s.frame).collect();
     evidence.extend(&dir.window_full_frames);
+    let mut details = BTreeMap::from([
+        ("zero_window_periods", zw.len() as f64),
+        ("zero_window_s", zero_ns as f64 / 1e9),
+        ("window_limited_share", limited_share),
+        ("window_full_segments", dir.window_full as f64),
+    ]);
+    let used = match (capacity_bps(dir), goodput_bps(dir)) {
+        (Some(capacity), Some(goodput)) if goodput <= capacity => {
+            details.insert("capacity_estimate_bps", capacity);
+            details.insert("capacity_used", goodput / capacity);
+            format!(
+                " The path carried about {} when the window let it (the spacing of the returning ACKs); the \
+connection averaged {}, {:.0} % of that.",
+                rate_text(capacity),
+                rate_text(goodput),
+                100.0 * goodput / capacity
+            )
+        }
+        _ => String::new(),
+    };
     let explanation = format!(
-        "The receiver's window held the sender back: {:.0} % of the data segments left less than one segment of the advertised window, and {} zero-window period(s) stopped it for {:.2} s in all.",
+        "The receiver's window held the sender back: {:.0} % of the data segments left less than one segment of the advertised window, and {} zero-window period(s) stopped it for {:.2} s in all.{used}",
         limited_share * 100.0,
         zw.len(),
         zero_ns as f64 / 1e9
@@ -748,13 +768,34 @@ fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_know
         explanation,
         "A larger receive buffer (with window scaling) to cover the bandwidth-delay product, or an \
 application that reads faster.",
-        BTreeMap::from([
-            ("zero_window_periods", zw.len() as f64),
-            ("zero_window_s", zero_ns as f64 / 1e9),
-            ("window_limited_share", limited_share),
-            ("window_full_segments", dir.window_full as f64),
-        ]),
+        details,
     );
+}
+
+/// The bottleneck's rate as the returning ACKs show it: the median of the ACK
+/// dispersion rates (packet pairs, Keshav 1991). A window-limited sender sends its
+/// window back to back, so most ACKs come one bottleneck serialisation apart; an
+/// application-paced one does not, which is why only window-limited findings use it.
+fn capacity_bps(dir: &DirState) -> Option<f64> {
+    (dir.ack_rate.count() >= 10)
+        .then(|| dir.ack_rate.quantile(0.5))
+        .flatten()
+        .map(|r| r as f64)
+}
+
+/// Data bytes over the time data flowed, bits/s.
+fn goodput_bps(dir: &DirState) -> Option<f64> {
+    let span = dir.last_data_ns? - dir.first_data_ns?;
+    (span > 0).then(|| dir.data_bytes as f64 * 8e9 / span as f64)
+}
+
+/// "9.6 Mbit/s", "640 kbit/s".
+fn rate_text(bps: f64) -> String {
+    if bps >= 1e6 {
+        format!("{:.3} Mbit/s", bps / 1e6)
+    } else {
+        format!("{:.0} kbit/s", bps / 1e3)
+    }
 }
 
 /// A receiver that delays its ACK (RFC 1122 §4.2.3.2: up to 500 ms, 200 ms in BSD, 40

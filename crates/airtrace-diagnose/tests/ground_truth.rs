@@ -52,8 +52,15 @@ fn the_sample_captures_fade_and_stall() {
     let spurious = of(&f, "spurious_timeout");
     assert_eq!(spurious.len(), 1);
     assert_eq!(spurious[0].details["spurious_timeouts"], 4.0);
-    assert_eq!(spurious[0].evidence, [1141, 1142, 2163, 2164, 2165, 2166, 2189, 2190]);
-    assert!(spurious[0].explanation.contains("D-SACK"), "{}", spurious[0].explanation);
+    assert_eq!(
+        spurious[0].evidence,
+        [1141, 1142, 2163, 2164, 2165, 2166, 2189, 2190]
+    );
+    assert!(
+        spurious[0].explanation.contains("D-SACK"),
+        "{}",
+        spurious[0].explanation
+    );
     // The base-station loss was random (a BPF random drop).
     assert_eq!(of(&f, "random_loss").len(), 1);
     assert!(of(&f, "burst_loss").is_empty());
@@ -181,6 +188,12 @@ rcvbuf = "16 KiB"
         "{:?}",
         limited[0].details
     );
+    // The bottleneck from the ACKs' spacing: 10 Mbit/s carries 9.65 Mbit/s of payload
+    // in 1500-byte packets; 16 KiB per 100 ms round trip uses an eighth of it.
+    let capacity = limited[0].details["capacity_estimate_bps"];
+    assert!((9.3e6..10.0e6).contains(&capacity), "{capacity}");
+    let used = limited[0].details["capacity_used"];
+    assert!((0.1..0.16).contains(&used), "{used}");
 
     let app = diagnose_simulated(
         "onoff",
