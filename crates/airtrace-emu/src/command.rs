@@ -36,7 +36,11 @@ impl Running {
         if self.exit.is_none() {
             if let Ok(Some(status)) = self.child.try_wait() {
                 use std::os::unix::process::ExitStatusExt;
-                self.exit = Some(status.code().unwrap_or_else(|| -status.signal().unwrap_or(0)));
+                self.exit = Some(
+                    status
+                        .code()
+                        .unwrap_or_else(|| -status.signal().unwrap_or(0)),
+                );
             }
         }
         self.exit

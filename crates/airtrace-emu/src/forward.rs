@@ -109,7 +109,10 @@ impl Store {
     }
 
     fn take(&mut self, id: PacketId) -> Option<Vec<u8>> {
-        let bytes = self.slots.get_mut(id.checked_sub(self.base)? as usize)?.take();
+        let bytes = self
+            .slots
+            .get_mut(id.checked_sub(self.base)? as usize)?
+            .take();
         while let Some(None) = self.slots.front() {
             self.slots.pop_front();
             self.base += 1;
@@ -158,13 +161,21 @@ fn flow_of(p: &[u8], from_a: bool) -> Option<u32> {
     let sport = u16::from_be_bytes([p[ihl], p[ihl + 1]]);
     let dport = u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]);
     let server = if from_a { dport } else { sport };
-    let base = if p[9] == 6 { airtrace_sim::sim::TCP_SERVER_PORT } else { airtrace_sim::sim::RPC_SERVER_PORT };
-    server.checked_sub(base).map(u32::from).filter(|&i| i < 1000)
+    let base = if p[9] == 6 {
+        airtrace_sim::sim::TCP_SERVER_PORT
+    } else {
+        airtrace_sim::sim::RPC_SERVER_PORT
+    };
+    server
+        .checked_sub(base)
+        .map(u32::from)
+        .filter(|&i| i < 1000)
 }
 
 /// CPU time of the calling thread, ns.
 fn thread_cpu_ns() -> i64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| t.tv_sec() * 1_000_000_000 + t.tv_nsec())
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map_or(0, |t| t.tv_sec() * 1_000_000_000 + t.tv_nsec())
 }
 
 /// Sets CE in an ECN-capable packet's header and fixes the header checksum.
@@ -176,7 +187,10 @@ fn mark_ce(p: &mut [u8]) {
     let ihl = usize::from(p[0] & 0x0f) * 4;
     p[10] = 0;
     p[11] = 0;
-    let mut sum: u32 = p[..ihl].chunks_exact(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut sum: u32 = p[..ihl]
+        .chunks_exact(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -236,7 +250,12 @@ impl Forwarder {
 
     /// Runs until `stop` is set, `end_ns` passes, or `done` is set and the link has
     /// emptied.
-    pub fn run(&mut self, stop: &AtomicBool, done: &AtomicBool, end_ns: i64) -> std::io::Result<()> {
+    pub fn run(
+        &mut self,
+        stop: &AtomicBool,
+        done: &AtomicBool,
+        end_ns: i64,
+    ) -> std::io::Result<()> {
         let _ = nix::sys::prctl::set_timerslack(1);
         // A sleeping forwarder takes little CPU: run it ahead of everything else so
         // that deadlines hold on a loaded machine. (Not when spinning.)
@@ -244,7 +263,8 @@ impl Forwarder {
             self.realtime = crate::sys::set_realtime(50).is_ok();
         }
         let mut done_at: Option<i64> = None;
-        let (mut window_start, mut window_cpu, mut checked, mut may_spin) = (i64::MIN / 2, 0i64, 0i64, true);
+        let (mut window_start, mut window_cpu, mut checked, mut may_spin) =
+            (i64::MIN / 2, 0i64, 0i64, true);
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -320,12 +340,20 @@ impl Forwarder {
                 Ok(len) => len,
                 Err(Errno::EAGAIN) => break,
                 Err(Errno::EINTR) => continue,
-                Err(e) => return Err(std::io::Error::other(format!("reading the TUN device: {e}"))),
+                Err(e) => {
+                    return Err(std::io::Error::other(format!(
+                        "reading the TUN device: {e}"
+                    )))
+                }
             };
             n += 1;
             let now = self.now();
             let p = &self.buf[..len];
-            let (local, peer) = if d == 0 { (ADDR_A, ADDR_B) } else { (ADDR_B, ADDR_A) };
+            let (local, peer) = if d == 0 {
+                (ADDR_A, ADDR_B)
+            } else {
+                (ADDR_B, ADDR_A)
+            };
             if len < 20 || p[0] >> 4 != 4 || p[12..16] != local || p[16..20] != peer {
                 self.foreign += 1;
                 continue;
@@ -387,13 +415,16 @@ impl Forwarder {
             return Ok(());
         }
         self.events.clear();
-        self.link.poll_into(now, &mut self.scratch, &mut self.events);
+        self.link
+            .poll_into(now, &mut self.scratch, &mut self.events);
         let events = std::mem::take(&mut self.events);
         for (dir, ev) in &events {
             let d = dir.index();
             match ev {
                 Event::Delivered { at_ns, item, ce } => {
-                    let Some(mut bytes) = self.store.take(*item) else { continue };
+                    let Some(mut bytes) = self.store.take(*item) else {
+                        continue;
+                    };
                     if *ce {
                         mark_ce(&mut bytes);
                     }
@@ -420,10 +451,15 @@ impl Forwarder {
                     } else {
                         c.write_errors += 1;
                     }
-                    let vantages = self.captures & (V_LINK_OUT | if d == 0 { V_RECEIVER } else { V_SENDER });
+                    let vantages =
+                        self.captures & (V_LINK_OUT | if d == 0 { V_RECEIVER } else { V_SENDER });
                     if vantages != 0 {
                         bytes.truncate(self.snaplen);
-                        self.hand_over(Msg::Egress { t_ns: t, vantages, bytes });
+                        self.hand_over(Msg::Egress {
+                            t_ns: t,
+                            vantages,
+                            bytes,
+                        });
                     } else if self.pool.len() < 8192 {
                         self.pool.push(bytes);
                     }
@@ -459,7 +495,13 @@ impl Forwarder {
     pub fn timing(&mut self) -> Timing {
         let l = &mut self.lateness;
         l.sort_unstable();
-        let q = |f: f64| if l.is_empty() { 0 } else { l[((l.len() - 1) as f64 * f).round() as usize] };
+        let q = |f: f64| {
+            if l.is_empty() {
+                0
+            } else {
+                l[((l.len() - 1) as f64 * f).round() as usize]
+            }
+        };
         Timing {
             packets: l.len() as u64,
             late_p50_ns: q(0.5),

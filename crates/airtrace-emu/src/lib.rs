@@ -214,7 +214,11 @@ impl Drop for Signals {
 
 /// Runs `scenario` (its file text `scenario_text` goes into the bundle) in real time
 /// and writes the bundle to `options.out`.
-pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> Result<Summary, EmuError> {
+pub fn run(
+    scenario: &Scenario,
+    scenario_text: &str,
+    options: &Options<'_>,
+) -> Result<Summary, EmuError> {
     preflight().map_err(EmuError::Unsupported)?;
     for (i, f) in scenario.flows.iter().enumerate() {
         if !f.app.is_tcp() {
@@ -237,10 +241,22 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     let signals = Signals::new()?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (link, mtu) = airtrace_sim::build::link(&scenario.link, &streams).map_err(EmuError::Setup)?;
-    let snaplen = scenario.snaplen.map_or(262_144, |s| s.0.min(262_144) as u32);
-    let bundle = BundleWriter::create(options.out, &scenario.captures, snaplen, scenario.link_log, scenario.tcp_state_log)?;
-    let captures = scenario.captures.iter().fold(0u8, |m, &v| m | writer::bit(v));
+    let (link, mtu) =
+        airtrace_sim::build::link(&scenario.link, &streams).map_err(EmuError::Setup)?;
+    let snaplen = scenario
+        .snaplen
+        .map_or(262_144, |s| s.0.min(262_144) as u32);
+    let bundle = BundleWriter::create(
+        options.out,
+        &scenario.captures,
+        snaplen,
+        scenario.link_log,
+        scenario.tcp_state_log,
+    )?;
+    let captures = scenario
+        .captures
+        .iter()
+        .fold(0u8, |m, &v| m | writer::bit(v));
 
     // Set up; from here on, dropping `spaces` removes the namespaces.
     let (spaces, tun_a, tun_b) = match netns::Namespaces::create(mtu) {
@@ -250,7 +266,9 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
             return Err(e.into());
         }
     };
-    let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+    let epoch_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel();
     let writer = std::thread::spawn(move || writer::run(bundle, rx, epoch_ns));
@@ -321,12 +339,21 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     // The forwarder stops on a signal, at the end time, or once every flow is done.
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
-        let (done, stop, finished, n) = (done.clone(), stop.clone(), generator.finished.clone(), generator.flows);
+        let (done, stop, finished, n) = (
+            done.clone(),
+            stop.clone(),
+            generator.finished.clone(),
+            generator.flows,
+        );
         let client = client.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let finished = match &client {
-                    Some(c) => c.lock().unwrap_or_else(|p| p.into_inner()).exited().is_some(),
+                    Some(c) => c
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .exited()
+                        .is_some(),
                     None => finished.load(Ordering::SeqCst) >= n,
                 };
                 if finished {
@@ -340,19 +367,25 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     // Its own thread: it may switch itself to real-time scheduling.
     forwarder.spin_ns = options.spin.as_nanos() as i64;
     let flag = signals.flag.clone();
-    let fwd = std::thread::Builder::new().name("airtrace-forwarder".into()).spawn(move || {
-        let mut forwarder = forwarder;
-        let r = forwarder.run(&flag, &done, end_ns);
-        (forwarder, r)
-    })?;
-    let (mut forwarder, fwd_result) = fwd.join().map_err(|_| io::Error::other("the forwarder thread panicked"))?;
+    let fwd = std::thread::Builder::new()
+        .name("airtrace-forwarder".into())
+        .spawn(move || {
+            let mut forwarder = forwarder;
+            let r = forwarder.run(&flag, &done, end_ns);
+            (forwarder, r)
+        })?;
+    let (mut forwarder, fwd_result) = fwd
+        .join()
+        .map_err(|_| io::Error::other("the forwarder thread panicked"))?;
     let end = start.elapsed();
     stop.store(true, Ordering::SeqCst);
     let results = generator.join();
     let _ = watcher.join();
     let command = options.command.as_ref().map(|argv| CommandSummary {
         argv: argv.clone(),
-        exit_code: client.as_ref().and_then(|c| c.lock().unwrap_or_else(|p| p.into_inner()).stop()),
+        exit_code: client
+            .as_ref()
+            .and_then(|c| c.lock().unwrap_or_else(|p| p.into_inner()).stop()),
         server: options.server.clone(),
     });
     drop(client);
@@ -364,7 +397,9 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
     let counters = forwarder.counters;
     drop(forwarder); // closes the TUN devices
     drop(spaces); // deletes the namespaces
-    let bundle = writer.join().map_err(|_| io::Error::other("the writer thread panicked"))?;
+    let bundle = writer
+        .join()
+        .map_err(|_| io::Error::other("the writer thread panicked"))?;
     let bundle = bundle?;
     if signals.flag.load(Ordering::SeqCst) {
         bundle.abandon();
@@ -386,7 +421,10 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
             let end_s = r.last_ns.map(s);
             let span = end_s.map_or(0.0, |e| e - start_s);
             FlowSummary {
-                name: spec.name.clone().unwrap_or_else(|| format!("flow{}", i + 1)),
+                name: spec
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("flow{}", i + 1)),
                 app: app_name(spec.app),
                 protocol: "tcp",
                 cc: r.cc.clone(),
@@ -394,7 +432,11 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
                 end_s,
                 finished: r.finished,
                 bytes_delivered: r.bytes_delivered,
-                goodput_bps: if span > 0.0 { r.bytes_delivered as f64 * 8.0 / span } else { 0.0 },
+                goodput_bps: if span > 0.0 {
+                    r.bytes_delivered as f64 * 8.0 / span
+                } else {
+                    0.0
+                },
                 retransmissions: r.final_info.map(|x| u64::from(x.total_retrans)),
                 timeouts: None,
                 fast_retransmits: None,
@@ -416,7 +458,14 @@ pub fn run(scenario: &Scenario, scenario_text: &str, options: &Options<'_>) -> R
         flows,
         command,
     };
-    let meta = meta_json(scenario, seed, epoch_ns, end.as_nanos() as i64, &bundle.vantages(), &summary);
+    let meta = meta_json(
+        scenario,
+        seed,
+        epoch_ns,
+        end.as_nanos() as i64,
+        &bundle.vantages(),
+        &summary,
+    );
     bundle.complete(&meta, scenario_text, &summary)?;
     Ok(summary)
 }

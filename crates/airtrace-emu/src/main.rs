@@ -27,15 +27,29 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--out" | "-o" => out = it.next().map(PathBuf::from),
             "--busy-poll" => busy = true,
-            "--server" => server = it.next().map(|s| s.split_whitespace().map(str::to_string).collect()),
+            "--server" => {
+                server = it
+                    .next()
+                    .map(|s| s.split_whitespace().map(str::to_string).collect())
+            }
             "--" => {
                 command = Some(it.by_ref().cloned().collect());
                 break;
             }
-            "--spin-us" => spin = it.next().and_then(|s| s.parse::<u64>().ok()).map(Duration::from_micros),
+            "--spin-us" => {
+                spin = it
+                    .next()
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .map(Duration::from_micros)
+            }
             "--cleanup" => cleanup = true,
             "--seed" => seed = it.next().and_then(|s| s.parse().ok()),
-            "--max-duration" => max = it.next().and_then(|s| s.parse::<f64>().ok()).map(Duration::from_secs_f64),
+            "--max-duration" => {
+                max = it
+                    .next()
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(Duration::from_secs_f64)
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -91,7 +105,10 @@ fn main() -> ExitCode {
     }
     match airtrace_emu::run(&scenario, &text, &options) {
         Ok(summary) => {
-            println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&summary).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         Err(EmuError::Interrupted) => {

@@ -82,7 +82,10 @@ pub fn cleanup_stale() -> io::Result<Vec<String>> {
                 // Processes the dead run started there (a user's command, a server).
                 for p in ip(&["netns", "pids", &name])?.split_whitespace() {
                     if let Ok(p) = p.parse::<i32>() {
-                        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(p),
+                            nix::sys::signal::Signal::SIGKILL,
+                        );
                     }
                 }
                 ip(&["netns", "del", &name])?;
@@ -126,7 +129,11 @@ impl Namespaces {
     /// namespaces and the two TUN descriptors (a, b).
     pub fn create(mtu: [u32; 2]) -> io::Result<(Namespaces, OwnedFd, OwnedFd)> {
         let (a, b) = Self::names();
-        let mut me = Namespaces { a, b, created: Vec::new() };
+        let mut me = Namespaces {
+            a,
+            b,
+            created: Vec::new(),
+        };
         for ns in [me.a.ns.clone(), me.b.ns.clone()] {
             // A namespace left by an earlier process with our pid would make `add` fail.
             if list()?.contains(&ns) {
@@ -140,13 +147,22 @@ impl Namespaces {
         for side in [&me.a, &me.b] {
             let routes = ip(&["-n", &side.ns, "route", "show", "default"])?;
             if !routes.trim().is_empty() {
-                return Err(io::Error::other(format!("{} has a default route; refusing to run", side.ns)));
+                return Err(io::Error::other(format!(
+                    "{} has a default route; refusing to run",
+                    side.ns
+                )));
             }
         }
         Ok((me, tun_a, tun_b))
     }
 
-    fn side_setup(&self, side: &Side, local: [u8; 4], peer: [u8; 4], mtu: u32) -> io::Result<OwnedFd> {
+    fn side_setup(
+        &self,
+        side: &Side,
+        local: [u8; 4],
+        peer: [u8; 4],
+        mtu: u32,
+    ) -> io::Result<OwnedFd> {
         let ns = side.ns.clone();
         let dev = side.dev.clone();
         let fd = std::thread::scope(|s| {
@@ -178,7 +194,8 @@ impl Namespaces {
 
 /// Moves the calling thread into namespace `ns` (by name, /run/netns/NAME).
 pub fn enter(ns: &str) -> io::Result<()> {
-    let f = File::open(format!("/run/netns/{ns}")).map_err(|e| io::Error::new(e.kind(), format!("namespace {ns}: {e}")))?;
+    let f = File::open(format!("/run/netns/{ns}"))
+        .map_err(|e| io::Error::new(e.kind(), format!("namespace {ns}: {e}")))?;
     setns(f, CloneFlags::CLONE_NEWNET).map_err(|e| io::Error::other(format!("setns {ns}: {e}")))
 }
 
@@ -209,7 +226,10 @@ pub fn preflight() -> Result<(), String> {
         return Err("emulation needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces and TUN devices; run it with sudo".into());
     }
     if caps & CAP_NET_ADMIN == 0 {
-        return Err("emulation needs CAP_NET_ADMIN (this root process lacks it: a restricted container?)".into());
+        return Err(
+            "emulation needs CAP_NET_ADMIN (this root process lacks it: a restricted container?)"
+                .into(),
+        );
     }
     if caps & CAP_SYS_ADMIN == 0 {
         return Err("emulation needs CAP_SYS_ADMIN to create network namespaces (setns)".into());

@@ -22,7 +22,10 @@ struct IfReq {
 /// The returned descriptor is non-blocking; the device goes away when it is closed.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {name:?}")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {name:?}"),
+        ));
     }
     let file: File = OpenOptions::new()
         .read(true)
@@ -78,7 +81,9 @@ pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<[u8; TCP_INFO_LEN]> {
 /// and other work on the machine do not delay packets. The kernel's real-time
 /// throttling (by default 5 % of each second kept for other tasks) still applies.
 pub fn set_realtime(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: priority };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: `param` is a live, initialised sched_param for the duration of the
     // call; pid 0 names the calling thread; the kernel only reads it.
     let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };

@@ -121,10 +121,20 @@ impl Generator {
         for plan in plans {
             let (ready_tx, ready_rx) = mpsc::channel::<()>();
             let total = plan.spec.bytes.map(|b| b.0);
-            let rcvbuf = plan.spec.tcp.as_ref().and_then(|t| t.rcvbuf).map(|b| b.0 as usize);
+            let rcvbuf = plan
+                .spec
+                .tcp
+                .as_ref()
+                .and_then(|t| t.rcvbuf)
+                .map(|b| b.0 as usize);
             let i = plan.index;
             {
-                let (ns_b, stop, results, finished) = (ns_b.clone(), stop.clone(), results.clone(), finished.clone());
+                let (ns_b, stop, results, finished) = (
+                    ns_b.clone(),
+                    stop.clone(),
+                    results.clone(),
+                    finished.clone(),
+                );
                 handles.push(std::thread::spawn(move || {
                     let r = receive(i, &ns_b, start, &stop, ready_tx, (total, rcvbuf), &results);
                     if let Err(e) = r {
@@ -135,7 +145,13 @@ impl Generator {
                 }));
             }
             {
-                let (ns_a, stop, results, tx, active) = (ns_a.clone(), stop.clone(), results.clone(), tx.clone(), active.clone());
+                let (ns_a, stop, results, tx, active) = (
+                    ns_a.clone(),
+                    stop.clone(),
+                    results.clone(),
+                    tx.clone(),
+                    active.clone(),
+                );
                 handles.push(std::thread::spawn(move || {
                     let r = send(&plan, &ns_a, start, &stop, ready_rx, &tx, &active, &results);
                     if let Err(e) = r {
@@ -203,13 +219,21 @@ fn receive(
 ) -> io::Result<()> {
     netns::enter(ns_b)?;
     let port = airtrace_sim::sim::TCP_SERVER_PORT + i as u16;
-    let fd: OwnedFd = socket::socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    let fd: OwnedFd = socket::socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
     socket::setsockopt(&fd, sockopt::ReuseAddr, &true)?;
     if let Some(bytes) = rcvbuf {
         socket::setsockopt(&fd, sockopt::RcvBuf, &bytes)?;
     }
     let b = ADDR_B;
-    socket::bind(std::os::fd::AsRawFd::as_raw_fd(&fd), &SockaddrIn::new(b[0], b[1], b[2], b[3], port))?;
+    socket::bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(b[0], b[1], b[2], b[3], port),
+    )?;
     socket::listen(&fd, socket::Backlog::new(8).map_err(io::Error::other)?)?;
     let listener = TcpListener::from(fd);
     listener.set_nonblocking(true)?;
@@ -220,7 +244,9 @@ fn receive(
         }
         match listener.accept() {
             Ok((s, _)) => break s,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(2))
+            }
             Err(e) => return Err(e),
         }
     };
@@ -243,7 +269,13 @@ fn receive(
                     r[i].finished = true;
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -257,10 +289,25 @@ fn receive(
 /// MSS set before connecting from host a's port to host b's.
 fn connect(plan: &Plan) -> io::Result<TcpStream> {
     let i = plan.index as u16;
-    let fd: OwnedFd = socket::socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    let fd: OwnedFd = socket::socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
     socket::setsockopt(&fd, sockopt::ReuseAddr, &true)?;
-    socket::setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&plan.cc))
-        .map_err(|e| io::Error::other(format!("congestion control {:?}: {e} (the kernel offers: {})", plan.cc, available_ccs().join(", "))))?;
+    socket::setsockopt(
+        &fd,
+        sockopt::TcpCongestion,
+        &std::ffi::OsString::from(&plan.cc),
+    )
+    .map_err(|e| {
+        io::Error::other(format!(
+            "congestion control {:?}: {e} (the kernel offers: {})",
+            plan.cc,
+            available_ccs().join(", ")
+        ))
+    })?;
     if let Some(tcp) = &plan.spec.tcp {
         if let Some(mss) = tcp.mss {
             socket::setsockopt(&fd, sockopt::TcpMaxSeg, &u32::from(mss))?;
@@ -271,8 +318,23 @@ fn connect(plan: &Plan) -> io::Result<TcpStream> {
     }
     let a = ADDR_A;
     let b = ADDR_B;
-    socket::bind(std::os::fd::AsRawFd::as_raw_fd(&fd), &SockaddrIn::new(a[0], a[1], a[2], a[3], airtrace_sim::sim::TCP_CLIENT_PORT + i))?;
-    let server = SockaddrIn::new(b[0], b[1], b[2], b[3], airtrace_sim::sim::TCP_SERVER_PORT + i);
+    socket::bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(
+            a[0],
+            a[1],
+            a[2],
+            a[3],
+            airtrace_sim::sim::TCP_CLIENT_PORT + i,
+        ),
+    )?;
+    let server = SockaddrIn::new(
+        b[0],
+        b[1],
+        b[2],
+        b[3],
+        airtrace_sim::sim::TCP_SERVER_PORT + i,
+    );
     socket::connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &server)?;
     Ok(TcpStream::from(fd))
 }
@@ -302,7 +364,10 @@ fn send(
     results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
     stream.set_write_timeout(Some(Duration::from_millis(50)))?;
     stream.set_read_timeout(Some(Duration::from_millis(50)))?;
-    active.lock().unwrap_or_else(|p| p.into_inner()).push((i, stream.clone()));
+    active
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((i, stream.clone()));
     // The pattern: byte k is k mod 251; `pattern[k % 251..]` continues any offset.
     let pattern: Vec<u8> = (0..(1usize << 16) + 251).map(|k| (k % 251) as u8).collect();
     let total = plan.spec.bytes.map(|b| b.0);
@@ -328,7 +393,11 @@ fn send(
                 let cycles = (elapsed / (on + off)).floor();
                 let into = elapsed - cycles * (on + off);
                 if into >= on {
-                    sleep_until(start, app_start + ((cycles + 1.0) * (on + off) * 1e9) as i64, stop);
+                    sleep_until(
+                        start,
+                        app_start + ((cycles + 1.0) * (on + off) * 1e9) as i64,
+                        stop,
+                    );
                     continue;
                 }
                 elapsed = cycles * on + into;
@@ -347,7 +416,13 @@ fn send(
         let off = (sent % 251) as usize;
         match w.write(&pattern[off..off + chunk]) {
             Ok(n) => sent += n as u64,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
         if let Ok(info) = TcpInfo::read(&*stream) {
@@ -363,13 +438,22 @@ fn send(
         match (&*stream).read(&mut buf) {
             Ok(0) => break,
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(_) => break,
         }
     }
     let info = TcpInfo::read(&*stream).ok();
     results.lock().unwrap_or_else(|p| p.into_inner())[i].final_info = info;
-    active.lock().unwrap_or_else(|p| p.into_inner()).retain(|(f, _)| *f != i);
+    active
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|(f, _)| *f != i);
     let _ = w.flush();
     Ok(())
 }

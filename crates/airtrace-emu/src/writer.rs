@@ -65,18 +65,24 @@ pub fn run(mut bundle: BundleWriter, rx: Receiver<Msg>, epoch_ns: i64) -> io::Re
     // Packet ids are consecutive from 0: (flow, ip_id) of each, for the link log.
     let mut info: Vec<(Option<u32>, u16)> = Vec::new();
     let mut line = Vec::with_capacity(256);
-    let vantages = [Vantage::Sender, Vantage::Receiver, Vantage::LinkIn, Vantage::LinkOut];
-    let capture = |bundle: &mut BundleWriter, t_ns: i64, mask: u8, bytes: &[u8]| -> io::Result<()> {
-        for v in vantages {
-            if mask & bit(v) != 0 {
-                if let Some(pcap) = bundle.capture(v) {
-                    let ts = epoch_ns + t_ns;
-                    pcap.write_packet(ts, bytes, bytes.len() as u32)?;
+    let vantages = [
+        Vantage::Sender,
+        Vantage::Receiver,
+        Vantage::LinkIn,
+        Vantage::LinkOut,
+    ];
+    let capture =
+        |bundle: &mut BundleWriter, t_ns: i64, mask: u8, bytes: &[u8]| -> io::Result<()> {
+            for v in vantages {
+                if mask & bit(v) != 0 {
+                    if let Some(pcap) = bundle.capture(v) {
+                        let ts = epoch_ns + t_ns;
+                        pcap.write_packet(ts, bytes, bytes.len() as u32)?;
+                    }
                 }
             }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     for msg in rx {
         match msg {
             Msg::Ingress {
@@ -93,10 +99,17 @@ pub fn run(mut bundle: BundleWriter, rx: Receiver<Msg>, epoch_ns: i64) -> io::Re
                     capture(&mut bundle, t_ns, vantages, &b)?;
                 }
             }
-            Msg::Egress { t_ns, vantages, bytes } => capture(&mut bundle, t_ns, vantages, &bytes)?,
+            Msg::Egress {
+                t_ns,
+                vantages,
+                bytes,
+            } => capture(&mut bundle, t_ns, vantages, &bytes)?,
             Msg::Link(records) => {
                 if let Some(log) = bundle.link_log.as_mut() {
-                    let lookup = |id: u64| info.get(id as usize).and_then(|&(f, ip_id)| f.map(|f| (f, ip_id)));
+                    let lookup = |id: u64| {
+                        info.get(id as usize)
+                            .and_then(|&(f, ip_id)| f.map(|f| (f, ip_id)))
+                    };
                     airtrace_sim::bundle::write_link_records(log, &records, lookup, &mut line)?;
                 }
             }

@@ -19,15 +19,28 @@ fn simulator_and_emulator_goodputs_agree() {
     assert!(sim.flows[0].finished);
 
     let out = std::env::temp_dir().join(format!("airtrace-emu-agreement-{}", std::process::id()));
-    let done = Command::new(env!("CARGO_BIN_EXE_airtrace-emu")).arg(&path).arg("--out").arg(&out).output().unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let done = Command::new(env!("CARGO_BIN_EXE_airtrace-emu"))
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let flow = &summary["flows"][0];
     assert_eq!(flow["finished"], true);
     assert_eq!(flow["cc"], "reno");
     let emu_goodput = flow["goodput_bps"].as_f64().unwrap();
     let ratio = emu_goodput / sim_goodput;
     eprintln!("goodput: simulator {sim_goodput:.0} bit/s, emulator {emu_goodput:.0} bit/s, ratio {ratio:.3}");
-    assert!((ratio - 1.0).abs() <= 0.15, "simulator {sim_goodput} bit/s vs emulator {emu_goodput} bit/s");
+    assert!(
+        (ratio - 1.0).abs() <= 0.15,
+        "simulator {sim_goodput} bit/s vs emulator {emu_goodput} bit/s"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -105,7 +105,11 @@ fn wait_namespaces(pid: u32) {
     while our_namespaces(pid).len() < 2 && t.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(our_namespaces(pid).len(), 2, "the run created its namespaces");
+    assert_eq!(
+        our_namespaces(pid).len(),
+        2,
+        "the run created its namespaces"
+    );
 }
 
 fn partial_dirs(dir: &Path) -> Vec<String> {
@@ -128,12 +132,18 @@ fn small_bulk_transfer_is_timed_and_captured() {
     let child = spawn(&scenario, &out);
     let pid = child.id();
     let result = child.wait_with_output().unwrap();
-    assert!(result.status.success(), "emulation failed: {}", String::from_utf8_lossy(&result.stderr));
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     assert!(our_namespaces(pid).is_empty(), "namespaces left behind");
     assert!(!Path::new(&format!("/sys/class/net/at{pid}a")).exists());
 
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["source"], "emulation");
     let flow = &summary["flows"][0];
     assert_eq!(flow["finished"], true, "{summary}");
@@ -153,10 +163,16 @@ fn small_bulk_transfer_is_timed_and_captured() {
     let mut reverse_err = Vec::new();
     let mut forward = Vec::new();
     for (t, p) in &link_out {
-        let t_in = entered.get_mut(p).and_then(|v| (!v.is_empty()).then(|| v.remove(0))).expect("left the link without entering it");
+        let t_in = entered
+            .get_mut(p)
+            .and_then(|v| (!v.is_empty()).then(|| v.remove(0)))
+            .expect("left the link without entering it");
         let delay = t - t_in;
         let base = 20_000_000 + (p.len() as f64 * 8.0 / rate * 1e9) as i64;
-        assert!(delay >= base - 200_000, "delay {delay} ns below the link's minimum {base} ns");
+        assert!(
+            delay >= base - 200_000,
+            "delay {delay} ns below the link's minimum {base} ns"
+        );
         if p[12..16] == [198, 18, 1, 1] {
             reverse_err.push(delay - base); // ACKs: the reverse queue is (nearly) always empty
         } else {
@@ -177,7 +193,11 @@ fn small_bulk_transfer_is_timed_and_captured() {
         .map(|r| r["t_ns"].as_i64().unwrap())
         .collect();
     assert_eq!(delivered.len(), link_out.len());
-    let mut late: Vec<i64> = delivered.iter().zip(&link_out).map(|(m, (t, _))| t - epoch - m).collect();
+    let mut late: Vec<i64> = delivered
+        .iter()
+        .zip(&link_out)
+        .map(|(m, (t, _))| t - epoch - m)
+        .collect();
     late.sort_unstable();
     assert!(late[0] >= 0, "a packet left before its time");
     let p50 = late[late.len() / 2];
@@ -190,16 +210,33 @@ fn small_bulk_transfer_is_timed_and_captured() {
     let (t1, _) = full[full.len() - 1];
     let bytes: usize = full[101..].iter().map(|(_, l)| l).sum();
     let measured = bytes as f64 * 8.0 / ((t1 - t0) as f64 / 1e9);
-    assert!((measured / rate - 1.0).abs() < 0.03, "delivered rate {measured} bit/s");
+    assert!(
+        (measured / rate - 1.0).abs() < 0.03,
+        "delivered rate {measured} bit/s"
+    );
 
     let states = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(states.lines().next().unwrap()).unwrap();
-    for key in ["t_ns", "cwnd", "ssthresh", "srtt_ns", "rttvar_ns", "rto_ns", "phase", "retransmits", "delivery_rate_bps"] {
+    for key in [
+        "t_ns",
+        "cwnd",
+        "ssthresh",
+        "srtt_ns",
+        "rttvar_ns",
+        "rto_ns",
+        "phase",
+        "retransmits",
+        "delivery_rate_bps",
+    ] {
         assert!(first.get(key).is_some(), "tcpstate.jsonl lacks {key}");
     }
     // At least one sample per millisecond of the transfer.
     let span_ms = (flow["end_s"].as_f64().unwrap() - flow["start_s"].as_f64().unwrap()) * 1000.0;
-    assert!(states.lines().count() as f64 >= span_ms * 0.9, "{} samples over {span_ms} ms", states.lines().count());
+    assert!(
+        states.lines().count() as f64 >= span_ms * 0.9,
+        "{} samples over {span_ms} ms",
+        states.lines().count()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -215,9 +252,18 @@ fn sigterm_mid_run_leaves_nothing() {
     let pid = child.id();
     wait_namespaces(pid);
     std::thread::sleep(Duration::from_millis(1500));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     let result = child.wait_with_output().unwrap();
-    assert_eq!(result.status.code(), Some(130), "{}", String::from_utf8_lossy(&result.stderr));
+    assert_eq!(
+        result.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     assert!(our_namespaces(pid).is_empty(), "namespaces left behind");
     assert!(!out.exists(), "no bundle from an interrupted run");
     assert!(partial_dirs(&dir).is_empty(), "partial bundle left behind");
@@ -236,11 +282,22 @@ fn cleanup_after_sigkill() {
     wait_namespaces(pid);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(our_namespaces(pid).len(), 2, "a killed run leaves its namespaces");
+    assert_eq!(
+        our_namespaces(pid).len(),
+        2,
+        "a killed run leaves its namespaces"
+    );
     let status = Command::new(bin()).arg("--cleanup").output().unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     assert!(our_namespaces(pid).is_empty(), "--cleanup left namespaces");
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "process still there");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "process still there"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -260,19 +317,45 @@ fn user_command_with_a_server_runs_through_the_link() {
         .arg(&scenario)
         .arg("--out")
         .arg(&out)
-        .args(["--server", "iperf3 -s -B 198.18.1.1 -1", "--", "iperf3", "-c", "198.18.1.1", "-t", "2", "-J"])
+        .args([
+            "--server",
+            "iperf3 -s -B 198.18.1.1 -1",
+            "--",
+            "iperf3",
+            "-c",
+            "198.18.1.1",
+            "-t",
+            "2",
+            "-J",
+        ])
         .output()
         .unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     let text = String::from_utf8_lossy(&done.stdout);
     // iperf3's JSON report, then the summary: the summary is the last JSON object.
-    let summary: serde_json::Value = serde_json::from_str(&text[text.rfind("\n{\n  \"scenario\"").map_or(0, |i| i + 1)..]).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&text[text.rfind("\n{\n  \"scenario\"").map_or(0, |i| i + 1)..])
+            .unwrap();
     assert_eq!(summary["command"]["exit_code"], 0, "{summary}");
-    let delivered = summary["link"]["forward"]["delivered_bytes"].as_u64().unwrap();
+    let delivered = summary["link"]["forward"]["delivered_bytes"]
+        .as_u64()
+        .unwrap();
     // 2 s at 2 Mbit/s: about 500 kB through the link.
-    assert!(delivered > 300_000 && delivered < 700_000, "{delivered} bytes");
+    assert!(
+        delivered > 300_000 && delivered < 700_000,
+        "{delivered} bytes"
+    );
     let sender = read_pcap(&out.join("sender.pcap"));
-    assert!(sender.iter().any(|(_, p)| p[22..24] == 5201u16.to_be_bytes()), "iperf3 traffic captured");
+    assert!(
+        sender
+            .iter()
+            .any(|(_, p)| p[22..24] == 5201u16.to_be_bytes()),
+        "iperf3 traffic captured"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -303,18 +386,31 @@ fn cleanup_after_sigkill_stops_the_users_processes() {
             .collect()
     };
     let procs: Vec<String> = inside("a").into_iter().chain(inside("b")).collect();
-    assert_eq!(procs.len(), 2, "the command and the server run in the namespaces: {procs:?}");
+    assert_eq!(
+        procs.len(),
+        2,
+        "the command and the server run in the namespaces: {procs:?}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let status = Command::new(bin()).arg("--cleanup").output().unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     assert!(our_namespaces(pid).is_empty(), "--cleanup left namespaces");
     std::thread::sleep(Duration::from_millis(200));
     for p in procs {
         // Gone, or a zombie waiting for init to reap it (its parent, the run, was killed).
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next());
-        assert!(matches!(state, None | Some(Some('Z' | 'X'))), "process {p} survived --cleanup: {stat}");
+        let state = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().chars().next());
+        assert!(
+            matches!(state, None | Some(Some('Z' | 'X'))),
+            "process {p} survived --cleanup: {stat}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
