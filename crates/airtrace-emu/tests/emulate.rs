@@ -414,3 +414,43 @@ fn cleanup_after_sigkill_stops_the_users_processes() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bad_arguments_give_one_line_errors() {
+    let run = |args: &[&str]| {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    };
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--"]),
+        (
+            Some(2),
+            "airtrace-emu: nothing after `--` (give the command to run, or leave out `--`)".into()
+        )
+    );
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--seed", "x"]),
+        (Some(2), r#"airtrace-emu: --seed: cannot read "x""#.into())
+    );
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--server", "sh -c 'x"]),
+        (
+            Some(2),
+            r#"airtrace-emu: --server: unclosed ' in "sh -c 'x""#.into()
+        )
+    );
+    assert_eq!(
+        run(&["--cleanup", "--", "true"]),
+        (
+            Some(2),
+            "airtrace-emu: --cleanup takes no SCENARIO and no command".into()
+        )
+    );
+}
