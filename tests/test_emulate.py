@@ -133,3 +133,38 @@ def test_user_command_and_server(tmp_path: Path) -> None:
     assert summary["command"]["exit_code"] == 0
     assert summary["flows"] == []
     assert summary["link"]["forward"]["delivered_bytes"] > 300_000
+
+
+@needs_root
+def test_rpc_flow_over_udp(tmp_path: Path) -> None:
+    scenario = tmp_path / "rpc.toml"
+    scenario.write_text(
+        """
+name = "rpc_small"
+duration = "30 s"
+captures = ["sender"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "5 ms"
+
+[[flow]]
+name = "nfs-write"
+app = "rpc_write"
+bytes = "40 KiB"
+rpc = { request_size = "8 KiB", service_time = "2 ms", outstanding = 2 }
+"""
+    )
+    out = tmp_path / "bundle"
+    done = cli("emulate", str(scenario), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].split()[:4] == ["nfs-write", "rpc_write", "udp", "40,960"]
+    summary = json.loads((out / "summary.json").read_text())
+    flow = summary["flows"][0]
+    assert (flow["protocol"], flow["cc"], flow["finished"], flow["requests"]) == ("udp", None, True, 5)
+    assert flow["retransmissions"] == flow["timeouts"] == 0
+    # WRITE calls carry the data forward, each 8 KiB call in six fragments.
+    assert summary["link"]["forward"]["delivered_bytes"] > 5 * 8192
+    assert summary["link"]["forward"]["delivered"] >= 5 * 6
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["flows"][0]["b"] == "198.18.1.1:20049"

@@ -404,7 +404,7 @@ def _emulate(args: argparse.Namespace) -> int:
             sys.stdout.write(f"command {' '.join(summary['command']['argv'])}: exit code {summary['command']['exit_code']}\n")
         for f in summary["flows"]:
             sys.stdout.write(
-                f"{f['name']:<10} {f['app']:<6} {f['cc']:<6} {f['bytes_delivered']:>12,} B "
+                f"{f['name']:<10} {f['app']:<6} {f['cc'] or f['protocol']:<6} {f['bytes_delivered']:>12,} B "
                 f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  "
                 f"{'done' if f['finished'] else 'NOT finished'}{'  ' + f['error'] if f.get('error') else ''}\n"
             )

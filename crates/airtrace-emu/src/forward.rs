@@ -150,9 +150,12 @@ pub struct Forwarder {
     records: Vec<LinkRecord>,
     pool: Vec<Vec<u8>>,
     capture_drops: u64,
+    /// Per device: IP id and flow of the last first fragment read.
+    fragment_flow: [(u16, Option<u32>); 2],
 }
 
-/// Flow index of a packet between host a port 40000+i and host b port 15000+i.
+/// Flow index of a packet between host a port 40000+i and host b port 15000+i (TCP),
+/// or host b port 20049+i (UDP, the RPC flows); read from the first fragment's ports.
 fn flow_of(p: &[u8], from_a: bool) -> Option<u32> {
     let ihl = usize::from(p[0] & 0x0f) * 4;
     if p.len() < ihl + 4 || (p[9] != 6 && p[9] != 17) {
@@ -241,6 +244,7 @@ impl Forwarder {
             records: Vec::new(),
             pool: Vec::new(),
             capture_drops: 0,
+            fragment_flow: [(0, None); 2],
         }
     }
 
@@ -360,8 +364,20 @@ impl Forwarder {
             }
             let id = self.next_id;
             self.next_id += 1;
-            let flow = flow_of(p, d == 0);
             let ip_id = u16::from_be_bytes([p[4], p[5]]);
+            let fragment = u16::from_be_bytes([p[6], p[7]]);
+            let flow = if fragment & 0x1fff != 0 {
+                // A later fragment has no ports: its datagram's first fragment, read just
+                // before it, named the flow.
+                let (id, flow) = self.fragment_flow[d];
+                flow.filter(|_| id == ip_id)
+            } else {
+                let flow = flow_of(p, d == 0);
+                if fragment & 0x2000 != 0 {
+                    self.fragment_flow[d] = (ip_id, flow);
+                }
+                flow
+            };
             let vantages = self.captures & (V_LINK_IN | if d == 0 { V_SENDER } else { V_RECEIVER });
             let capture = (vantages != 0).then(|| {
                 let mut c = self.pool.pop().unwrap_or_default();

@@ -9,7 +9,8 @@
 //! - [`forward`]: the real-time forwarder between the two TUN devices, driving the
 //!   simulator's own [`airtrace_sim::links::Link`] with CLOCK_MONOTONIC time.
 //! - [`traffic`]: the built-in traffic generator (kernel TCP sockets, per-socket
-//!   congestion control, TCP_INFO sampling).
+//!   congestion control, TCP_INFO sampling); [`rpc`]: its RPC flows over UDP, run by the
+//!   simulator's RPC state machines.
 //! - [`writer`]: the thread writing captures and logs into the bundle.
 //! - [`tcpinfo`]: `struct tcp_info` fields and tcpstate.jsonl lines.
 //! - `sys`: the only unsafe code (TUNSETIFF, getsockopt TCP_INFO).
@@ -24,6 +25,7 @@
 pub mod command;
 pub mod forward;
 pub mod netns;
+pub mod rpc;
 mod sys;
 pub mod tcpinfo;
 pub mod traffic;
@@ -108,10 +110,10 @@ pub struct FlowSummary {
     pub name: String,
     /// The application.
     pub app: &'static str,
-    /// Always `tcp` here.
+    /// `tcp`, or `udp` for the RPC applications.
     pub protocol: &'static str,
-    /// Kernel congestion control used.
-    pub cc: String,
+    /// Kernel congestion control used (None for RPC flows).
+    pub cc: Option<String>,
     /// When the application started, s.
     pub start_s: f64,
     /// When the receiver read the last byte, s.
@@ -122,14 +124,22 @@ pub struct FlowSummary {
     pub bytes_delivered: u64,
     /// `bytes_delivered` × 8 / (`end_s` − `start_s`), bit/s.
     pub goodput_bps: f64,
-    /// Segments retransmitted (`tcpi_total_retrans`).
+    /// Segments retransmitted (`tcpi_total_retrans`); RPC calls sent again.
     pub retransmissions: Option<u64>,
-    /// Not measured by the emulator yet (TCP_INFO has no count of RTO expiries).
+    /// Not measured for TCP yet (TCP_INFO has no count of RTO expiries); for RPC, the
+    /// client's timer expiries (each retransmits a call), as in the simulator.
     pub timeouts: Option<u64>,
-    /// Not measured by the emulator yet.
+    /// Not measured for TCP; 0 for RPC (it has none).
     pub fast_retransmits: Option<u64>,
-    /// Last smoothed RTT the sender reported, s.
+    /// Last smoothed RTT the sender reported, s (TCP).
     pub srtt_s: Option<f64>,
+    /// RPC calls sent for the first time (RPC flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// Replies that matched no outstanding call: answers to a retransmitted call whose
+    /// first reply had come (RPC flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_replies: Option<u64>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }
@@ -222,11 +232,7 @@ pub fn run(
     preflight().map_err(EmuError::Unsupported)?;
     for (i, f) in scenario.flows.iter().enumerate() {
         if !f.app.is_tcp() {
-            return Err(EmuError::Setup(format!(
-                "flow[{}]: the emulator's traffic generator runs TCP applications (bulk, stream, onoff); {} is not there yet",
-                i + 1,
-                app_name(f.app)
-            )));
+            continue;
         }
         let cc = traffic::congestion_control(f);
         let have = traffic::available_ccs();
@@ -426,8 +432,8 @@ pub fn run(
                     .clone()
                     .unwrap_or_else(|| format!("flow{}", i + 1)),
                 app: app_name(spec.app),
-                protocol: "tcp",
-                cc: r.cc.clone(),
+                protocol: if spec.app.is_tcp() { "tcp" } else { "udp" },
+                cc: spec.app.is_tcp().then(|| r.cc.clone()),
                 start_s,
                 end_s,
                 finished: r.finished,
@@ -437,10 +443,15 @@ pub fn run(
                 } else {
                     0.0
                 },
-                retransmissions: r.final_info.map(|x| u64::from(x.total_retrans)),
-                timeouts: None,
-                fast_retransmits: None,
+                retransmissions: match r.rpc {
+                    Some(st) => Some(st.retransmissions),
+                    None => r.final_info.map(|x| u64::from(x.total_retrans)),
+                },
+                timeouts: r.rpc.map(|st| st.retransmissions),
+                fast_retransmits: r.rpc.map(|_| 0),
                 srtt_s: r.final_info.map(|x| f64::from(x.rtt_us) / 1e6),
+                requests: r.rpc.map(|st| st.requests),
+                duplicate_replies: r.rpc.map(|st| st.duplicate_replies),
                 error: r.error.clone(),
             }
         })
@@ -487,10 +498,18 @@ fn meta_json(
         .iter()
         .enumerate()
         .map(|(i, f)| {
+            use airtrace_sim::sim::{
+                RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
+            };
+            let (a, b) = if f.protocol == "tcp" {
+                (TCP_CLIENT_PORT, TCP_SERVER_PORT)
+            } else {
+                (RPC_CLIENT_PORT, RPC_SERVER_PORT)
+            };
             serde_json::json!({
                 "name": f.name, "app": f.app, "protocol": f.protocol, "cc": f.cc,
-                "a": format!("198.18.0.1:{}", airtrace_sim::sim::TCP_CLIENT_PORT + i as u16),
-                "b": format!("198.18.1.1:{}", airtrace_sim::sim::TCP_SERVER_PORT + i as u16),
+                "a": format!("198.18.0.1:{}", a + i as u16),
+                "b": format!("198.18.1.1:{}", b + i as u16),
             })
         })
         .collect();

@@ -2,7 +2,8 @@
 //! in host b's namespace and a sender thread in host a's, using the kernel's TCP
 //! (congestion control set per socket with `TCP_CONGESTION`), plus one sampler thread
 //! reading every sender's `TCP_INFO` each millisecond. The sender also samples after
-//! every `write`.
+//! every `write`. For each RPC flow (`rpc_read`, `rpc_write`), a server thread in host
+//! b's namespace and a client thread in host a's exchanging UDP datagrams ([`crate::rpc`]).
 //!
 //! Flow *i* runs from 198.18.0.1:40000+*i* to 198.18.1.1:15000+*i*, as in the
 //! simulator's captures. The payload is the simulator's pattern (byte *k* of a stream
@@ -40,8 +41,10 @@ pub struct FlowResult {
     pub finished: bool,
     /// Final `TCP_INFO` of the sender.
     pub final_info: Option<TcpInfo>,
-    /// The kernel congestion control used.
+    /// The kernel congestion control used (TCP flows).
     pub cc: String,
+    /// The RPC client's counters (RPC flows).
+    pub rpc: Option<airtrace_sim::rpc::ClientStats>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }
@@ -80,7 +83,7 @@ pub fn available_ccs() -> Vec<String> {
 pub struct Generator {
     handles: Vec<JoinHandle<()>>,
     results: Arc<Mutex<Vec<FlowResult>>>,
-    /// Flows finished (or failed).
+    /// Flows finished (or failed): a TCP flow's receiver or an RPC flow's client is done.
     pub finished: Arc<AtomicUsize>,
     /// Flow count.
     pub flows: usize,
@@ -88,11 +91,13 @@ pub struct Generator {
 
 type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>)>>>;
 
-fn now_ns(start: Instant) -> i64 {
+/// Time since `start`, ns.
+pub(crate) fn now_ns(start: Instant) -> i64 {
     start.elapsed().as_nanos() as i64
 }
 
-fn sleep_until(start: Instant, t_ns: i64, stop: &AtomicBool) {
+/// Sleeps until `t_ns` after `start`, waking at least every 50 ms to see `stop`.
+pub(crate) fn sleep_until(start: Instant, t_ns: i64, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         let left = t_ns - now_ns(start);
         if left <= 0 {
@@ -120,6 +125,46 @@ impl Generator {
         let mut handles = Vec::new();
         for plan in plans {
             let (ready_tx, ready_rx) = mpsc::channel::<()>();
+            if !plan.spec.app.is_tcp() {
+                let i = plan.index;
+                let done = Arc::new(AtomicBool::new(false));
+                {
+                    let (spec, ns_b, stop, done, results) = (
+                        plan.spec.clone(),
+                        ns_b.clone(),
+                        stop.clone(),
+                        done.clone(),
+                        results.clone(),
+                    );
+                    handles.push(std::thread::spawn(move || {
+                        if let Err(e) =
+                            crate::rpc::server(i, &spec, &ns_b, start, &stop, &done, ready_tx)
+                        {
+                            results.lock().unwrap_or_else(|p| p.into_inner())[i]
+                                .error
+                                .get_or_insert(format!("RPC server: {e}"));
+                        }
+                    }));
+                }
+                let (ns_a, stop, results, finished) = (
+                    ns_a.clone(),
+                    stop.clone(),
+                    results.clone(),
+                    finished.clone(),
+                );
+                handles.push(std::thread::spawn(move || {
+                    if let Err(e) =
+                        crate::rpc::client(i, &plan.spec, &ns_a, start, &stop, ready_rx, &results)
+                    {
+                        results.lock().unwrap_or_else(|p| p.into_inner())[i]
+                            .error
+                            .get_or_insert(format!("RPC client: {e}"));
+                    }
+                    done.store(true, Ordering::SeqCst);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                }));
+                continue;
+            }
             let total = plan.spec.bytes.map(|b| b.0);
             let rcvbuf = plan
                 .spec
@@ -186,11 +231,6 @@ impl Generator {
             finished,
             flows: n,
         }
-    }
-
-    /// True when every flow's receiver is done.
-    pub fn all_finished(&self) -> bool {
-        self.finished.load(Ordering::SeqCst) >= self.flows
     }
 
     /// Waits for every thread (the caller sets `stop` first if the run is cut short).

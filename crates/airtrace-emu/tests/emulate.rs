@@ -454,3 +454,137 @@ fn bad_arguments_give_one_line_errors() {
         )
     );
 }
+
+/// scenarios/nfs_read_bursts.toml cut to 128 KiB: 8 KiB READs over UDP, each reply six
+/// fragments, under 100 ms loss bursts every second.
+const NFS_SHORT: &str = r#"
+name = "nfs_read_bursts_short"
+seed = 1
+duration = "60 s"
+captures = ["sender", "receiver", "link_in", "link_out"]
+
+[link]
+rate = "430 kbit/s"
+delay = "2 ms"
+queue_packets = 50
+loss = { model = "bursts", length = "100 ms", every = "1 s" }
+
+[[flow]]
+name = "nfs-read"
+app = "rpc_read"
+bytes = "128 KiB"
+
+[flow.rpc]
+request_size = "8 KiB"
+timeout = "1.1 s"
+max_timeout = "60 s"
+service_time = "10 ms"
+pacing = "15 ms"
+"#;
+
+#[test]
+fn rpc_reads_over_udp_time_out_and_back_off_as_simulated() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("rpc");
+    let scenario = dir.join("nfs.toml");
+    std::fs::write(&scenario, NFS_SHORT).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let flow = &summary["flows"][0];
+    assert_eq!(
+        (flow["protocol"].as_str(), flow["finished"].as_bool()),
+        (Some("udp"), Some(true)),
+        "{flow}"
+    );
+    assert_eq!(flow["bytes_delivered"], 131_072);
+    assert_eq!(flow["requests"], 16, "128 KiB in 8 KiB READs");
+    let retx = flow["retransmissions"].as_u64().unwrap();
+    assert!(retx >= 1, "the bursts lose replies: {flow}");
+    assert_eq!(
+        flow["timeouts"], retx,
+        "every RPC retransmission follows a timeout"
+    );
+    // Replies are fragmented by the kernel at the 1500-byte MTU and the link loses
+    // fragments: the reverse direction lost some.
+    assert!(summary["link"]["reverse"]["lost"].as_u64().unwrap() >= retx);
+
+    // On host a's device: the calls (every xid sent again after 1.1 s, then 2.2 s, ...)
+    // and the replies' fragments.
+    let mut sends: HashMap<u32, Vec<i64>> = HashMap::new();
+    let (mut reply_xid, mut replied): (HashMap<u16, u32>, HashMap<u32, i64>) = Default::default();
+    for (t, p) in read_pcap(&out.join("sender.pcap")) {
+        let ihl = usize::from(p[0] & 0x0f) * 4;
+        let (ip_id, fragment) = (
+            u16::from_be_bytes([p[4], p[5]]),
+            u16::from_be_bytes([p[6], p[7]]),
+        );
+        let xid = || u32::from_be_bytes(p[ihl + 8..ihl + 12].try_into().unwrap());
+        if p[9] == 17 && p[12..16] == [198, 18, 0, 1] {
+            assert_eq!(
+                u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]),
+                20049,
+                "calls go to the simulator's RPC port"
+            );
+            assert_eq!(&p[ihl + 12..ihl + 16], &[0, 0, 0, 1], "a READ call");
+            sends.entry(xid()).or_default().push(t);
+        } else if p[9] == 17 && fragment & 0x1fff == 0 {
+            reply_xid.insert(ip_id, xid());
+        } else if p[9] == 17 && fragment & 0x2000 == 0 {
+            // The last fragment: the reply is complete (if no fragment was lost).
+            if let Some(&x) = reply_xid.get(&ip_id) {
+                replied.entry(x).or_insert(t);
+            }
+        }
+    }
+    assert_eq!(sends.len(), 16);
+    let again: usize = sends.values().map(|v| v.len() - 1).sum();
+    assert_eq!(again as u64, retx);
+    for times in sends.values() {
+        for (k, w) in times.windows(2).enumerate() {
+            let expected = 1_100_000_000i64 << k;
+            let gap = w[1] - w[0];
+            assert!(
+                gap >= expected && gap < expected + 30_000_000,
+                "retransmission {} after {gap} ns, not {expected}",
+                k + 1
+            );
+        }
+    }
+    // A call answered the first time: call forward (52 bytes at 430 kbit/s, 2 ms),
+    // 10 ms of service, the reply back (8224 bytes of UDP in six fragments with their
+    // IP headers: 8344 bytes, 2 ms).
+    let serialise = |bytes: f64| (bytes * 8.0 / 430e3 * 1e9) as i64;
+    let expected = serialise(52.0) + 2_000_000 + 10_000_000 + serialise(8344.0) + 2_000_000;
+    let mut took: Vec<i64> = sends
+        .iter()
+        .filter(|(_, t)| t.len() == 1)
+        .filter_map(|(x, t)| replied.get(x).map(|r| r - t[0]))
+        .collect();
+    took.sort_unstable();
+    assert!(took.len() >= 8, "{took:?}");
+    let median = took[took.len() / 2];
+    assert!(
+        (median - expected).abs() < 5_000_000,
+        "call to reply {median} ns, the model's {expected} ns"
+    );
+
+    // The simulator on the same file: the same client and server, the same bursts (in
+    // time: a reply that starts a little later can miss or meet a burst).
+    let sim_scenario = airtrace_sim::Scenario::parse(&scenario, NFS_SHORT).unwrap();
+    let sim =
+        airtrace_sim::run(&sim_scenario, NFS_SHORT, airtrace_sim::Options::default()).unwrap();
+    assert!(
+        sim.flows[0].retransmissions.abs_diff(retx) <= 2,
+        "emulated {flow} vs simulated {:?}",
+        sim.flows[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
