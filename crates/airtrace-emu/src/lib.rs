@@ -4,6 +4,8 @@
 //! # Map of the code
 //!
 //! - [`run`]: the entry point; sets up, runs and tears down, and writes the bundle.
+//! - [`kernel`]: the scenario's TCP settings as sysctls and route attributes in the
+//!   namespaces, and the list of those Linux has no knob for.
 //! - [`netns`]: the namespaces, TUN devices, addresses and routes (through iproute2),
 //!   removed on drop; [`cleanup`] for what a killed run left; [`netns::preflight`].
 //! - [`forward`]: the real-time forwarder between the two TUN devices, driving the
@@ -24,6 +26,7 @@
 
 pub mod command;
 pub mod forward;
+pub mod kernel;
 pub mod netns;
 pub mod rpc;
 mod sys;
@@ -229,6 +232,8 @@ pub fn run(
     scenario_text: &str,
     options: &Options<'_>,
 ) -> Result<Summary, EmuError> {
+    let kernel_plan =
+        kernel::plan(&scenario.flows, kernel::Kernel::probe()).map_err(EmuError::Setup)?;
     preflight().map_err(EmuError::Unsupported)?;
     for (i, f) in scenario.flows.iter().enumerate() {
         if !f.app.is_tcp() {
@@ -267,6 +272,13 @@ pub fn run(
     // Set up; from here on, dropping `spaces` removes the namespaces.
     let (spaces, tun_a, tun_b) = match netns::Namespaces::create(mtu) {
         Ok(x) => x,
+        Err(e) => {
+            bundle.abandon();
+            return Err(e.into());
+        }
+    };
+    let kernel_state = match spaces.apply(&kernel_plan) {
+        Ok(state) => state,
         Err(e) => {
             bundle.abandon();
             return Err(e.into());
@@ -476,6 +488,13 @@ pub fn run(
         end.as_nanos() as i64,
         &bundle.vantages(),
         &summary,
+        serde_json::json!({
+            "applied": kernel_plan.applied,
+            "not_applied": kernel_plan.not_applied,
+            "sysctls": kernel_state.sysctls,
+            "routes": { "a": kernel_state.routes[0], "b": kernel_state.routes[1] },
+            "note": "the scenario's [flow.tcp] settings in force (set, or from the profile or variant set) and what the kernel did with each: applied (a sysctl or route attribute in both namespaces, a socket option, or already the kernel's behaviour) or not applied, and why; `sysctls` are the values in force in host a's namespace, `routes` each namespace's routes",
+        }),
     );
     bundle.complete(&meta, scenario_text, &summary)?;
     Ok(summary)
@@ -488,6 +507,7 @@ fn meta_json(
     end_ns: i64,
     vantages: &[airtrace_sim::scenario::Vantage],
     summary: &Summary,
+    tcp_settings: serde_json::Value,
 ) -> Vec<u8> {
     let vantage_points: Vec<_> = vantages
         .iter()
@@ -530,6 +550,7 @@ fn meta_json(
         "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
         "vantage_points": vantage_points,
         "flows": flows,
+        "tcp_settings": tcp_settings,
         "files": {
             "scenario": "scenario.toml",
             "summary": "summary.json",

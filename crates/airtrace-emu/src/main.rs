@@ -137,6 +137,10 @@ fn main() -> ExitCode {
             eprintln!("airtrace-emu: {}", EmuError::Interrupted);
             ExitCode::from(130)
         }
+        Err(EmuError::Setup(m)) => {
+            eprintln!("airtrace-emu: {}: {m}", path.display());
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("airtrace-emu: {e}");
             ExitCode::from(1)

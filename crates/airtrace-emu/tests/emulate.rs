@@ -588,3 +588,157 @@ fn rpc_reads_over_udp_time_out_and_back_off_as_simulated() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A 4.4BSD-like host (the simulator's `bsd` profile) with ECN and without delayed ACKs.
+const BSD: &str = r#"
+name = "bsd_knobs"
+duration = "60 s"
+captures = ["sender"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "20 ms"
+queue_packets = 50
+
+[[flow]]
+app = "bulk"
+bytes = "300 KB"
+tcp = { profile = "bsd", ecn = true, delayed_ack = false, cc = "reno" }
+"#;
+
+#[test]
+fn tcp_settings_reach_the_kernel() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("knobs");
+    let scenario = dir.join("bsd.toml");
+    std::fs::write(&scenario, BSD).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
+    let tcp = &meta["tcp_settings"];
+    for (name, value) in [
+        ("tcp_sack", "0"),
+        ("tcp_timestamps", "0"),
+        ("tcp_window_scaling", "0"),
+        ("tcp_ecn", "1"),
+    ] {
+        assert_eq!(tcp["sysctls"][format!("net.ipv4.{name}")], value, "{tcp}");
+    }
+    for side in ["a", "b"] {
+        let route = tcp["routes"][side].as_str().unwrap();
+        assert!(
+            route.contains("initcwnd 1")
+                && route.contains("rto_min lock 1s")
+                && route.contains("quickack 1"),
+            "{route}"
+        );
+    }
+    let not_applied: Vec<&str> = tcp["not_applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    for key in [
+        "initial_rto",
+        "granularity",
+        "max_backoff_shift",
+        "delayed_ack_timeout",
+        "limited_transmit",
+    ] {
+        assert!(
+            not_applied.contains(&key),
+            "{key} is not applied, and said so: {not_applied:?}"
+        );
+    }
+
+    // On the wire: a SYN with ECE and CWR (ECN setup) and no option but the MSS (no
+    // timestamps, window scale or SACK-permitted); ECT(0) data; one segment in the first
+    // flight; an ACK for every data segment.
+    let packets = read_pcap(&out.join("sender.pcap"));
+    let tcp_of = |p: &[u8]| {
+        let ihl = usize::from(p[0] & 0x0f) * 4;
+        let doff = usize::from(p[ihl + 12] >> 4) * 4;
+        (
+            p[ihl + 13],
+            p[ihl + 20..ihl + doff].to_vec(),
+            p.len() - ihl - doff,
+        )
+    };
+    let from_a = |p: &[u8]| p[12..16] == [198, 18, 0, 1];
+    let syn = packets
+        .iter()
+        .find(|(_, p)| from_a(p) && tcp_of(p).0 & 0x02 != 0)
+        .unwrap();
+    let (flags, options, _) = tcp_of(&syn.1);
+    assert_eq!(flags, 0xc2, "SYN with ECE and CWR");
+    assert_eq!(options, [2, 4, 0x05, 0xb4], "MSS 1460 and nothing else");
+    let data: Vec<_> = packets
+        .iter()
+        .filter(|(_, p)| from_a(p) && tcp_of(p).2 > 0)
+        .collect();
+    assert!(
+        data.iter().all(|(_, p)| p[1] & 3 == 2),
+        "ECT(0) on every data segment"
+    );
+    let first_ack = packets
+        .iter()
+        .find(|(t, p)| !from_a(p) && *t > data[0].0 && tcp_of(p).0 & 0x02 == 0)
+        .unwrap()
+        .0;
+    assert_eq!(
+        data.iter().filter(|(t, _)| *t < first_ack).count(),
+        1,
+        "initial window of one segment"
+    );
+    let acks = packets
+        .iter()
+        .filter(|(_, p)| !from_a(p) && tcp_of(p).2 == 0 && tcp_of(p).0 & 0x02 == 0)
+        .count();
+    assert!(
+        acks as f64 >= 0.95 * data.len() as f64,
+        "{acks} ACKs for {} segments: no delayed ACKs",
+        data.len()
+    );
+    // The minimum RTO of 1 s, in the kernel's own state.
+    let states = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
+    for line in states.lines() {
+        let s: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(s["rto_ns"].as_i64().unwrap() >= 1_000_000_000, "{line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn flows_wanting_different_namespace_settings_are_refused() {
+    let dir = tmpdir("conflict");
+    let scenario = dir.join("two.toml");
+    std::fs::write(
+        &scenario,
+        "[link]\nrate = \"1 Mbit/s\"\ndelay = \"1 ms\"\n\
+         [[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { initial_cwnd = 2 }\n\
+         [[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { initial_cwnd = 4 }\n",
+    )
+    .unwrap();
+    let done = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(
+        err.trim(),
+        format!("airtrace-emu: {}: flow[2].tcp.initial_cwnd = 4 (set) needs route attribute initcwnd 4, but flow[1].tcp.initial_cwnd needs 2: one setting for the whole namespace, every flow shares it", scenario.display())
+    );
+    assert!(!dir.join("b").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
