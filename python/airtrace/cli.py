@@ -405,7 +405,8 @@ def _emulate(args: argparse.Namespace) -> int:
         for f in summary["flows"]:
             sys.stdout.write(
                 f"{f['name']:<10} {f['app']:<6} {f['cc'] or f['protocol']:<6} {f['bytes_delivered']:>12,} B "
-                f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  "
+                f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  RTOs {f['timeouts']}  "
+                f"idle {f['idle_s']:.3f} s  "
                 f"{'done' if f['finished'] else 'NOT finished'}{'  ' + f['error'] if f.get('error') else ''}\n"
             )
     print(f"{PROG}: wrote {args.out}", file=sys.stderr)

@@ -26,6 +26,7 @@ use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
 
+use crate::idle::Intervals;
 use crate::netns::{ADDR_A, ADDR_B};
 use crate::writer::{Msg, V_LINK_IN, V_LINK_OUT, V_RECEIVER, V_SENDER};
 
@@ -152,6 +153,11 @@ pub struct Forwarder {
     capture_drops: u64,
     /// Per device: IP id and flow of the last first fragment read.
     fragment_flow: [(u16, Option<u32>); 2],
+    /// Per direction: when its transmitter sat idle ([`crate::idle`]).
+    idle: [Intervals; 2],
+    /// Per flow: packets read from device a and device b (a datagram's fragments
+    /// count once).
+    flow_packets: Vec<[u64; 2]>,
 }
 
 /// Flow index of a packet between host a port 40000+i and host b port 15000+i (TCP),
@@ -245,6 +251,12 @@ impl Forwarder {
             pool: Vec::new(),
             capture_drops: 0,
             fragment_flow: [(0, None); 2],
+            idle: [0, 1].map(|_| {
+                let mut idle = Intervals::with_capacity(1 << 16);
+                idle.open(0);
+                idle
+            }),
+            flow_packets: Vec::new(),
         }
     }
 
@@ -376,6 +388,13 @@ impl Forwarder {
                 if fragment & 0x2000 != 0 {
                     self.fragment_flow[d] = (ip_id, flow);
                 }
+                if let Some(f) = flow {
+                    let f = f as usize;
+                    if self.flow_packets.len() <= f {
+                        self.flow_packets.resize(f + 1, [0, 0]);
+                    }
+                    self.flow_packets[f][d] += 1;
+                }
                 flow
             };
             let vantages = self.captures & (V_LINK_IN | if d == 0 { V_SENDER } else { V_RECEIVER });
@@ -400,9 +419,15 @@ impl Forwarder {
             self.store.insert(id, bytes);
             // ECT(0) or ECT(1) in the IP header (RFC 3168 §5): AQM may mark it CE.
             let ect = matches!(self.buf[1] & 3, 1 | 2);
+            // An idle transmitter gets work (if the packet is queued, not dropped).
+            self.idle[d].close(now);
             if let Sent::Dropped(id, _) = self.link.send(now, d, id, len, ect) {
                 self.counters[d].queue_drops += 1;
                 self.recycle(id);
+            }
+            if let Some(from) = self.link.idle_from(d, now) {
+                // Not before `now`: the time until now is recorded already.
+                self.idle[d].open(from.max(now));
             }
         }
         Ok(n)
@@ -491,8 +516,27 @@ impl Forwarder {
             }
         }
         self.events = events;
+        for (d, idle) in self.idle.iter_mut().enumerate() {
+            if !idle.is_open() {
+                if let Some(from) = self.link.idle_from(d, now) {
+                    idle.open(from);
+                }
+            }
+        }
         self.flush_log();
         Ok(())
+    }
+
+    /// Each direction's idle intervals up to `end_ns` ([`crate::idle`]); ends the
+    /// record.
+    pub fn take_idle(&mut self, end_ns: i64) -> [Vec<(i64, i64)>; 2] {
+        std::mem::take(&mut self.idle).map(|i| i.finish(end_ns))
+    }
+
+    /// Each flow's packets read from device a and from device b (a datagram's IP
+    /// fragments count once).
+    pub fn take_flow_packets(&mut self) -> Vec<[u64; 2]> {
+        std::mem::take(&mut self.flow_packets)
     }
 
     fn flush_log(&mut self) {

@@ -4,6 +4,8 @@
 //! # Map of the code
 //!
 //! - [`run`]: the entry point; sets up, runs and tears down, and writes the bundle.
+//! - [`idle`]: each flow's idle time, from the forwarder's and the generator's
+//!   intervals.
 //! - [`kernel`]: the scenario's TCP settings as sysctls and route attributes in the
 //!   namespaces, and the list of those Linux has no knob for.
 //! - [`netns`]: the namespaces, TUN devices, addresses and routes (through iproute2),
@@ -26,6 +28,7 @@
 
 pub mod command;
 pub mod forward;
+pub mod idle;
 pub mod kernel;
 pub mod netns;
 pub mod rpc;
@@ -129,11 +132,19 @@ pub struct FlowSummary {
     pub goodput_bps: f64,
     /// Segments retransmitted (`tcpi_total_retrans`); RPC calls sent again.
     pub retransmissions: Option<u64>,
-    /// Not measured for TCP yet (TCP_INFO has no count of RTO expiries); for RPC, the
-    /// client's timer expiries (each retransmits a call), as in the simulator.
+    /// Retransmission timer expiries: the sender's `tcpi_total_rto` (SYN timeouts
+    /// included; on kernels before 6.7 the rises of `tcpi_backoff` between samples);
+    /// for RPC, the client's (each retransmits a call), as in the simulator.
     pub timeouts: Option<u64>,
-    /// Not measured for TCP; 0 for RPC (it has none).
+    /// Not measured for TCP (TCP_INFO does not count them); 0 for RPC (it has none).
     pub fast_retransmits: Option<u64>,
+    /// Time the link direction carrying the flow's data sat idle while the flow had
+    /// data waiting, s ([`idle`]: the simulator's definition).
+    pub idle_s: f64,
+    /// Packets host a sent for this flow (IP fragments of a datagram count once).
+    pub packets_sent: u64,
+    /// Packets host b sent for this flow.
+    pub packets_returned: u64,
     /// Last smoothed RTT the sender reported, s (TCP).
     pub srtt_s: Option<f64>,
     /// RPC calls sent for the first time (RPC flows).
@@ -396,6 +407,10 @@ pub fn run(
         .join()
         .map_err(|_| io::Error::other("the forwarder thread panicked"))?;
     let end = start.elapsed();
+    let (idle, packets) = (
+        forwarder.take_idle(end.as_nanos() as i64),
+        forwarder.take_flow_packets(),
+    );
     stop.store(true, Ordering::SeqCst);
     let results = generator.join();
     let _ = watcher.join();
@@ -459,9 +474,16 @@ pub fn run(
                     Some(st) => Some(st.retransmissions),
                     None => r.final_info.map(|x| u64::from(x.total_retrans)),
                 },
-                timeouts: r.rpc.map(|st| st.retransmissions),
+                timeouts: r.rpc.map(|st| st.retransmissions).or(r.timeouts),
                 fast_retransmits: r.rpc.map(|_| 0),
                 srtt_s: r.final_info.map(|x| f64::from(x.rtt_us) / 1e6),
+                idle_s: idle::overlap_ns(
+                    &r.waiting,
+                    &idle[usize::from(spec.app == AppKind::RpcRead)],
+                ) as f64
+                    / 1e9,
+                packets_sent: packets.get(i).map_or(0, |p| p[0]),
+                packets_returned: packets.get(i).map_or(0, |p| p[1]),
                 requests: r.rpc.map(|st| st.requests),
                 duplicate_replies: r.rpc.map(|st| st.duplicate_replies),
                 error: r.error.clone(),

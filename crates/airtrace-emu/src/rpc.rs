@@ -32,6 +32,7 @@ use nix::errno::Errno;
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 
+use crate::idle::Intervals;
 use crate::netns::{self, ADDR_A, ADDR_B};
 use crate::traffic::{now_ns, sleep_until, FlowResult};
 
@@ -180,7 +181,11 @@ pub fn client(
     sock.set_nonblocking(true)?;
     let mut client = rpc::Client::new(client_config(spec));
     sleep_until(start, spec.start.0, stop);
-    results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
+    let started = now_ns(start);
+    results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(started);
+    // Data waits from the start until the last reply.
+    let mut waiting = Intervals::default();
+    waiting.open(started);
     let (mut buf, mut out) = (vec![0u8; MAX_DATAGRAM], Vec::with_capacity(MAX_DATAGRAM));
     let mut last_ns = None;
     while !stop.load(Ordering::Relaxed) && client.finished_at().is_none() {
@@ -193,6 +198,9 @@ pub fn client(
             if client.stats().bytes_done > before {
                 last_ns = Some(now);
             }
+            if client.finished_at().is_some() {
+                waiting.close(now);
+            }
         }
     }
     let mut r = results.lock().unwrap_or_else(|p| p.into_inner());
@@ -200,5 +208,6 @@ pub fn client(
     r[i].last_ns = last_ns;
     r[i].finished = client.finished_at().is_some();
     r[i].rpc = Some(client.stats());
+    r[i].waiting = waiting.finish(now_ns(start));
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use airtrace_sim::scenario::{AppKind, FlowSpec};
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
 
+use crate::idle::Intervals;
 use crate::netns::{self, ADDR_A, ADDR_B};
 use crate::tcpinfo::TcpInfo;
 use crate::writer::Msg;
@@ -45,6 +46,10 @@ pub struct FlowResult {
     pub cc: String,
     /// The RPC client's counters (RPC flows).
     pub rpc: Option<airtrace_sim::rpc::ClientStats>,
+    /// When the flow had data waiting ([`crate::idle`]).
+    pub waiting: Vec<(i64, i64)>,
+    /// Retransmission timer expiries of the sender (TCP flows; [`Track::timeouts`]).
+    pub timeouts: Option<u64>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }
@@ -89,7 +94,77 @@ pub struct Generator {
     pub flows: usize,
 }
 
-type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>)>>>;
+/// What the generator follows of a TCP flow through its sender's TCP_INFO samples
+/// (every millisecond and after every write): when the flow had data waiting
+/// ([`crate::idle`]), and how often the retransmission timer expired.
+#[derive(Debug)]
+pub struct Track {
+    /// Bytes the application has written.
+    sent: u64,
+    /// A bulk application's total: it has bytes waiting to be written until then.
+    bulk_total: Option<u64>,
+    waiting: Intervals,
+    last_backoff: u8,
+    backoff_rises: u64,
+    total_rto: Option<u16>,
+}
+
+impl Track {
+    /// A flow whose application started at `start_ns`: its data waits from then.
+    pub fn new(start_ns: i64, bulk_total: Option<u64>) -> Self {
+        let mut waiting = Intervals::default();
+        waiting.open(start_ns);
+        Track {
+            sent: 0,
+            bulk_total,
+            waiting,
+            last_backoff: 0,
+            backoff_rises: 0,
+            total_rto: None,
+        }
+    }
+
+    /// One sample at `now_ns`. Data waits while the application has bytes to write or
+    /// the kernel holds bytes written and not yet acknowledged (`tcpi_bytes_acked`
+    /// counts the SYN as one byte, and at the end the FIN).
+    pub fn observe(&mut self, now_ns: i64, info: &TcpInfo) {
+        let acked = info.bytes_acked.saturating_sub(1);
+        let backlog = self.bulk_total.is_some_and(|t| self.sent < t);
+        self.waiting.set(now_ns, backlog || self.sent > acked);
+        self.backoff_rises += u64::from(info.backoff.saturating_sub(self.last_backoff));
+        self.last_backoff = info.backoff;
+        self.total_rto = info.total_rto;
+    }
+
+    /// Retransmission timer expiries: `tcpi_total_rto` (Linux 6.7 and later, SYN
+    /// timeouts included), else the rises of `tcpi_backoff` from sample to sample
+    /// (each expiry raises it by one; an expiry whose backoff an ACK undid within one
+    /// sampling interval would be missed).
+    pub fn timeouts(&self) -> u64 {
+        self.total_rto.map_or(self.backoff_rises, u64::from)
+    }
+}
+
+type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>, Arc<Mutex<Track>>)>>>;
+
+/// Reads the sender's TCP_INFO into `track` and a tcpstate.jsonl line to the writer.
+fn sample(
+    stream: &TcpStream,
+    track: &Mutex<Track>,
+    start: Instant,
+    flow: usize,
+    line: &mut Vec<u8>,
+    tx: &Sender<Msg>,
+) -> Option<TcpInfo> {
+    let mut track = track.lock().unwrap_or_else(|p| p.into_inner());
+    let info = TcpInfo::read(stream).ok()?;
+    let now = now_ns(start);
+    track.observe(now, &info);
+    line.clear();
+    info.write_line(line, now, flow);
+    let _ = tx.send(Msg::Tcp(line.clone()));
+    Some(info)
+}
 
 /// Time since `start`, ns.
 pub(crate) fn now_ns(start: Instant) -> i64 {
@@ -215,12 +290,8 @@ impl Generator {
                     next += sample_every.as_nanos() as i64;
                     sleep_until(start, next, &stop);
                     let socks = active.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    for (flow, s) in socks {
-                        if let Ok(info) = TcpInfo::read(&*s) {
-                            line.clear();
-                            info.write_line(&mut line, now_ns(start), flow);
-                            let _ = tx.send(Msg::Tcp(line.clone()));
-                        }
+                    for (flow, s, track) in socks {
+                        sample(&s, &track, start, flow, &mut line, &tx);
                     }
                 }
             }));
@@ -400,6 +471,11 @@ fn send(
         return Ok(());
     }
     results.lock().unwrap_or_else(|p| p.into_inner())[i].cc = plan.cc.clone();
+    let total = plan.spec.bytes.map(|b| b.0);
+    let track = Arc::new(Mutex::new(Track::new(
+        now_ns(start),
+        total.filter(|_| plan.spec.app == AppKind::Bulk),
+    )));
     let stream = Arc::new(connect(plan)?);
     results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
     stream.set_write_timeout(Some(Duration::from_millis(50)))?;
@@ -407,10 +483,9 @@ fn send(
     active
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .push((i, stream.clone()));
+        .push((i, stream.clone(), track.clone()));
     // The pattern: byte k is k mod 251; `pattern[k % 251..]` continues any offset.
     let pattern: Vec<u8> = (0..(1usize << 16) + 251).map(|k| (k % 251) as u8).collect();
-    let total = plan.spec.bytes.map(|b| b.0);
     let stop_ns = plan.spec.stop.map_or(i64::MAX, |d| d.0);
     let rate = plan.spec.rate.and_then(|r| r.0);
     let mut sent: u64 = 0;
@@ -455,7 +530,10 @@ fn send(
         }
         let off = (sent % 251) as usize;
         match w.write(&pattern[off..off + chunk]) {
-            Ok(n) => sent += n as u64,
+            Ok(n) => {
+                sent += n as u64;
+                track.lock().unwrap_or_else(|p| p.into_inner()).sent = sent;
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -465,11 +543,7 @@ fn send(
                 ) => {}
             Err(e) => return Err(e),
         }
-        if let Ok(info) = TcpInfo::read(&*stream) {
-            line.clear();
-            info.write_line(&mut line, now_ns(start), i);
-            let _ = tx.send(Msg::Tcp(line.clone()));
-        }
+        sample(&stream, &track, start, i, &mut line, tx);
     }
     let _ = stream.shutdown(std::net::Shutdown::Write);
     // Wait for the receiver to close (it has read everything), then report.
@@ -488,12 +562,69 @@ fn send(
             Err(_) => break,
         }
     }
-    let info = TcpInfo::read(&*stream).ok();
-    results.lock().unwrap_or_else(|p| p.into_inner())[i].final_info = info;
+    let info = sample(&stream, &track, start, i, &mut line, tx);
     active
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .retain(|(f, _)| *f != i);
+        .retain(|(f, _, _)| *f != i);
+    let (waiting, timeouts) = {
+        let mut t = track.lock().unwrap_or_else(|p| p.into_inner());
+        (
+            std::mem::take(&mut t.waiting).finish(now_ns(start)),
+            t.timeouts(),
+        )
+    };
+    let mut r = results.lock().unwrap_or_else(|p| p.into_inner());
+    (r[i].final_info, r[i].waiting, r[i].timeouts) = (info, waiting, Some(timeouts));
+    drop(r);
     let _ = w.flush();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(backoff: u8, bytes_acked: u64, total_rto: Option<u16>) -> TcpInfo {
+        TcpInfo {
+            backoff,
+            bytes_acked,
+            total_rto,
+            ..TcpInfo::default()
+        }
+    }
+
+    #[test]
+    fn timeouts_come_from_the_kernel_count_or_the_backoff_rises() {
+        let mut t = Track::new(0, None);
+        for (i, b) in [0, 1, 2, 0, 1, 1].into_iter().enumerate() {
+            t.observe(i as i64, &info(b, 0, None));
+        }
+        assert_eq!(t.timeouts(), 3, "an older kernel: 0→1→2, then 0→1");
+        t.observe(9, &info(1, 0, Some(5)));
+        assert_eq!(
+            t.timeouts(),
+            5,
+            "tcpi_total_rto wins where the kernel has it"
+        );
+    }
+
+    #[test]
+    fn a_bulk_flow_waits_until_its_last_byte_is_acknowledged() {
+        let mut t = Track::new(100, Some(3000));
+        t.sent = 2000;
+        t.observe(200, &info(0, 2001, None)); // all written acknowledged, 1000 to write
+        t.sent = 3000;
+        t.observe(300, &info(0, 2001, None));
+        t.observe(400, &info(0, 3001, None)); // the SYN counts one byte
+        t.observe(500, &info(0, 3002, None)); // and the FIN
+        assert_eq!(t.waiting.finish(600), [(100, 400)]);
+        let mut stream = Track::new(0, None);
+        stream.sent = 1460;
+        stream.observe(10, &info(0, 1, None));
+        stream.observe(20, &info(0, 1461, None));
+        stream.sent = 2920;
+        stream.observe(30, &info(0, 1461, None));
+        assert_eq!(stream.waiting.finish(40), [(0, 20), (30, 40)]);
+    }
 }

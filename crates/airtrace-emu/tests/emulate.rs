@@ -81,6 +81,17 @@ fn read_pcap(path: &Path) -> Vec<(i64, Vec<u8>)> {
     out
 }
 
+/// Time the link spends sending the packets of `records` from `src` read before
+/// `until_ns` (capture stamps), at `rate` bit/s: its busy time, when nothing was
+/// dropped at the queue.
+fn busy_ns(records: &[(i64, Vec<u8>)], src: [u8; 4], until_ns: i64, rate: f64) -> i64 {
+    records
+        .iter()
+        .filter(|(t, p)| p[12..16] == src && *t < until_ns)
+        .map(|(_, p)| (p.len() as f64 * 8.0 / rate * 1e9) as i64)
+        .sum()
+}
+
 fn our_namespaces(pid: u32) -> Vec<String> {
     airtrace_emu::netns::list()
         .unwrap()
@@ -576,6 +587,43 @@ fn rpc_reads_over_udp_time_out_and_back_off_as_simulated() {
         "call to reply {median} ns, the model's {expected} ns"
     );
 
+    // Idle time: the reverse link (READ data comes back) idle while the client waited,
+    // from its start to its last reply: that span less the time the link spent
+    // sending what host b sent (nothing is dropped at the queue).
+    assert_eq!(summary["link"]["reverse"]["queue_drops"], 0);
+    let epoch =
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(out.join("meta.json")).unwrap())
+            .unwrap()["clock"]["epoch_ns"]
+            .as_i64()
+            .unwrap();
+    let (start, end) = (
+        (flow["start_s"].as_f64().unwrap() * 1e9) as i64,
+        (flow["end_s"].as_f64().unwrap() * 1e9) as i64,
+    );
+    let busy = busy_ns(
+        &read_pcap(&out.join("link_in.pcap")),
+        [198, 18, 1, 1],
+        epoch + end,
+        430e3,
+    );
+    let idle = (flow["idle_s"].as_f64().unwrap() * 1e9) as i64;
+    assert!(
+        (idle - (end - start - busy)).abs() < 5_000_000,
+        "idle {idle} ns, span {} ns less busy {busy} ns",
+        end - start
+    );
+    // Datagrams, their fragments counted once: the calls, and a reply to every call
+    // that got through.
+    let calls_lost = summary["link"]["forward"]["lost"].as_u64().unwrap();
+    assert_eq!(
+        (
+            flow["packets_sent"].as_u64(),
+            flow["packets_returned"].as_u64()
+        ),
+        (Some(16 + retx), Some(16 + retx - calls_lost)),
+        "{flow}"
+    );
+
     // The simulator on the same file: the same client and server, the same bursts (in
     // time: a reply that starts a little later can miss or meet a burst).
     let sim_scenario = airtrace_sim::Scenario::parse(&scenario, NFS_SHORT).unwrap();
@@ -740,5 +788,110 @@ fn flows_wanting_different_namespace_settings_are_refused() {
         format!("airtrace-emu: {}: flow[2].tcp.initial_cwnd = 4 (set) needs route attribute initcwnd 4, but flow[1].tcp.initial_cwnd needs 2: one setting for the whole namespace, every flow shares it", scenario.display())
     );
     assert!(!dir.join("b").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The forward link loses its 31st to 71st packets: the tail of the first flights and
+/// the first retransmissions, so that only the sender's retransmission timer recovers.
+fn outage_scenario() -> String {
+    let pattern = format!("{}{}{}", "0".repeat(30), "1".repeat(41), "0".repeat(400));
+    format!(
+        r#"
+name = "rto_outage"
+duration = "30 s"
+captures = ["sender", "link_in"]
+
+[link]
+rate = "430 kbit/s"
+delay = "2 ms"
+queue_packets = 50
+
+[link.forward]
+loss = {{ model = "pattern", pattern = "{pattern}" }}
+
+[[flow]]
+app = "bulk"
+bytes = "100 KB"
+tcp = {{ cc = "reno" }}
+"#
+    )
+}
+
+#[test]
+fn timeouts_and_idle_time_of_a_tcp_flow() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("rto");
+    let scenario = dir.join("outages.toml");
+    std::fs::write(&scenario, outage_scenario()).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let flow = &summary["flows"][0];
+    assert_eq!(flow["finished"], true, "{flow}");
+
+    // Timeouts: the kernel's count (tcpi_total_rto) against the rises of its backoff
+    // in the TCP_INFO samples: every expiry doubles the RTO once more.
+    let mut rises = 0;
+    let mut last = 0;
+    for line in std::fs::read_to_string(out.join("tcpstate.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let b = serde_json::from_str::<serde_json::Value>(line).unwrap()["backoff"]
+            .as_i64()
+            .unwrap();
+        rises += (b - last).max(0);
+        last = b;
+    }
+    assert!(
+        rises >= 2,
+        "the losses made the timer expire, and again: {rises}"
+    );
+    assert_eq!(flow["timeouts"], rises, "{flow}");
+
+    // Idle time: data waits from the SYN until the ACK of the last byte; the forward
+    // link is busy only while it sends host a's packets.
+    let sender = read_pcap(&out.join("sender.pcap"));
+    let from_a = |p: &[u8]| p[12..16] == [198, 18, 0, 1];
+    let (syn_t, syn) = sender
+        .iter()
+        .find(|(_, p)| from_a(p) && p[33] & 0x02 != 0)
+        .unwrap();
+    let isn = u32::from_be_bytes(syn[24..28].try_into().unwrap());
+    let acked = |p: &[u8]| {
+        u32::from_be_bytes(p[28..32].try_into().unwrap())
+            .wrapping_sub(isn)
+            .wrapping_sub(1)
+    };
+    let (end, _) = sender
+        .iter()
+        .find(|(_, p)| !from_a(p) && acked(p) >= 100_000 && acked(p) < 1 << 31)
+        .unwrap();
+    assert_eq!(summary["link"]["forward"]["queue_drops"], 0);
+    let busy = busy_ns(
+        &read_pcap(&out.join("link_in.pcap")),
+        [198, 18, 0, 1],
+        *end,
+        430e3,
+    );
+    let idle = (flow["idle_s"].as_f64().unwrap() * 1e9) as i64;
+    let expected = end - syn_t - busy;
+    assert!(
+        expected > 1_000_000_000,
+        "the outages idled the link: {expected} ns"
+    );
+    assert!(
+        (idle - expected).abs() < 5_000_000,
+        "idle {idle} ns, expected {expected} ns"
+    );
+    let data = sender.iter().filter(|(_, p)| from_a(p)).count() as u64;
+    assert_eq!(flow["packets_sent"], data, "every packet host a sent");
     let _ = std::fs::remove_dir_all(&dir);
 }
