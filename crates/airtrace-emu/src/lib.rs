@@ -299,8 +299,12 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64);
     let start = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let writer = std::thread::spawn(move || writer::run(bundle, rx, epoch_ns));
+    let mut bundle = bundle;
+    let (to_writer, from_forwarder) = writer::channels();
+    let (tx, tcp_rx) = mpsc::channel();
+    let tcp_log = bundle.tcp_log.take();
+    let tcp_writer = std::thread::spawn(move || writer::tcp_log(tcp_log, tcp_rx));
+    let writer = std::thread::spawn(move || writer::run(bundle, from_forwarder, epoch_ns));
     let mut forwarder = forward::Forwarder::new(
         link,
         scenario.link_log,
@@ -309,7 +313,7 @@ pub fn run(
         start,
         captures,
         snaplen as usize,
-        tx.clone(),
+        to_writer,
         options.busy_poll,
     );
     let plans: Vec<_> = scenario
@@ -331,9 +335,8 @@ pub fn run(
                 Some(s)
             }
             Err(e) => {
-                drop(tx);
-                drop(forwarder);
-                let _ = writer.join();
+                drop((tx, forwarder));
+                let _ = (writer.join(), tcp_writer.join());
                 return Err(e.into());
             }
         },
@@ -343,9 +346,8 @@ pub fn run(
         Some(argv) => match command::spawn(&spaces.a.ns, argv) {
             Ok(c) => Some(Arc::new(std::sync::Mutex::new(c))),
             Err(e) => {
-                drop(tx);
-                drop(forwarder);
-                let _ = writer.join();
+                drop((tx, forwarder));
+                let _ = (writer.join(), tcp_writer.join());
                 return Err(e.into());
             }
         },
@@ -433,7 +435,10 @@ pub fn run(
     let bundle = writer
         .join()
         .map_err(|_| io::Error::other("the writer thread panicked"))?;
-    let bundle = bundle?;
+    let mut bundle = bundle?;
+    bundle.tcp_log = tcp_writer
+        .join()
+        .map_err(|_| io::Error::other("the TCP log writer thread panicked"))??;
     if signals.flag.load(Ordering::SeqCst) {
         bundle.abandon();
         return Err(EmuError::Interrupted);

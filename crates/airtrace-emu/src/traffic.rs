@@ -24,7 +24,6 @@ use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, Sockadd
 use crate::idle::Intervals;
 use crate::netns::{self, ADDR_A, ADDR_B};
 use crate::tcpinfo::TcpInfo;
-use crate::writer::Msg;
 
 /// Bytes a stream or on-off application writes at a time (as the simulator).
 const APP_WRITE: usize = airtrace_sim::sim::APP_WRITE as usize;
@@ -154,7 +153,7 @@ fn sample(
     start: Instant,
     flow: usize,
     line: &mut Vec<u8>,
-    tx: &Sender<Msg>,
+    tx: &Sender<Vec<u8>>,
 ) -> Option<TcpInfo> {
     let mut track = track.lock().unwrap_or_else(|p| p.into_inner());
     let info = TcpInfo::read(stream).ok()?;
@@ -162,7 +161,7 @@ fn sample(
     track.observe(now, &info);
     line.clear();
     info.write_line(line, now, flow);
-    let _ = tx.send(Msg::Tcp(line.clone()));
+    let _ = tx.send(line.clone());
     Some(info)
 }
 
@@ -190,7 +189,7 @@ impl Generator {
         ns_b: String,
         start: Instant,
         stop: Arc<AtomicBool>,
-        tx: Sender<Msg>,
+        tx: Sender<Vec<u8>>,
         sample_every: Duration,
     ) -> Generator {
         let n = plans.len();
@@ -457,7 +456,7 @@ fn send(
     start: Instant,
     stop: &AtomicBool,
     ready: mpsc::Receiver<()>,
-    tx: &Sender<Msg>,
+    tx: &Sender<Vec<u8>>,
     active: &Active,
     results: &Mutex<Vec<FlowResult>>,
 ) -> io::Result<()> {
