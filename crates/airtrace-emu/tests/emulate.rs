@@ -558,12 +558,14 @@ fn rpc_reads_over_udp_time_out_and_back_off_as_simulated() {
     assert_eq!(sends.len(), 16);
     let again: usize = sends.values().map(|v| v.len() - 1).sum();
     assert_eq!(again as u64, retx);
+    // The capture stamps a call when the forwarder reads it from the device: up to a
+    // few hundred µs after the client sent it, so a gap may look a little short.
     for times in sends.values() {
         for (k, w) in times.windows(2).enumerate() {
             let expected = 1_100_000_000i64 << k;
             let gap = w[1] - w[0];
             assert!(
-                gap >= expected && gap < expected + 30_000_000,
+                gap > expected - 2_000_000 && gap < expected + 30_000_000,
                 "retransmission {} after {gap} ns, not {expected}",
                 k + 1
             );
