@@ -29,7 +29,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             files, as_json, progress = fast
             return _analyze(files, as_json=as_json, progress=progress, parquet=None)
         parser = _parser()
+        trailing = None
+        if args and args[0] == "emulate" and "--" in args:
+            # `airtrace emulate SCENARIO --out BUNDLE -- COMMAND ARGS...`: argparse cannot
+            # take a trailing command after an optional positional, so it is cut off here.
+            cut = args.index("--")
+            args, trailing = args[:cut], args[cut + 1 :]
         ns = parser.parse_args(args)
+        if ns.command == "emulate":
+            ns.user_command = trailing
         if not getattr(ns, "command", None):
             parser.print_help()
             return 2
@@ -147,11 +155,14 @@ def _parser() -> argparse.ArgumentParser:
 
     emulate = sub.add_parser(
         "emulate",
+        usage="%(prog)s SCENARIO --out BUNDLE [options] [-- COMMAND ARGS...]\n       %(prog)s --cleanup",
         help="run a scenario's flows over real Linux TCP through the modelled link (root)",
         description="Creates two network namespaces joined by TUN devices and a real-time forwarder that runs "
         "the scenario's link models; the built-in traffic generator runs the flows over the kernel's TCP. "
         "Writes a bundle like `simulate` (captures taken by the forwarder, link.jsonl, tcpstate.jsonl from "
-        "TCP_INFO). Needs root. See docs/emulator.md.",
+        "TCP_INFO). Needs root. See docs/emulator.md. Everything after `--` is a command run in host a's "
+        "namespace (198.18.0.1) instead of the built-in traffic generator, e.g. `-- iperf3 -c 198.18.1.1 -t 10`; "
+        "the run ends when it exits.",
     )
     emulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
     emulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
@@ -160,13 +171,6 @@ def _parser() -> argparse.ArgumentParser:
     emulate.add_argument("--busy-poll", action="store_true", help="spin between deadlines (one core at 100%%)")
     emulate.add_argument("--max-duration", type=float, metavar="SECONDS", help="stop after this long")
     emulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
-    emulate.add_argument(
-        "--command",
-        dest="user_command",
-        metavar="CMD",
-        help="run this command in host a's namespace (198.18.0.1) instead of the built-in traffic generator, "
-        "e.g. 'iperf3 -c 198.18.1.1 -t 10'; the run ends when it exits",
-    )
     emulate.add_argument(
         "--server", metavar="CMD", help="start this command first in host b's namespace (198.18.1.1), e.g. 'iperf3 -s -1'"
     )
@@ -430,6 +434,9 @@ def _emulate(args: argparse.Namespace) -> int:
 
     try:
         if args.cleanup:
+            if args.scenario or args.user_command is not None:
+                print(f"{PROG}: error: emulate --cleanup takes no SCENARIO and no command", file=sys.stderr)
+                return 2
             removed = cleanup()
             for name in removed:
                 print(f"{PROG}: removed namespace {name}", file=sys.stderr)
@@ -439,6 +446,9 @@ def _emulate(args: argparse.Namespace) -> int:
         if not args.scenario or not args.out:
             print(f"{PROG}: error: emulate needs SCENARIO and --out BUNDLE (or --cleanup)", file=sys.stderr)
             return 2
+        if args.user_command is not None and not args.user_command:
+            print(f"{PROG}: error: emulate: nothing after `--` (give the command to run, or leave out `--`)", file=sys.stderr)
+            return 2
         import shlex
 
         summary = emulate(
@@ -447,7 +457,7 @@ def _emulate(args: argparse.Namespace) -> int:
             seed=args.seed,
             busy_poll=args.busy_poll,
             max_duration_s=args.max_duration,
-            command=shlex.split(args.user_command) if args.user_command else None,
+            command=args.user_command,
             server=shlex.split(args.server) if args.server else None,
         )
     except (EmulationUnsupported, ScenarioError, OSError) as e:
@@ -465,8 +475,9 @@ def _emulate(args: argparse.Namespace) -> int:
             sys.stdout.write(f"command {' '.join(summary['command']['argv'])}: exit code {summary['command']['exit_code']}\n")
         for f in summary["flows"]:
             sys.stdout.write(
-                f"{f['name']:<10} {f['app']:<6} {f['cc']:<6} {f['bytes_delivered']:>12,} B "
-                f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  "
+                f"{f['name']:<10} {f['app']:<6} {f['cc'] or f['protocol']:<6} {f['bytes_delivered']:>12,} B "
+                f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  RTOs {f['timeouts']}  "
+                f"idle {f['idle_s']:.3f} s  "
                 f"{'done' if f['finished'] else 'NOT finished'}{'  ' + f['error'] if f.get('error') else ''}\n"
             )
     print(f"{PROG}: wrote {args.out}", file=sys.stderr)

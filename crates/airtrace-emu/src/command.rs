@@ -10,6 +10,60 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+/// Splits `line` into words as a POSIX shell does, quoting only: whitespace separates
+/// words, `'...'` keeps everything literally, `"..."` keeps all but `\\` and `\"`, a
+/// backslash outside quotes escapes the next character. No variables, globs or
+/// operators (the words go to the program as they are). Errors name an unclosed
+/// quote or a trailing backslash.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err(format!("unclosed ' in {line:?}")),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('\\' | '"')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err(format!("unclosed \" in {line:?}")),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err(format!("unclosed \" in {line:?}")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+                None => return Err(format!("trailing backslash in {line:?}")),
+            },
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    if words.is_empty() {
+        return Err("empty command".into());
+    }
+    Ok(words)
+}
+
 /// A command running in a namespace; stopped when dropped.
 pub struct Running {
     child: Child,
@@ -70,5 +124,39 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_words;
+
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        assert_eq!(
+            split_words("iperf3 -s  -B 198.18.1.1 -1").unwrap(),
+            ["iperf3", "-s", "-B", "198.18.1.1", "-1"]
+        );
+        assert_eq!(
+            split_words(r#"sh -c 'echo "a b"; exit 3'"#).unwrap(),
+            ["sh", "-c", r#"echo "a b"; exit 3"#]
+        );
+        assert_eq!(
+            split_words(r#"say "x \"y\" \n" a\ b ''"#).unwrap(),
+            ["say", r#"x "y" \n"#, "a b", ""]
+        );
+    }
+
+    #[test]
+    fn bad_quoting_is_an_error_naming_it() {
+        assert_eq!(
+            split_words("sh -c 'oops").unwrap_err(),
+            r#"unclosed ' in "sh -c 'oops""#
+        );
+        assert!(split_words("a \"b").unwrap_err().starts_with("unclosed \""));
+        assert!(split_words("a\\")
+            .unwrap_err()
+            .starts_with("trailing backslash"));
+        assert_eq!(split_words("   ").unwrap_err(), "empty command");
     }
 }

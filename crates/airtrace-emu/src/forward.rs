@@ -7,15 +7,16 @@
 //! polls the link at the current time and writes each delivered packet to the other
 //! device; then it sleeps in `ppoll` on both devices until the link's next deadline
 //! (timer slack set to 1 ns), or spins when busy-polling. Captures and the link log go
-//! to the writer thread ([`crate::writer`]) through a channel, so file I/O never
-//! delays a packet.
+//! to the writer thread ([`crate::writer`]) through a channel of its own that it never
+//! waits on (messages are held back, in order, while it is full), in buffers the
+//! writer hands back: file I/O, the allocator and the other threads never delay a
+//! packet.
 //!
 //! Only IPv4 packets from the device's own host to its peer (198.18.0.1 ↔ 198.18.1.1)
 //! are forwarded; anything else is counted and dropped.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use airtrace_link::link::{Event, Sent};
@@ -26,13 +27,16 @@ use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
 
+use crate::idle::Intervals;
 use crate::netns::{ADDR_A, ADDR_B};
-use crate::writer::{Msg, V_LINK_IN, V_LINK_OUT, V_RECEIVER, V_SENDER};
+use crate::writer::{Msg, ToWriter, V_LINK_IN, V_LINK_OUT, V_RECEIVER, V_SENDER};
 
 /// Longest sleep without a deadline, so that stop requests are seen promptly.
 const MAX_SLEEP_NS: i64 = 20_000_000;
 /// Packets read from one device before the link is served again.
 const READ_BATCH: usize = 32;
+/// Work between two sleeps longer than this is recorded (`timing.long_iterations`).
+const LONG_ITERATION_NS: i64 = 1_000_000;
 /// The window over which spinning is rationed.
 const SPIN_WINDOW_NS: i64 = 100_000_000;
 
@@ -78,7 +82,8 @@ pub struct Timing {
     pub forwarder_cpu_ns: i64,
     /// Packets read from the devices.
     pub packets_read: u64,
-    /// Captures or link records lost because the writer thread had stopped.
+    /// Captures or link records lost because the writer thread had stopped (on a
+    /// file error).
     pub capture_drops: u64,
     /// Wake-ups from sleep more than 1 ms later than asked (the thread was not given
     /// the CPU): how many.
@@ -90,6 +95,12 @@ pub struct Timing {
     pub slow_writes: u64,
     /// The longest of them: (when, ns since the start; how long, ns).
     pub longest_slow_writes: Vec<(i64, i64)>,
+    /// Rounds of work between two sleeps (serving the link, reading the devices) that
+    /// took more than 1 ms: how many.
+    pub long_iterations: u64,
+    /// The longest of them: [when, ns since the start; how long; of which serving the
+    /// link and writing to the devices; of which reading the devices], ns.
+    pub longest_iterations: Vec<[i64; 4]>,
 }
 
 /// The packets inside the link, by id (ids are consecutive; most leave in order).
@@ -132,7 +143,7 @@ pub struct Forwarder {
     /// Which vantage points are captured (bit mask of `V_*`).
     captures: u8,
     snaplen: usize,
-    tx: Sender<Msg>,
+    to_writer: ToWriter,
     /// Counters per direction (0 forward, 1 reverse).
     pub counters: [DirectionCounters; 2],
     lateness: Vec<i64>,
@@ -142,6 +153,7 @@ pub struct Forwarder {
     cpu_ns: i64,
     stalls: Vec<(i64, i64)>,
     slow_writes: Vec<(i64, i64)>,
+    long_iterations: Vec<[i64; 4]>,
     /// Wake this long before a deadline and spin the rest, ns.
     pub spin_ns: i64,
     buf: Vec<u8>,
@@ -149,10 +161,18 @@ pub struct Forwarder {
     scratch: Vec<Event<PacketId>>,
     records: Vec<LinkRecord>,
     pool: Vec<Vec<u8>>,
-    capture_drops: u64,
+    record_pool: Vec<Vec<LinkRecord>>,
+    /// Per device: IP id and flow of the last first fragment read.
+    fragment_flow: [(u16, Option<u32>); 2],
+    /// Per direction: when its transmitter sat idle ([`crate::idle`]).
+    idle: [Intervals; 2],
+    /// Per flow: packets read from device a and device b (a datagram's fragments
+    /// count once).
+    flow_packets: Vec<[u64; 2]>,
 }
 
-/// Flow index of a packet between host a port 40000+i and host b port 15000+i.
+/// Flow index of a packet between host a port 40000+i and host b port 15000+i (TCP),
+/// or host b port 20049+i (UDP, the RPC flows); read from the first fragment's ports.
 fn flow_of(p: &[u8], from_a: bool) -> Option<u32> {
     let ihl = usize::from(p[0] & 0x0f) * 4;
     if p.len() < ihl + 4 || (p[9] != 6 && p[9] != 17) {
@@ -209,7 +229,7 @@ impl Forwarder {
         start: Instant,
         captures: u8,
         snaplen: usize,
-        tx: Sender<Msg>,
+        to_writer: ToWriter,
         busy_poll: bool,
     ) -> Self {
         let mut link = link;
@@ -225,7 +245,7 @@ impl Forwarder {
             next_id: 0,
             captures,
             snaplen,
-            tx,
+            to_writer,
             counters: Default::default(),
             lateness: Vec::new(),
             foreign: 0,
@@ -234,13 +254,21 @@ impl Forwarder {
             cpu_ns: 0,
             stalls: Vec::new(),
             slow_writes: Vec::new(),
+            long_iterations: Vec::new(),
             spin_ns: 0,
             buf: vec![0; 65536],
             events: Vec::new(),
             scratch: Vec::new(),
             records: Vec::new(),
             pool: Vec::new(),
-            capture_drops: 0,
+            record_pool: Vec::new(),
+            fragment_flow: [(0, None); 2],
+            idle: [0, 1].map(|_| {
+                let mut idle = Intervals::with_capacity(1 << 16);
+                idle.open(0);
+                idle
+            }),
+            flow_packets: Vec::new(),
         }
     }
 
@@ -274,9 +302,22 @@ impl Forwarder {
                 break;
             }
             self.service_link(now)?;
-            if self.read_all(0)? + self.read_all(1)? > 0 {
-                let now = self.now();
-                self.service_link(now)?;
+            let t_read = self.now();
+            let read = self.read_all(0)? + self.read_all(1)?;
+            let t_served = self.now();
+            if read > 0 {
+                self.service_link(t_served)?;
+            }
+            // How long the work between two sleeps took, and in which part.
+            let t_end = self.now();
+            let took = t_end - now;
+            if took > LONG_ITERATION_NS {
+                self.long_iterations.push([
+                    now,
+                    took,
+                    took - (t_served - t_read),
+                    t_served - t_read,
+                ]);
             }
             if done.load(Ordering::Relaxed) {
                 let at = *done_at.get_or_insert(now);
@@ -327,6 +368,8 @@ impl Forwarder {
         }
         self.flush_log();
         self.cpu_ns = thread_cpu_ns();
+        // The end: what is held back may now wait for room.
+        self.to_writer.outbox.flush();
         Ok(())
     }
 
@@ -360,17 +403,34 @@ impl Forwarder {
             }
             let id = self.next_id;
             self.next_id += 1;
-            let flow = flow_of(p, d == 0);
             let ip_id = u16::from_be_bytes([p[4], p[5]]);
+            let fragment = u16::from_be_bytes([p[6], p[7]]);
+            let flow = if fragment & 0x1fff != 0 {
+                // A later fragment has no ports: its datagram's first fragment, read just
+                // before it, named the flow.
+                let (id, flow) = self.fragment_flow[d];
+                flow.filter(|_| id == ip_id)
+            } else {
+                let flow = flow_of(p, d == 0);
+                if fragment & 0x2000 != 0 {
+                    self.fragment_flow[d] = (ip_id, flow);
+                }
+                if let Some(f) = flow {
+                    let f = f as usize;
+                    if self.flow_packets.len() <= f {
+                        self.flow_packets.resize(f + 1, [0, 0]);
+                    }
+                    self.flow_packets[f][d] += 1;
+                }
+                flow
+            };
             let vantages = self.captures & (V_LINK_IN | if d == 0 { V_SENDER } else { V_RECEIVER });
             let capture = (vantages != 0).then(|| {
-                let mut c = self.pool.pop().unwrap_or_default();
-                c.clear();
+                let mut c = self.buffer();
                 c.extend_from_slice(&self.buf[..len.min(self.snaplen)]);
                 c
             });
-            let mut bytes = self.pool.pop().unwrap_or_default();
-            bytes.clear();
+            let mut bytes = self.buffer();
             bytes.extend_from_slice(&self.buf[..len]);
             self.hand_over(Msg::Ingress {
                 id,
@@ -384,21 +444,34 @@ impl Forwarder {
             self.store.insert(id, bytes);
             // ECT(0) or ECT(1) in the IP header (RFC 3168 §5): AQM may mark it CE.
             let ect = matches!(self.buf[1] & 3, 1 | 2);
+            // An idle transmitter gets work (if the packet is queued, not dropped).
+            self.idle[d].close(now);
             if let Sent::Dropped(id, _) = self.link.send(now, d, id, len, ect) {
                 self.counters[d].queue_drops += 1;
                 self.recycle(id);
+            }
+            if let Some(from) = self.link.idle_from(d, now) {
+                // Not before `now`: the time until now is recorded already.
+                self.idle[d].open(from.max(now));
             }
         }
         Ok(n)
     }
 
-    /// Passes `msg` to the writer thread (an unbounded channel: never blocks).
-    /// A bounded channel with buffers handed back for reuse was tried: it doubled the
-    /// forwarder's CPU time and its lateness.
-    fn hand_over(&mut self, msg: Msg) {
-        if self.tx.send(msg).is_err() {
-            self.capture_drops += 1;
+    /// An empty buffer: a recycled one, else one the writer has handed back, else a
+    /// new one (only until enough circulate).
+    fn buffer(&mut self) -> Vec<u8> {
+        if self.pool.is_empty() {
+            self.to_writer.bytes_back.take_all(&mut self.pool);
         }
+        let mut b = self.pool.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Passes `msg` to the writer thread without ever waiting ([`crate::writer::Outbox`]).
+    fn hand_over(&mut self, msg: Msg) {
+        self.to_writer.outbox.send(msg);
     }
 
     fn recycle(&mut self, id: PacketId) {
@@ -475,8 +548,27 @@ impl Forwarder {
             }
         }
         self.events = events;
+        for (d, idle) in self.idle.iter_mut().enumerate() {
+            if !idle.is_open() {
+                if let Some(from) = self.link.idle_from(d, now) {
+                    idle.open(from);
+                }
+            }
+        }
         self.flush_log();
         Ok(())
+    }
+
+    /// Each direction's idle intervals up to `end_ns` ([`crate::idle`]); ends the
+    /// record.
+    pub fn take_idle(&mut self, end_ns: i64) -> [Vec<(i64, i64)>; 2] {
+        std::mem::take(&mut self.idle).map(|i| i.finish(end_ns))
+    }
+
+    /// Each flow's packets read from device a and from device b (a datagram's IP
+    /// fragments count once).
+    pub fn take_flow_packets(&mut self) -> Vec<[u64; 2]> {
+        std::mem::take(&mut self.flow_packets)
     }
 
     fn flush_log(&mut self) {
@@ -486,7 +578,11 @@ impl Forwarder {
         self.records.clear();
         self.link.drain_log(&mut self.records);
         if !self.records.is_empty() {
-            let records = std::mem::take(&mut self.records);
+            if self.record_pool.is_empty() {
+                self.to_writer.records_back.take_all(&mut self.record_pool);
+            }
+            let empty = self.record_pool.pop().unwrap_or_default();
+            let records = std::mem::replace(&mut self.records, empty);
             self.hand_over(Msg::Link(records));
         }
     }
@@ -513,7 +609,7 @@ impl Forwarder {
             spin_ns: self.spin_ns,
             forwarder_cpu_ns: self.cpu_ns,
             packets_read: self.next_id + self.foreign,
-            capture_drops: self.capture_drops,
+            capture_drops: self.to_writer.outbox.lost,
             late_wakeups: self.stalls.len() as u64,
             longest_late_wakeups: {
                 let mut v = self.stalls.clone();
@@ -522,6 +618,13 @@ impl Forwarder {
                 v
             },
             slow_writes: self.slow_writes.len() as u64,
+            long_iterations: self.long_iterations.len() as u64,
+            longest_iterations: {
+                let mut v = self.long_iterations.clone();
+                v.sort_by_key(|x| std::cmp::Reverse(x[1]));
+                v.truncate(5);
+                v
+            },
             longest_slow_writes: {
                 let mut v = self.slow_writes.clone();
                 v.sort_by_key(|&(_, took)| std::cmp::Reverse(took));

@@ -4,12 +4,17 @@
 //! # Map of the code
 //!
 //! - [`run`]: the entry point; sets up, runs and tears down, and writes the bundle.
+//! - [`idle`]: each flow's idle time, from the forwarder's and the generator's
+//!   intervals.
+//! - [`kernel`]: the scenario's TCP settings as sysctls and route attributes in the
+//!   namespaces, and the list of those Linux has no knob for.
 //! - [`netns`]: the namespaces, TUN devices, addresses and routes (through iproute2),
 //!   removed on drop; [`cleanup`] for what a killed run left; [`netns::preflight`].
 //! - [`forward`]: the real-time forwarder between the two TUN devices, driving the
 //!   simulator's own [`airtrace_sim::links::Link`] with CLOCK_MONOTONIC time.
 //! - [`traffic`]: the built-in traffic generator (kernel TCP sockets, per-socket
-//!   congestion control, TCP_INFO sampling).
+//!   congestion control, TCP_INFO sampling); [`rpc`]: its RPC flows over UDP, run by the
+//!   simulator's RPC state machines.
 //! - [`writer`]: the thread writing captures and logs into the bundle.
 //! - [`tcpinfo`]: `struct tcp_info` fields and tcpstate.jsonl lines.
 //! - `sys`: the only unsafe code (TUNSETIFF, getsockopt TCP_INFO).
@@ -23,7 +28,10 @@
 
 pub mod command;
 pub mod forward;
+pub mod idle;
+pub mod kernel;
 pub mod netns;
+pub mod rpc;
 mod sys;
 pub mod tcpinfo;
 pub mod traffic;
@@ -108,10 +116,10 @@ pub struct FlowSummary {
     pub name: String,
     /// The application.
     pub app: &'static str,
-    /// Always `tcp` here.
+    /// `tcp`, or `udp` for the RPC applications.
     pub protocol: &'static str,
-    /// Kernel congestion control used.
-    pub cc: String,
+    /// Kernel congestion control used (None for RPC flows).
+    pub cc: Option<String>,
     /// When the application started, s.
     pub start_s: f64,
     /// When the receiver read the last byte, s.
@@ -122,14 +130,30 @@ pub struct FlowSummary {
     pub bytes_delivered: u64,
     /// `bytes_delivered` × 8 / (`end_s` − `start_s`), bit/s.
     pub goodput_bps: f64,
-    /// Segments retransmitted (`tcpi_total_retrans`).
+    /// Segments retransmitted (`tcpi_total_retrans`); RPC calls sent again.
     pub retransmissions: Option<u64>,
-    /// Not measured by the emulator yet (TCP_INFO has no count of RTO expiries).
+    /// Retransmission timer expiries: the sender's `tcpi_total_rto` (SYN timeouts
+    /// included; on kernels before 6.7 the rises of `tcpi_backoff` between samples);
+    /// for RPC, the client's (each retransmits a call), as in the simulator.
     pub timeouts: Option<u64>,
-    /// Not measured by the emulator yet.
+    /// Not measured for TCP (TCP_INFO does not count them); 0 for RPC (it has none).
     pub fast_retransmits: Option<u64>,
-    /// Last smoothed RTT the sender reported, s.
+    /// Time the link direction carrying the flow's data sat idle while the flow had
+    /// data waiting, s ([`idle`]: the simulator's definition).
+    pub idle_s: f64,
+    /// Packets host a sent for this flow (IP fragments of a datagram count once).
+    pub packets_sent: u64,
+    /// Packets host b sent for this flow.
+    pub packets_returned: u64,
+    /// Last smoothed RTT the sender reported, s (TCP).
     pub srtt_s: Option<f64>,
+    /// RPC calls sent for the first time (RPC flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// Replies that matched no outstanding call: answers to a retransmitted call whose
+    /// first reply had come (RPC flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_replies: Option<u64>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }
@@ -219,14 +243,12 @@ pub fn run(
     scenario_text: &str,
     options: &Options<'_>,
 ) -> Result<Summary, EmuError> {
+    let kernel_plan =
+        kernel::plan(&scenario.flows, kernel::Kernel::probe()).map_err(EmuError::Setup)?;
     preflight().map_err(EmuError::Unsupported)?;
     for (i, f) in scenario.flows.iter().enumerate() {
         if !f.app.is_tcp() {
-            return Err(EmuError::Setup(format!(
-                "flow[{}]: the emulator's traffic generator runs TCP applications (bulk, stream, onoff); {} is not there yet",
-                i + 1,
-                app_name(f.app)
-            )));
+            continue;
         }
         let cc = traffic::congestion_control(f);
         let have = traffic::available_ccs();
@@ -240,7 +262,8 @@ pub fn run(
     }
     if scenario.captures.contains(&Vantage::Air) {
         return Err(EmuError::Setup(
-            "captures: the emulator does not write an air capture (radiotap frames per attempt); the simulator does".into(),
+            "captures: the emulator does not write an air capture (radiotap frames per attempt); the simulator does"
+                .into(),
         ));
     }
     let signals = Signals::new()?;
@@ -271,12 +294,23 @@ pub fn run(
             return Err(e.into());
         }
     };
+    let kernel_state = match spaces.apply(&kernel_plan) {
+        Ok(state) => state,
+        Err(e) => {
+            bundle.abandon();
+            return Err(e.into());
+        }
+    };
     let epoch_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64);
     let start = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let writer = std::thread::spawn(move || writer::run(bundle, rx, epoch_ns));
+    let mut bundle = bundle;
+    let (to_writer, from_forwarder) = writer::channels();
+    let (tx, tcp_rx) = mpsc::channel();
+    let tcp_log = bundle.tcp_log.take();
+    let tcp_writer = std::thread::spawn(move || writer::tcp_log(tcp_log, tcp_rx));
+    let writer = std::thread::spawn(move || writer::run(bundle, from_forwarder, epoch_ns));
     let mut forwarder = forward::Forwarder::new(
         link,
         scenario.link_log,
@@ -285,7 +319,7 @@ pub fn run(
         start,
         captures,
         snaplen as usize,
-        tx.clone(),
+        to_writer,
         options.busy_poll,
     );
     let plans: Vec<_> = scenario
@@ -307,9 +341,8 @@ pub fn run(
                 Some(s)
             }
             Err(e) => {
-                drop(tx);
-                drop(forwarder);
-                let _ = writer.join();
+                drop((tx, forwarder));
+                let _ = (writer.join(), tcp_writer.join());
                 return Err(e.into());
             }
         },
@@ -319,9 +352,8 @@ pub fn run(
         Some(argv) => match command::spawn(&spaces.a.ns, argv) {
             Ok(c) => Some(Arc::new(std::sync::Mutex::new(c))),
             Err(e) => {
-                drop(tx);
-                drop(forwarder);
-                let _ = writer.join();
+                drop((tx, forwarder));
+                let _ = (writer.join(), tcp_writer.join());
                 return Err(e.into());
             }
         },
@@ -383,6 +415,10 @@ pub fn run(
         .join()
         .map_err(|_| io::Error::other("the forwarder thread panicked"))?;
     let end = start.elapsed();
+    let (idle, packets) = (
+        forwarder.take_idle(end.as_nanos() as i64),
+        forwarder.take_flow_packets(),
+    );
     stop.store(true, Ordering::SeqCst);
     let results = generator.join();
     let _ = watcher.join();
@@ -405,7 +441,10 @@ pub fn run(
     let bundle = writer
         .join()
         .map_err(|_| io::Error::other("the writer thread panicked"))?;
-    let bundle = bundle?;
+    let mut bundle = bundle?;
+    bundle.tcp_log = tcp_writer
+        .join()
+        .map_err(|_| io::Error::other("the TCP log writer thread panicked"))??;
     if signals.flag.load(Ordering::SeqCst) {
         bundle.abandon();
         return Err(EmuError::Interrupted);
@@ -431,8 +470,8 @@ pub fn run(
                     .clone()
                     .unwrap_or_else(|| format!("flow{}", i + 1)),
                 app: app_name(spec.app),
-                protocol: "tcp",
-                cc: r.cc.clone(),
+                protocol: if spec.app.is_tcp() { "tcp" } else { "udp" },
+                cc: spec.app.is_tcp().then(|| r.cc.clone()),
                 start_s,
                 end_s,
                 finished: r.finished,
@@ -442,10 +481,22 @@ pub fn run(
                 } else {
                     0.0
                 },
-                retransmissions: r.final_info.map(|x| u64::from(x.total_retrans)),
-                timeouts: None,
-                fast_retransmits: None,
+                retransmissions: match r.rpc {
+                    Some(st) => Some(st.retransmissions),
+                    None => r.final_info.map(|x| u64::from(x.total_retrans)),
+                },
+                timeouts: r.rpc.map(|st| st.retransmissions).or(r.timeouts),
+                fast_retransmits: r.rpc.map(|_| 0),
                 srtt_s: r.final_info.map(|x| f64::from(x.rtt_us) / 1e6),
+                idle_s: idle::overlap_ns(
+                    &r.waiting,
+                    &idle[usize::from(spec.app == AppKind::RpcRead)],
+                ) as f64
+                    / 1e9,
+                packets_sent: packets.get(i).map_or(0, |p| p[0]),
+                packets_returned: packets.get(i).map_or(0, |p| p[1]),
+                requests: r.rpc.map(|st| st.requests),
+                duplicate_replies: r.rpc.map(|st| st.duplicate_replies),
                 error: r.error.clone(),
             }
         })
@@ -470,6 +521,13 @@ pub fn run(
         end.as_nanos() as i64,
         &bundle.vantages(),
         &summary,
+        serde_json::json!({
+            "applied": kernel_plan.applied,
+            "not_applied": kernel_plan.not_applied,
+            "sysctls": kernel_state.sysctls,
+            "routes": { "a": kernel_state.routes[0], "b": kernel_state.routes[1] },
+            "note": "the scenario's [flow.tcp] settings in force (set, or from the profile or variant set) and what the kernel did with each: applied (a sysctl or route attribute in both namespaces, a socket option, or already the kernel's behaviour) or not applied, and why; `sysctls` are the values in force in host a's namespace, `routes` each namespace's routes",
+        }),
     );
     bundle.complete(&meta, scenario_text, &summary)?;
     Ok(summary)
@@ -482,6 +540,7 @@ fn meta_json(
     end_ns: i64,
     vantages: &[airtrace_sim::scenario::Vantage],
     summary: &Summary,
+    tcp_settings: serde_json::Value,
 ) -> Vec<u8> {
     let vantage_points: Vec<_> = vantages
         .iter()
@@ -492,10 +551,18 @@ fn meta_json(
         .iter()
         .enumerate()
         .map(|(i, f)| {
+            use airtrace_sim::sim::{
+                RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
+            };
+            let (a, b) = if f.protocol == "tcp" {
+                (TCP_CLIENT_PORT, TCP_SERVER_PORT)
+            } else {
+                (RPC_CLIENT_PORT, RPC_SERVER_PORT)
+            };
             serde_json::json!({
                 "name": f.name, "app": f.app, "protocol": f.protocol, "cc": f.cc,
-                "a": format!("198.18.0.1:{}", airtrace_sim::sim::TCP_CLIENT_PORT + i as u16),
-                "b": format!("198.18.1.1:{}", airtrace_sim::sim::TCP_SERVER_PORT + i as u16),
+                "a": format!("198.18.0.1:{}", a + i as u16),
+                "b": format!("198.18.1.1:{}", b + i as u16),
             })
         })
         .collect();
@@ -516,6 +583,7 @@ fn meta_json(
         "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
         "vantage_points": vantage_points,
         "flows": flows,
+        "tcp_settings": tcp_settings,
         "files": {
             "scenario": "scenario.toml",
             "summary": "summary.json",

@@ -1,6 +1,9 @@
-//! `airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration S]`,
-//! `airtrace-emu --cleanup`: the emulator without Python (the `airtrace emulate`
-//! command calls the same library through the Python package).
+//! `airtrace-emu SCENARIO --out BUNDLE [--busy-poll] [--spin-us US] [--seed N] [--max-duration S]
+//! [--server 'CMD ARGS'] [-- COMMAND ARGS...]`, `airtrace-emu --cleanup`: the emulator without
+//! Python (the `airtrace emulate` command calls the same library through the Python
+//! package, with the same arguments). Everything after `--` is the user's command, run
+//! in host a's namespace instead of the built-in traffic generator; `--server` is one
+//! string split into words as a shell would (quotes, backslashes; no expansions).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,45 +26,64 @@ fn main() -> ExitCode {
     let mut server: Option<Vec<String>> = None;
     let mut command: Option<Vec<String>> = None;
     let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--out" | "-o" => out = it.next().map(PathBuf::from),
-            "--busy-poll" => busy = true,
-            "--server" => {
-                server = it
-                    .next()
-                    .map(|s| s.split_whitespace().map(str::to_string).collect())
+    // The value of option `name`, parsed, or a one-line error.
+    fn value<T: std::str::FromStr>(name: &str, v: Option<&String>) -> Result<T, String> {
+        let v = v.ok_or_else(|| format!("{name} needs a value"))?;
+        v.parse().map_err(|_| format!("{name}: cannot read {v:?}"))
+    }
+    let parsed = (|| -> Result<bool, String> {
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--out" | "-o" => out = Some(value::<PathBuf>(a, it.next())?),
+                "--busy-poll" => busy = true,
+                "--server" => {
+                    server = Some(
+                        airtrace_emu::command::split_words(&value::<String>(a, it.next())?)
+                            .map_err(|e| format!("--server: {e}"))?,
+                    )
+                }
+                "--" => {
+                    let rest: Vec<String> = it.by_ref().cloned().collect();
+                    if rest.is_empty() {
+                        return Err(
+                            "nothing after `--` (give the command to run, or leave out `--`)"
+                                .into(),
+                        );
+                    }
+                    command = Some(rest);
+                }
+                "--spin-us" => spin = Some(Duration::from_micros(value(a, it.next())?)),
+                "--cleanup" => cleanup = true,
+                "--seed" => seed = Some(value(a, it.next())?),
+                "--max-duration" => {
+                    let s: f64 = value(a, it.next())?;
+                    max = Some(Duration::try_from_secs_f64(s).map_err(|_| {
+                        format!("--max-duration: {s} is not a duration in seconds")
+                    })?);
+                }
+                "-h" | "--help" => return Ok(true),
+                s if !s.starts_with('-') && scenario.is_none() => scenario = Some(PathBuf::from(s)),
+                s => return Err(format!("unknown argument {s:?}")),
             }
-            "--" => {
-                command = Some(it.by_ref().cloned().collect());
-                break;
-            }
-            "--spin-us" => {
-                spin = it
-                    .next()
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .map(Duration::from_micros)
-            }
-            "--cleanup" => cleanup = true,
-            "--seed" => seed = it.next().and_then(|s| s.parse().ok()),
-            "--max-duration" => {
-                max = it
-                    .next()
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .map(Duration::from_secs_f64)
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            s if !s.starts_with('-') && scenario.is_none() => scenario = Some(PathBuf::from(s)),
-            s => {
-                eprintln!("airtrace-emu: unknown argument {s:?}\n{USAGE}");
-                return ExitCode::from(2);
-            }
+        }
+        Ok(false)
+    })();
+    match parsed {
+        Ok(true) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(false) => {}
+        Err(e) => {
+            eprintln!("airtrace-emu: {e}\n{USAGE}");
+            return ExitCode::from(2);
         }
     }
     if cleanup {
+        if scenario.is_some() || command.is_some() {
+            eprintln!("airtrace-emu: --cleanup takes no SCENARIO and no command\n{USAGE}");
+            return ExitCode::from(2);
+        }
         if let Err(m) = airtrace_emu::preflight() {
             eprintln!("airtrace-emu: {m}");
             return ExitCode::from(1);
@@ -99,7 +121,7 @@ fn main() -> ExitCode {
     options.seed = seed;
     options.max_duration = max;
     options.server = server;
-    options.command = command.filter(|c| !c.is_empty());
+    options.command = command;
     if let Some(s) = spin {
         options.spin = s;
     }
@@ -114,6 +136,10 @@ fn main() -> ExitCode {
         Err(EmuError::Interrupted) => {
             eprintln!("airtrace-emu: {}", EmuError::Interrupted);
             ExitCode::from(130)
+        }
+        Err(EmuError::Setup(m)) => {
+            eprintln!("airtrace-emu: {}: {m}", path.display());
+            ExitCode::from(1)
         }
         Err(e) => {
             eprintln!("airtrace-emu: {e}");

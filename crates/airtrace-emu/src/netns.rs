@@ -192,6 +192,96 @@ impl Namespaces {
     }
 }
 
+/// What [`Namespaces::apply`] found in place afterwards (meta.json's record).
+#[derive(Debug, Clone, Default)]
+pub struct KernelState {
+    /// Values of [`crate::kernel::RECORDED_SYSCTLS`] in host a's namespace (those
+    /// this kernel has).
+    pub sysctls: std::collections::BTreeMap<String, String>,
+    /// `ip route show` of each namespace (a, b), attributes included.
+    pub routes: [String; 2],
+}
+
+impl Namespaces {
+    /// Each side with its peer's address.
+    fn sides(&self) -> [(&Side, [u8; 4]); 2] {
+        [(&self.a, ADDR_B), (&self.b, ADDR_A)]
+    }
+
+    /// Applies the namespace-wide knobs of `plan` in both namespaces (sysctls, then
+    /// the host routes' attributes) and reads back what is in force. Errors name the
+    /// sysctl or the `ip` command that failed.
+    pub fn apply(&self, plan: &crate::kernel::Plan) -> io::Result<KernelState> {
+        use crate::kernel::Knob;
+        let sysctls: Vec<(&str, &str)> = plan
+            .knobs
+            .iter()
+            .filter_map(|(k, v)| match k {
+                Knob::Sysctl(name) => Some((*name, v.as_str())),
+                Knob::Route(_) => None,
+            })
+            .collect();
+        let route: Vec<&str> = plan
+            .knobs
+            .iter()
+            .filter_map(|(k, v)| match k {
+                Knob::Route(attr) => Some([*attr, v.as_str()]),
+                Knob::Sysctl(_) => None,
+            })
+            .flatten()
+            .collect();
+        let mut state = KernelState::default();
+        for (n, (side, peer)) in self.sides().into_iter().enumerate() {
+            let read = in_namespace(&side.ns, |ns| {
+                for (name, value) in &sysctls {
+                    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+                    File::create(&path)
+                        .and_then(|mut f| f.write_all(value.as_bytes()))
+                        .map_err(|e| {
+                            io::Error::new(
+                                e.kind(),
+                                format!("sysctl {name} = {value} in {ns}: {e}"),
+                            )
+                        })?;
+                }
+                let mut read = std::collections::BTreeMap::new();
+                for name in crate::kernel::RECORDED_SYSCTLS {
+                    if let Ok(v) =
+                        std::fs::read_to_string(format!("/proc/sys/{}", name.replace('.', "/")))
+                    {
+                        read.insert(name.to_string(), v.trim().to_string());
+                    }
+                }
+                Ok(read)
+            })?;
+            if n == 0 {
+                state.sysctls = read;
+            }
+            let peer = format!("{}/32", dotted(peer));
+            if !route.is_empty() {
+                let mut args = vec!["-n", &side.ns, "route", "replace", &peer, "dev", &side.dev];
+                args.extend(&route);
+                ip(&args)?;
+            }
+            state.routes[n] = ip(&["-n", &side.ns, "route", "show"])?.trim().to_string();
+        }
+        Ok(state)
+    }
+}
+
+/// Runs `f` (given the namespace's name) on a thread inside namespace `ns`:
+/// /proc/sys/net shows the namespace of the thread that opens it.
+fn in_namespace<T: Send>(ns: &str, f: impl FnOnce(&str) -> io::Result<T> + Send) -> io::Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            enter(ns)?;
+            f(ns)
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("namespace thread panicked")))
+    })
+}
+
 /// Moves the calling thread into namespace `ns` (by name, /run/netns/NAME).
 pub fn enter(ns: &str) -> io::Result<()> {
     let f = File::open(format!("/run/netns/{ns}"))

@@ -50,13 +50,13 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(file))
 }
 
-/// Bytes of `struct tcp_info` read (through `tcpi_snd_wnd`, Linux 5.4 and later; older
-/// kernels fill less and the rest stays 0).
-pub const TCP_INFO_LEN: usize = 232;
+/// Bytes of `struct tcp_info` asked for (through `tcpi_total_rto_time`, Linux 6.7 and
+/// later; older kernels fill less, and say how much).
+pub const TCP_INFO_LEN: usize = 248;
 
-/// Reads `TCP_INFO` of the TCP socket `fd` as raw bytes (see [`crate::tcpinfo`] for
-/// the fields).
-pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<[u8; TCP_INFO_LEN]> {
+/// Reads `TCP_INFO` of the TCP socket `fd` as raw bytes, with the number of bytes the
+/// kernel filled (see [`crate::tcpinfo`] for the fields).
+pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<([u8; TCP_INFO_LEN], usize)> {
     let mut buf = [0u8; TCP_INFO_LEN];
     let mut len = TCP_INFO_LEN as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into `buf`, which is a live local
@@ -74,7 +74,7 @@ pub fn tcp_info(fd: &impl AsRawFd) -> io::Result<[u8; TCP_INFO_LEN]> {
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(buf)
+    Ok((buf, len as usize))
 }
 
 /// Puts the calling thread under SCHED_FIFO at `priority` (1..=99), so that builds

@@ -37,6 +37,9 @@ pub struct TcpInfo {
     pub bytes_acked: u64,
     /// Delivery rate estimate, bytes/s.
     pub delivery_rate: u64,
+    /// `tcpi_total_rto`: retransmission timer expiries, SYN's and repeated ones
+    /// included (Linux 6.7 and later; `None` on older kernels).
+    pub total_rto: Option<u16>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -50,8 +53,8 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl TcpInfo {
-    /// Decodes the raw `struct tcp_info` bytes.
-    pub fn parse(b: &[u8; crate::sys::TCP_INFO_LEN]) -> TcpInfo {
+    /// Decodes the raw `struct tcp_info` bytes, of which the kernel filled `len`.
+    pub fn parse(b: &[u8; crate::sys::TCP_INFO_LEN], len: usize) -> TcpInfo {
         TcpInfo {
             ca_state: b[1],
             backoff: b[4],
@@ -68,12 +71,13 @@ impl TcpInfo {
             total_retrans: u32_at(b, 100),
             bytes_acked: u64_at(b, 120),
             delivery_rate: u64_at(b, 160),
+            total_rto: (len >= 242).then(|| u16::from_ne_bytes([b[240], b[241]])),
         }
     }
 
     /// Reads the socket's state now.
     pub fn read(fd: &impl std::os::fd::AsRawFd) -> std::io::Result<TcpInfo> {
-        crate::sys::tcp_info(fd).map(|b| TcpInfo::parse(&b))
+        crate::sys::tcp_info(fd).map(|(b, len)| TcpInfo::parse(&b, len))
     }
 
     /// The phase name the simulator uses (Linux's `tcp_ca_state`).
@@ -112,5 +116,21 @@ impl TcpInfo {
             self.delivery_rate * 8,
             self.bytes_acked,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::TCP_INFO_LEN;
+
+    #[test]
+    fn total_rto_only_where_the_kernel_filled_it() {
+        let mut b = [0u8; TCP_INFO_LEN];
+        b[4] = 3; // tcpi_backoff
+        b[240..242].copy_from_slice(&7u16.to_ne_bytes());
+        assert_eq!(TcpInfo::parse(&b, TCP_INFO_LEN).total_rto, Some(7));
+        let older = TcpInfo::parse(&b, 232); // Linux 5.4 to 6.6
+        assert_eq!((older.total_rto, older.backoff), (None, 3));
     }
 }

@@ -2,7 +2,8 @@
 //! in host b's namespace and a sender thread in host a's, using the kernel's TCP
 //! (congestion control set per socket with `TCP_CONGESTION`), plus one sampler thread
 //! reading every sender's `TCP_INFO` each millisecond. The sender also samples after
-//! every `write`.
+//! every `write`. For each RPC flow (`rpc_read`, `rpc_write`), a server thread in host
+//! b's namespace and a client thread in host a's exchanging UDP datagrams ([`crate::rpc`]).
 //!
 //! Flow *i* runs from 198.18.0.1:40000+*i* to 198.18.1.1:15000+*i*, as in the
 //! simulator's captures. The payload is the simulator's pattern (byte *k* of a stream
@@ -20,9 +21,9 @@ use std::time::{Duration, Instant};
 use airtrace_sim::scenario::{AppKind, FlowSpec};
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, SockaddrIn};
 
+use crate::idle::Intervals;
 use crate::netns::{self, ADDR_A, ADDR_B};
 use crate::tcpinfo::TcpInfo;
-use crate::writer::Msg;
 
 /// Bytes a stream or on-off application writes at a time (as the simulator).
 const APP_WRITE: usize = airtrace_sim::sim::APP_WRITE as usize;
@@ -40,8 +41,14 @@ pub struct FlowResult {
     pub finished: bool,
     /// Final `TCP_INFO` of the sender.
     pub final_info: Option<TcpInfo>,
-    /// The kernel congestion control used.
+    /// The kernel congestion control used (TCP flows).
     pub cc: String,
+    /// The RPC client's counters (RPC flows).
+    pub rpc: Option<airtrace_sim::rpc::ClientStats>,
+    /// When the flow had data waiting ([`crate::idle`]).
+    pub waiting: Vec<(i64, i64)>,
+    /// Retransmission timer expiries of the sender (TCP flows; [`Track::timeouts`]).
+    pub timeouts: Option<u64>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }
@@ -80,19 +87,91 @@ pub fn available_ccs() -> Vec<String> {
 pub struct Generator {
     handles: Vec<JoinHandle<()>>,
     results: Arc<Mutex<Vec<FlowResult>>>,
-    /// Flows finished (or failed).
+    /// Flows finished (or failed): a TCP flow's receiver or an RPC flow's client is done.
     pub finished: Arc<AtomicUsize>,
     /// Flow count.
     pub flows: usize,
 }
 
-type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>)>>>;
+/// What the generator follows of a TCP flow through its sender's TCP_INFO samples
+/// (every millisecond and after every write): when the flow had data waiting
+/// ([`crate::idle`]), and how often the retransmission timer expired.
+#[derive(Debug)]
+pub struct Track {
+    /// Bytes the application has written.
+    sent: u64,
+    /// A bulk application's total: it has bytes waiting to be written until then.
+    bulk_total: Option<u64>,
+    waiting: Intervals,
+    last_backoff: u8,
+    backoff_rises: u64,
+    total_rto: Option<u16>,
+}
 
-fn now_ns(start: Instant) -> i64 {
+impl Track {
+    /// A flow whose application started at `start_ns`: its data waits from then.
+    pub fn new(start_ns: i64, bulk_total: Option<u64>) -> Self {
+        let mut waiting = Intervals::default();
+        waiting.open(start_ns);
+        Track {
+            sent: 0,
+            bulk_total,
+            waiting,
+            last_backoff: 0,
+            backoff_rises: 0,
+            total_rto: None,
+        }
+    }
+
+    /// One sample at `now_ns`. Data waits while the application has bytes to write or
+    /// the kernel holds bytes written and not yet acknowledged (`tcpi_bytes_acked`
+    /// counts the SYN as one byte, and at the end the FIN).
+    pub fn observe(&mut self, now_ns: i64, info: &TcpInfo) {
+        let acked = info.bytes_acked.saturating_sub(1);
+        let backlog = self.bulk_total.is_some_and(|t| self.sent < t);
+        self.waiting.set(now_ns, backlog || self.sent > acked);
+        self.backoff_rises += u64::from(info.backoff.saturating_sub(self.last_backoff));
+        self.last_backoff = info.backoff;
+        self.total_rto = info.total_rto;
+    }
+
+    /// Retransmission timer expiries: `tcpi_total_rto` (Linux 6.7 and later, SYN
+    /// timeouts included), else the rises of `tcpi_backoff` from sample to sample
+    /// (each expiry raises it by one; an expiry whose backoff an ACK undid within one
+    /// sampling interval would be missed).
+    pub fn timeouts(&self) -> u64 {
+        self.total_rto.map_or(self.backoff_rises, u64::from)
+    }
+}
+
+type Active = Arc<Mutex<Vec<(usize, Arc<TcpStream>, Arc<Mutex<Track>>)>>>;
+
+/// Reads the sender's TCP_INFO into `track` and a tcpstate.jsonl line to the writer.
+fn sample(
+    stream: &TcpStream,
+    track: &Mutex<Track>,
+    start: Instant,
+    flow: usize,
+    line: &mut Vec<u8>,
+    tx: &Sender<Vec<u8>>,
+) -> Option<TcpInfo> {
+    let mut track = track.lock().unwrap_or_else(|p| p.into_inner());
+    let info = TcpInfo::read(stream).ok()?;
+    let now = now_ns(start);
+    track.observe(now, &info);
+    line.clear();
+    info.write_line(line, now, flow);
+    let _ = tx.send(line.clone());
+    Some(info)
+}
+
+/// Time since `start`, ns.
+pub(crate) fn now_ns(start: Instant) -> i64 {
     start.elapsed().as_nanos() as i64
 }
 
-fn sleep_until(start: Instant, t_ns: i64, stop: &AtomicBool) {
+/// Sleeps until `t_ns` after `start`, waking at least every 50 ms to see `stop`.
+pub(crate) fn sleep_until(start: Instant, t_ns: i64, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         let left = t_ns - now_ns(start);
         if left <= 0 {
@@ -110,7 +189,7 @@ impl Generator {
         ns_b: String,
         start: Instant,
         stop: Arc<AtomicBool>,
-        tx: Sender<Msg>,
+        tx: Sender<Vec<u8>>,
         sample_every: Duration,
     ) -> Generator {
         let n = plans.len();
@@ -120,6 +199,46 @@ impl Generator {
         let mut handles = Vec::new();
         for plan in plans {
             let (ready_tx, ready_rx) = mpsc::channel::<()>();
+            if !plan.spec.app.is_tcp() {
+                let i = plan.index;
+                let done = Arc::new(AtomicBool::new(false));
+                {
+                    let (spec, ns_b, stop, done, results) = (
+                        plan.spec.clone(),
+                        ns_b.clone(),
+                        stop.clone(),
+                        done.clone(),
+                        results.clone(),
+                    );
+                    handles.push(std::thread::spawn(move || {
+                        if let Err(e) =
+                            crate::rpc::server(i, &spec, &ns_b, start, &stop, &done, ready_tx)
+                        {
+                            results.lock().unwrap_or_else(|p| p.into_inner())[i]
+                                .error
+                                .get_or_insert(format!("RPC server: {e}"));
+                        }
+                    }));
+                }
+                let (ns_a, stop, results, finished) = (
+                    ns_a.clone(),
+                    stop.clone(),
+                    results.clone(),
+                    finished.clone(),
+                );
+                handles.push(std::thread::spawn(move || {
+                    if let Err(e) =
+                        crate::rpc::client(i, &plan.spec, &ns_a, start, &stop, ready_rx, &results)
+                    {
+                        results.lock().unwrap_or_else(|p| p.into_inner())[i]
+                            .error
+                            .get_or_insert(format!("RPC client: {e}"));
+                    }
+                    done.store(true, Ordering::SeqCst);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                }));
+                continue;
+            }
             let total = plan.spec.bytes.map(|b| b.0);
             let rcvbuf = plan
                 .spec
@@ -170,12 +289,8 @@ impl Generator {
                     next += sample_every.as_nanos() as i64;
                     sleep_until(start, next, &stop);
                     let socks = active.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    for (flow, s) in socks {
-                        if let Ok(info) = TcpInfo::read(&*s) {
-                            line.clear();
-                            info.write_line(&mut line, now_ns(start), flow);
-                            let _ = tx.send(Msg::Tcp(line.clone()));
-                        }
+                    for (flow, s, track) in socks {
+                        sample(&s, &track, start, flow, &mut line, &tx);
                     }
                 }
             }));
@@ -186,11 +301,6 @@ impl Generator {
             finished,
             flows: n,
         }
-    }
-
-    /// True when every flow's receiver is done.
-    pub fn all_finished(&self) -> bool {
-        self.finished.load(Ordering::SeqCst) >= self.flows
     }
 
     /// Waits for every thread (the caller sets `stop` first if the run is cut short).
@@ -346,7 +456,7 @@ fn send(
     start: Instant,
     stop: &AtomicBool,
     ready: mpsc::Receiver<()>,
-    tx: &Sender<Msg>,
+    tx: &Sender<Vec<u8>>,
     active: &Active,
     results: &Mutex<Vec<FlowResult>>,
 ) -> io::Result<()> {
@@ -360,6 +470,11 @@ fn send(
         return Ok(());
     }
     results.lock().unwrap_or_else(|p| p.into_inner())[i].cc = plan.cc.clone();
+    let total = plan.spec.bytes.map(|b| b.0);
+    let track = Arc::new(Mutex::new(Track::new(
+        now_ns(start),
+        total.filter(|_| plan.spec.app == AppKind::Bulk),
+    )));
     let stream = Arc::new(connect(plan)?);
     results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
     stream.set_write_timeout(Some(Duration::from_millis(50)))?;
@@ -367,10 +482,9 @@ fn send(
     active
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .push((i, stream.clone()));
+        .push((i, stream.clone(), track.clone()));
     // The pattern: byte k is k mod 251; `pattern[k % 251..]` continues any offset.
     let pattern: Vec<u8> = (0..(1usize << 16) + 251).map(|k| (k % 251) as u8).collect();
-    let total = plan.spec.bytes.map(|b| b.0);
     let stop_ns = plan.spec.stop.map_or(i64::MAX, |d| d.0);
     let rate = plan.spec.rate.and_then(|r| r.0);
     let mut sent: u64 = 0;
@@ -415,7 +529,10 @@ fn send(
         }
         let off = (sent % 251) as usize;
         match w.write(&pattern[off..off + chunk]) {
-            Ok(n) => sent += n as u64,
+            Ok(n) => {
+                sent += n as u64;
+                track.lock().unwrap_or_else(|p| p.into_inner()).sent = sent;
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -425,11 +542,7 @@ fn send(
                 ) => {}
             Err(e) => return Err(e),
         }
-        if let Ok(info) = TcpInfo::read(&*stream) {
-            line.clear();
-            info.write_line(&mut line, now_ns(start), i);
-            let _ = tx.send(Msg::Tcp(line.clone()));
-        }
+        sample(&stream, &track, start, i, &mut line, tx);
     }
     let _ = stream.shutdown(std::net::Shutdown::Write);
     // Wait for the receiver to close (it has read everything), then report.
@@ -448,12 +561,69 @@ fn send(
             Err(_) => break,
         }
     }
-    let info = TcpInfo::read(&*stream).ok();
-    results.lock().unwrap_or_else(|p| p.into_inner())[i].final_info = info;
+    let info = sample(&stream, &track, start, i, &mut line, tx);
     active
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .retain(|(f, _)| *f != i);
+        .retain(|(f, _, _)| *f != i);
+    let (waiting, timeouts) = {
+        let mut t = track.lock().unwrap_or_else(|p| p.into_inner());
+        (
+            std::mem::take(&mut t.waiting).finish(now_ns(start)),
+            t.timeouts(),
+        )
+    };
+    let mut r = results.lock().unwrap_or_else(|p| p.into_inner());
+    (r[i].final_info, r[i].waiting, r[i].timeouts) = (info, waiting, Some(timeouts));
+    drop(r);
     let _ = w.flush();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(backoff: u8, bytes_acked: u64, total_rto: Option<u16>) -> TcpInfo {
+        TcpInfo {
+            backoff,
+            bytes_acked,
+            total_rto,
+            ..TcpInfo::default()
+        }
+    }
+
+    #[test]
+    fn timeouts_come_from_the_kernel_count_or_the_backoff_rises() {
+        let mut t = Track::new(0, None);
+        for (i, b) in [0, 1, 2, 0, 1, 1].into_iter().enumerate() {
+            t.observe(i as i64, &info(b, 0, None));
+        }
+        assert_eq!(t.timeouts(), 3, "an older kernel: 0→1→2, then 0→1");
+        t.observe(9, &info(1, 0, Some(5)));
+        assert_eq!(
+            t.timeouts(),
+            5,
+            "tcpi_total_rto wins where the kernel has it"
+        );
+    }
+
+    #[test]
+    fn a_bulk_flow_waits_until_its_last_byte_is_acknowledged() {
+        let mut t = Track::new(100, Some(3000));
+        t.sent = 2000;
+        t.observe(200, &info(0, 2001, None)); // all written acknowledged, 1000 to write
+        t.sent = 3000;
+        t.observe(300, &info(0, 2001, None));
+        t.observe(400, &info(0, 3001, None)); // the SYN counts one byte
+        t.observe(500, &info(0, 3002, None)); // and the FIN
+        assert_eq!(t.waiting.finish(600), [(100, 400)]);
+        let mut stream = Track::new(0, None);
+        stream.sent = 1460;
+        stream.observe(10, &info(0, 1, None));
+        stream.observe(20, &info(0, 1461, None));
+        stream.sent = 2920;
+        stream.observe(30, &info(0, 1461, None));
+        assert_eq!(stream.waiting.finish(40), [(0, 20), (30, 40)]);
+    }
 }

@@ -81,6 +81,17 @@ fn read_pcap(path: &Path) -> Vec<(i64, Vec<u8>)> {
     out
 }
 
+/// Time the link spends sending the packets of `records` from `src` read before
+/// `until_ns` (capture stamps), at `rate` bit/s: its busy time, when nothing was
+/// dropped at the queue.
+fn busy_ns(records: &[(i64, Vec<u8>)], src: [u8; 4], until_ns: i64, rate: f64) -> i64 {
+    records
+        .iter()
+        .filter(|(t, p)| p[12..16] == src && *t < until_ns)
+        .map(|(_, p)| (p.len() as f64 * 8.0 / rate * 1e9) as i64)
+        .sum()
+}
+
 fn our_namespaces(pid: u32) -> Vec<String> {
     airtrace_emu::netns::list()
         .unwrap()
@@ -412,5 +423,477 @@ fn cleanup_after_sigkill_stops_the_users_processes() {
             "process {p} survived --cleanup: {stat}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_arguments_give_one_line_errors() {
+    let run = |args: &[&str]| {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    };
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--"]),
+        (
+            Some(2),
+            "airtrace-emu: nothing after `--` (give the command to run, or leave out `--`)".into()
+        )
+    );
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--seed", "x"]),
+        (Some(2), r#"airtrace-emu: --seed: cannot read "x""#.into())
+    );
+    assert_eq!(
+        run(&["s.toml", "--out", "b", "--server", "sh -c 'x"]),
+        (
+            Some(2),
+            r#"airtrace-emu: --server: unclosed ' in "sh -c 'x""#.into()
+        )
+    );
+    assert_eq!(
+        run(&["--cleanup", "--", "true"]),
+        (
+            Some(2),
+            "airtrace-emu: --cleanup takes no SCENARIO and no command".into()
+        )
+    );
+}
+
+/// scenarios/nfs_read_bursts.toml cut to 128 KiB: 8 KiB READs over UDP, each reply six
+/// fragments, under 100 ms loss bursts every second.
+const NFS_SHORT: &str = r#"
+name = "nfs_read_bursts_short"
+seed = 1
+duration = "60 s"
+captures = ["sender", "receiver", "link_in", "link_out"]
+
+[link]
+rate = "430 kbit/s"
+delay = "2 ms"
+queue_packets = 50
+loss = { model = "bursts", length = "100 ms", every = "1 s" }
+
+[[flow]]
+name = "nfs-read"
+app = "rpc_read"
+bytes = "128 KiB"
+
+[flow.rpc]
+request_size = "8 KiB"
+timeout = "1.1 s"
+max_timeout = "60 s"
+service_time = "10 ms"
+pacing = "15 ms"
+"#;
+
+#[test]
+fn rpc_reads_over_udp_time_out_and_back_off_as_simulated() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("rpc");
+    let scenario = dir.join("nfs.toml");
+    std::fs::write(&scenario, NFS_SHORT).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let flow = &summary["flows"][0];
+    assert_eq!(
+        (flow["protocol"].as_str(), flow["finished"].as_bool()),
+        (Some("udp"), Some(true)),
+        "{flow}"
+    );
+    assert_eq!(flow["bytes_delivered"], 131_072);
+    assert_eq!(flow["requests"], 16, "128 KiB in 8 KiB READs");
+    let retx = flow["retransmissions"].as_u64().unwrap();
+    assert!(retx >= 1, "the bursts lose replies: {flow}");
+    assert_eq!(
+        flow["timeouts"], retx,
+        "every RPC retransmission follows a timeout"
+    );
+    // Replies are fragmented by the kernel at the 1500-byte MTU and the link loses
+    // fragments: the reverse direction lost some.
+    assert!(summary["link"]["reverse"]["lost"].as_u64().unwrap() >= retx);
+
+    // On host a's device: the calls (every xid sent again after 1.1 s, then 2.2 s, ...)
+    // and the replies' fragments.
+    let mut sends: HashMap<u32, Vec<i64>> = HashMap::new();
+    let (mut reply_xid, mut replied): (HashMap<u16, u32>, HashMap<u32, i64>) = Default::default();
+    for (t, p) in read_pcap(&out.join("sender.pcap")) {
+        let ihl = usize::from(p[0] & 0x0f) * 4;
+        let (ip_id, fragment) = (
+            u16::from_be_bytes([p[4], p[5]]),
+            u16::from_be_bytes([p[6], p[7]]),
+        );
+        let xid = || u32::from_be_bytes(p[ihl + 8..ihl + 12].try_into().unwrap());
+        if p[9] == 17 && p[12..16] == [198, 18, 0, 1] {
+            assert_eq!(
+                u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]),
+                20049,
+                "calls go to the simulator's RPC port"
+            );
+            assert_eq!(&p[ihl + 12..ihl + 16], &[0, 0, 0, 1], "a READ call");
+            sends.entry(xid()).or_default().push(t);
+        } else if p[9] == 17 && fragment & 0x1fff == 0 {
+            reply_xid.insert(ip_id, xid());
+        } else if p[9] == 17 && fragment & 0x2000 == 0 {
+            // The last fragment: the reply is complete (if no fragment was lost).
+            if let Some(&x) = reply_xid.get(&ip_id) {
+                replied.entry(x).or_insert(t);
+            }
+        }
+    }
+    assert_eq!(sends.len(), 16);
+    let again: usize = sends.values().map(|v| v.len() - 1).sum();
+    assert_eq!(again as u64, retx);
+    // The capture stamps a call when the forwarder reads it from the device: up to a
+    // few hundred µs after the client sent it, so a gap may look a little short.
+    for times in sends.values() {
+        for (k, w) in times.windows(2).enumerate() {
+            let expected = 1_100_000_000i64 << k;
+            let gap = w[1] - w[0];
+            assert!(
+                gap > expected - 2_000_000 && gap < expected + 30_000_000,
+                "retransmission {} after {gap} ns, not {expected}",
+                k + 1
+            );
+        }
+    }
+    // A call answered the first time: call forward (52 bytes at 430 kbit/s, 2 ms),
+    // 10 ms of service, the reply back (8224 bytes of UDP in six fragments with their
+    // IP headers: 8344 bytes, 2 ms).
+    let serialise = |bytes: f64| (bytes * 8.0 / 430e3 * 1e9) as i64;
+    let expected = serialise(52.0) + 2_000_000 + 10_000_000 + serialise(8344.0) + 2_000_000;
+    let mut took: Vec<i64> = sends
+        .iter()
+        .filter(|(_, t)| t.len() == 1)
+        .filter_map(|(x, t)| replied.get(x).map(|r| r - t[0]))
+        .collect();
+    took.sort_unstable();
+    assert!(took.len() >= 8, "{took:?}");
+    let median = took[took.len() / 2];
+    assert!(
+        (median - expected).abs() < 5_000_000,
+        "call to reply {median} ns, the model's {expected} ns"
+    );
+
+    // Idle time: the reverse link (READ data comes back) idle while the client waited,
+    // from its start to its last reply: that span less the time the link spent
+    // sending what host b sent (nothing is dropped at the queue).
+    assert_eq!(summary["link"]["reverse"]["queue_drops"], 0);
+    let epoch =
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(out.join("meta.json")).unwrap())
+            .unwrap()["clock"]["epoch_ns"]
+            .as_i64()
+            .unwrap();
+    let (start, end) = (
+        (flow["start_s"].as_f64().unwrap() * 1e9) as i64,
+        (flow["end_s"].as_f64().unwrap() * 1e9) as i64,
+    );
+    let busy = busy_ns(
+        &read_pcap(&out.join("link_in.pcap")),
+        [198, 18, 1, 1],
+        epoch + end,
+        430e3,
+    );
+    let idle = (flow["idle_s"].as_f64().unwrap() * 1e9) as i64;
+    assert!(
+        (idle - (end - start - busy)).abs() < 5_000_000,
+        "idle {idle} ns, span {} ns less busy {busy} ns",
+        end - start
+    );
+    // Datagrams, their fragments counted once: the calls, and a reply to every call
+    // that got through.
+    let calls_lost = summary["link"]["forward"]["lost"].as_u64().unwrap();
+    assert_eq!(
+        (
+            flow["packets_sent"].as_u64(),
+            flow["packets_returned"].as_u64()
+        ),
+        (Some(16 + retx), Some(16 + retx - calls_lost)),
+        "{flow}"
+    );
+
+    // The simulator on the same file: the same client and server, the same bursts (in
+    // time: a reply that starts a little later can miss or meet a burst).
+    let sim_scenario = airtrace_sim::Scenario::parse(&scenario, NFS_SHORT).unwrap();
+    let sim =
+        airtrace_sim::run(&sim_scenario, NFS_SHORT, airtrace_sim::Options::default()).unwrap();
+    assert!(
+        sim.flows[0].retransmissions.abs_diff(retx) <= 2,
+        "emulated {flow} vs simulated {:?}",
+        sim.flows[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A 4.4BSD-like host (the simulator's `bsd` profile) with ECN and without delayed ACKs.
+const BSD: &str = r#"
+name = "bsd_knobs"
+duration = "60 s"
+captures = ["sender"]
+
+[link]
+rate = "2 Mbit/s"
+delay = "20 ms"
+queue_packets = 50
+
+[[flow]]
+app = "bulk"
+bytes = "300 KB"
+tcp = { profile = "bsd", ecn = true, delayed_ack = false, cc = "reno" }
+"#;
+
+#[test]
+fn tcp_settings_reach_the_kernel() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("knobs");
+    let scenario = dir.join("bsd.toml");
+    std::fs::write(&scenario, BSD).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("meta.json")).unwrap()).unwrap();
+    let tcp = &meta["tcp_settings"];
+    for (name, value) in [
+        ("tcp_sack", "0"),
+        ("tcp_timestamps", "0"),
+        ("tcp_window_scaling", "0"),
+        ("tcp_ecn", "1"),
+    ] {
+        assert_eq!(tcp["sysctls"][format!("net.ipv4.{name}")], value, "{tcp}");
+    }
+    for side in ["a", "b"] {
+        let route = tcp["routes"][side].as_str().unwrap();
+        assert!(
+            route.contains("initcwnd 1")
+                && route.contains("rto_min lock 1s")
+                && route.contains("quickack 1"),
+            "{route}"
+        );
+    }
+    let not_applied: Vec<&str> = tcp["not_applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    for key in [
+        "initial_rto",
+        "granularity",
+        "max_backoff_shift",
+        "delayed_ack_timeout",
+        "limited_transmit",
+    ] {
+        assert!(
+            not_applied.contains(&key),
+            "{key} is not applied, and said so: {not_applied:?}"
+        );
+    }
+
+    // On the wire: a SYN with ECE and CWR (ECN setup) and no option but the MSS (no
+    // timestamps, window scale or SACK-permitted); ECT(0) data; one segment in the first
+    // flight; an ACK for every data segment.
+    let packets = read_pcap(&out.join("sender.pcap"));
+    let tcp_of = |p: &[u8]| {
+        let ihl = usize::from(p[0] & 0x0f) * 4;
+        let doff = usize::from(p[ihl + 12] >> 4) * 4;
+        (
+            p[ihl + 13],
+            p[ihl + 20..ihl + doff].to_vec(),
+            p.len() - ihl - doff,
+        )
+    };
+    let from_a = |p: &[u8]| p[12..16] == [198, 18, 0, 1];
+    let syn = packets
+        .iter()
+        .find(|(_, p)| from_a(p) && tcp_of(p).0 & 0x02 != 0)
+        .unwrap();
+    let (flags, options, _) = tcp_of(&syn.1);
+    assert_eq!(flags, 0xc2, "SYN with ECE and CWR");
+    assert_eq!(options, [2, 4, 0x05, 0xb4], "MSS 1460 and nothing else");
+    let data: Vec<_> = packets
+        .iter()
+        .filter(|(_, p)| from_a(p) && tcp_of(p).2 > 0)
+        .collect();
+    assert!(
+        data.iter().all(|(_, p)| p[1] & 3 == 2),
+        "ECT(0) on every data segment"
+    );
+    let first_ack = packets
+        .iter()
+        .find(|(t, p)| !from_a(p) && *t > data[0].0 && tcp_of(p).0 & 0x02 == 0)
+        .unwrap()
+        .0;
+    assert_eq!(
+        data.iter().filter(|(t, _)| *t < first_ack).count(),
+        1,
+        "initial window of one segment"
+    );
+    let acks = packets
+        .iter()
+        .filter(|(_, p)| !from_a(p) && tcp_of(p).2 == 0 && tcp_of(p).0 & 0x02 == 0)
+        .count();
+    assert!(
+        acks as f64 >= 0.95 * data.len() as f64,
+        "{acks} ACKs for {} segments: no delayed ACKs",
+        data.len()
+    );
+    // The minimum RTO of 1 s, in the kernel's own state.
+    let states = std::fs::read_to_string(out.join("tcpstate.jsonl")).unwrap();
+    for line in states.lines() {
+        let s: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(s["rto_ns"].as_i64().unwrap() >= 1_000_000_000, "{line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn flows_wanting_different_namespace_settings_are_refused() {
+    let dir = tmpdir("conflict");
+    let scenario = dir.join("two.toml");
+    std::fs::write(
+        &scenario,
+        "[link]\nrate = \"1 Mbit/s\"\ndelay = \"1 ms\"\n\
+         [[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { initial_cwnd = 2 }\n\
+         [[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { initial_cwnd = 4 }\n",
+    )
+    .unwrap();
+    let done = Command::new(bin())
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(
+        err.trim(),
+        format!("airtrace-emu: {}: flow[2].tcp.initial_cwnd = 4 (set) needs route attribute initcwnd 4, but flow[1].tcp.initial_cwnd needs 2: one setting for the whole namespace, every flow shares it", scenario.display())
+    );
+    assert!(!dir.join("b").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The forward link loses its 31st to 71st packets: the tail of the first flights and
+/// the first retransmissions, so that only the sender's retransmission timer recovers.
+fn outage_scenario() -> String {
+    let pattern = format!("{}{}{}", "0".repeat(30), "1".repeat(41), "0".repeat(400));
+    format!(
+        r#"
+name = "rto_outage"
+duration = "30 s"
+captures = ["sender", "link_in"]
+
+[link]
+rate = "430 kbit/s"
+delay = "2 ms"
+queue_packets = 50
+
+[link.forward]
+loss = {{ model = "pattern", pattern = "{pattern}" }}
+
+[[flow]]
+app = "bulk"
+bytes = "100 KB"
+tcp = {{ cc = "reno" }}
+"#
+    )
+}
+
+#[test]
+fn timeouts_and_idle_time_of_a_tcp_flow() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("rto");
+    let scenario = dir.join("outages.toml");
+    std::fs::write(&scenario, outage_scenario()).unwrap();
+    let out = dir.join("bundle");
+    let result = spawn(&scenario, &out).wait_with_output().unwrap();
+    assert!(
+        result.status.success(),
+        "emulation failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let flow = &summary["flows"][0];
+    assert_eq!(flow["finished"], true, "{flow}");
+
+    // Timeouts: the kernel's count (tcpi_total_rto) against the rises of its backoff
+    // in the TCP_INFO samples: every expiry doubles the RTO once more.
+    let mut rises = 0;
+    let mut last = 0;
+    for line in std::fs::read_to_string(out.join("tcpstate.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let b = serde_json::from_str::<serde_json::Value>(line).unwrap()["backoff"]
+            .as_i64()
+            .unwrap();
+        rises += (b - last).max(0);
+        last = b;
+    }
+    assert!(
+        rises >= 2,
+        "the losses made the timer expire, and again: {rises}"
+    );
+    assert_eq!(flow["timeouts"], rises, "{flow}");
+
+    // Idle time: data waits from the SYN until the ACK of the last byte; the forward
+    // link is busy only while it sends host a's packets.
+    let sender = read_pcap(&out.join("sender.pcap"));
+    let from_a = |p: &[u8]| p[12..16] == [198, 18, 0, 1];
+    let (syn_t, syn) = sender
+        .iter()
+        .find(|(_, p)| from_a(p) && p[33] & 0x02 != 0)
+        .unwrap();
+    let isn = u32::from_be_bytes(syn[24..28].try_into().unwrap());
+    let acked = |p: &[u8]| {
+        u32::from_be_bytes(p[28..32].try_into().unwrap())
+            .wrapping_sub(isn)
+            .wrapping_sub(1)
+    };
+    let (end, _) = sender
+        .iter()
+        .find(|(_, p)| !from_a(p) && acked(p) >= 100_000 && acked(p) < 1 << 31)
+        .unwrap();
+    assert_eq!(summary["link"]["forward"]["queue_drops"], 0);
+    let busy = busy_ns(
+        &read_pcap(&out.join("link_in.pcap")),
+        [198, 18, 0, 1],
+        *end,
+        430e3,
+    );
+    let idle = (flow["idle_s"].as_f64().unwrap() * 1e9) as i64;
+    let expected = end - syn_t - busy;
+    assert!(
+        expected > 1_000_000_000,
+        "the outages idled the link: {expected} ns"
+    );
+    assert!(
+        (idle - expected).abs() < 5_000_000,
+        "idle {idle} ns, expected {expected} ns"
+    );
+    let data = sender.iter().filter(|(_, p)| from_a(p)).count() as u64;
+    assert_eq!(flow["packets_sent"], data, "every packet host a sent");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -59,6 +59,48 @@ impl Datagram {
     pub fn payload_len(&self) -> u32 {
         RPC_HEADER + self.data
     }
+
+    /// Appends the UDP payload: the RPC header (xid, kind 1–4 for READ call, READ
+    /// reply, WRITE call, WRITE reply, offset, data length, 4 zero bytes; big-endian)
+    /// and the data, the stream's payload pattern from `offset`. The emulator sends
+    /// these very bytes over real UDP sockets.
+    pub fn write_payload(&self, out: &mut Vec<u8>) {
+        let kind: u32 = match self.kind {
+            RpcKind::ReadCall => 1,
+            RpcKind::ReadReply => 2,
+            RpcKind::WriteCall => 3,
+            RpcKind::WriteReply => 4,
+        };
+        out.extend_from_slice(&self.xid.to_be_bytes());
+        out.extend_from_slice(&kind.to_be_bytes());
+        out.extend_from_slice(&self.offset.to_be_bytes());
+        out.extend_from_slice(&self.data.to_be_bytes());
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        push_payload(out, self.offset, self.data);
+    }
+
+    /// Reads a UDP payload written by [`Datagram::write_payload`]: `None` unless it
+    /// has a known kind and exactly the data its header announces.
+    pub fn parse_payload(b: &[u8]) -> Option<Datagram> {
+        let header = b.get(..RPC_HEADER as usize)?;
+        let word = |at: usize| {
+            u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+        };
+        let kind = match word(4) {
+            1 => RpcKind::ReadCall,
+            2 => RpcKind::ReadReply,
+            3 => RpcKind::WriteCall,
+            4 => RpcKind::WriteReply,
+            _ => return None,
+        };
+        let d = Datagram {
+            xid: word(0),
+            kind,
+            offset: (u64::from(word(8)) << 32) | u64::from(word(12)),
+            data: word(16),
+        };
+        (b.len() as u64 == u64::from(d.payload_len())).then_some(d)
+    }
 }
 
 /// The transport content of a packet.
@@ -312,18 +354,7 @@ impl Encoder {
         out.extend_from_slice(&dport.to_be_bytes());
         out.extend_from_slice(&len.to_be_bytes());
         out.extend_from_slice(&[0, 0]);
-        let kind: u32 = match d.kind {
-            RpcKind::ReadCall => 1,
-            RpcKind::ReadReply => 2,
-            RpcKind::WriteCall => 3,
-            RpcKind::WriteReply => 4,
-        };
-        out.extend_from_slice(&d.xid.to_be_bytes());
-        out.extend_from_slice(&kind.to_be_bytes());
-        out.extend_from_slice(&d.offset.to_be_bytes());
-        out.extend_from_slice(&d.data.to_be_bytes());
-        out.extend_from_slice(&[0, 0, 0, 0]);
-        push_payload(out, d.offset, d.data);
+        d.write_payload(out);
     }
 }
 
@@ -378,6 +409,27 @@ mod tests {
         assert!(verifies(&pseudo), "TCP checksum");
         assert_eq!(f[20 + 12] >> 4, 8, "20 + 12 bytes of timestamp option");
         assert_eq!(f[1] & 3, 2, "ECT(0) in the IP header");
+    }
+
+    #[test]
+    fn rpc_payload_reads_back() {
+        let d = Datagram {
+            xid: 0x0102_0304,
+            kind: RpcKind::WriteCall,
+            offset: 251 * 1_000_000_000 + 7, // beyond 32 bits
+            data: 300,
+        };
+        let mut b = Vec::new();
+        d.write_payload(&mut b);
+        assert_eq!(b.len() as u32, d.payload_len());
+        assert_eq!(
+            b[RPC_HEADER as usize], 7,
+            "data continues the pattern at its offset"
+        );
+        assert_eq!(Datagram::parse_payload(&b), Some(d));
+        assert_eq!(Datagram::parse_payload(&b[..b.len() - 1]), None, "short");
+        b[7] = 9;
+        assert_eq!(Datagram::parse_payload(&b), None, "unknown kind");
     }
 
     #[test]
