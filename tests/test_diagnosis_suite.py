@@ -8,6 +8,7 @@ Run as a script for the confusion table of docs/diagnosis.md:
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -278,6 +279,13 @@ if __name__ == "__main__":
 # random loss with a smaller transfer.
 EMULATED = ("clean", "receiver_window", "application_limited", "random_loss")
 
+# What a cause may also lead to on the kernel's TCP, by chance: with 1 % loss a
+# retransmission is itself lost now and then, and only the timer repairs it (then
+# duplicate ACKs after the timeout go unanswered by design). These kinds count neither
+# for nor against the diagnosis, but only when the kernel's own RTO counter
+# (summary.json `timeouts`, from TCP_INFO) says a timeout happened.
+AFTER_A_KERNEL_TIMEOUT = {"random_loss": {"timeout_backoff", "fast_retransmit_suppressed"}}
+
 
 def test_emulated_runs_give_the_same_findings(tmp_path: Path) -> None:
     import os
@@ -294,6 +302,10 @@ def test_emulated_runs_give_the_same_findings(tmp_path: Path) -> None:
         scenario = tmp_path / f"{name}.toml"
         scenario.write_text(text.replace('bytes = "20 MB"', 'bytes = "5 MB"'))
         airtrace.emulate(scenario, tmp_path / name)
-        results[name] = (expected, {f["kind"] for f in airtrace.diagnose(tmp_path / name)})
+        found = {f["kind"] for f in airtrace.diagnose(tmp_path / name)}
+        summary = json.loads((tmp_path / name / "summary.json").read_text())
+        if summary["flows"][0].get("timeouts"):
+            found -= AFTER_A_KERNEL_TIMEOUT.get(name, set()) - expected
+        results[name] = (expected, found)
     precision, recall, *_ = scores(results)
     assert precision >= 0.95 and recall >= 0.95, confusion_table(results)
