@@ -84,7 +84,7 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     extra = []
     air = bundle / "air.pcap"
     if air.is_file() and capture is not None:
-        extra.extend(_air_findings(air, capture))
+        extra.extend(_air_findings(air))
     log = bundle / "link.jsonl"
     if log.is_file():
         hc = _header_compression_failures(log)
@@ -96,39 +96,44 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     return findings
 
 
-def _air_findings(air: Path, capture: Path) -> list[dict[str, Any]]:
-    """The 802.11-layer findings of the sniffer's capture, on the sender capture's
-    time axis, their evidence as (IP ID, time) to match in it."""
+def _air_findings(air: Path) -> list[dict[str, Any]]:
+    """The 802.11-layer findings of the sniffer's capture, timed from its first frame
+    (`_first_frame_time`, for `_as_capture_frames` to move them onto the sender
+    capture's axis), their evidence as (source, IP ID, time) to match there."""
     from airtrace.trace import read
 
     found = [f for f in diagnose(air) if f["kind"] in AIR_KINDS]
     if not found:
         return []
     packets = read(air).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]].set_index("frame")
-    # Both captures share the run's clock; their first frames differ by the backoff.
-    shift = (packets["time"].iloc[0] - read(capture).packets()["time"].iloc[0]).total_seconds()
     for f in found:
-        f["start_s"] += shift
-        f["end_s"] += shift
         rows = packets.loc[[e for e in f.pop("evidence") if e in packets.index]].dropna(subset=["ip_id"])
         f["evidence"] = []
-        f["_ids"] = [(r.ip_src, int(r.ip_id), float(r.time_rel) + shift) for r in rows.itertuples()]
+        f["_ids"] = [(r.ip_src, int(r.ip_id), float(r.time_rel)) for r in rows.itertuples()]
+        f["_first_frame_time"] = packets["time"].iloc[0]
     return found
 
 
 def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> None:
     """Turns the evidence packets (`_ids`: source address, IP ID, time) into frame
     numbers of the bundle's capture, matched by source and IP ID (the nearest in time
-    when an IP ID repeats)."""
+    when an IP ID repeats). Findings timed from another capture's first frame
+    (`_first_frame_time`) move onto this one's time axis: the bundle's captures share
+    one clock, their first frames differ by a backoff."""
     ids = [f.pop("_ids") for f in findings]
+    starts = [f.pop("_first_frame_time", None) for f in findings]
     if capture is None or not findings:
         return
     from airtrace.trace import read
 
-    packets = read(capture).packets()[["frame", "time_rel", "ip_src", "ip_id"]]
-    for f, wanted in zip(findings, ids):
+    packets = read(capture).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]]
+    for f, wanted, start in zip(findings, ids, starts):
+        shift = 0.0 if start is None else (start - packets["time"].iloc[0]).total_seconds()
+        f["start_s"] += shift
+        f["end_s"] += shift
         frames = []
         for src, ip_id, t in wanted:
+            t += shift
             match = packets[(packets["ip_src"] == src) & (packets["ip_id"] == ip_id)]
             if len(match):
                 nearest = (match["time_rel"] - t).abs().idxmin()

@@ -636,42 +636,34 @@ read this as a hint.",
     } else {
         String::new()
     };
-    if mean >= BURST_MEAN_SEGMENTS && few {
-        let explanation = format!(
-            "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
+    if mean >= BURST_MEAN_SEGMENTS {
+        let explanation = if few {
+            format!(
+                "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
 in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).{caveat}",
-            runs.len(),
-            loss_rate * 100.0,
-            episodes.len(),
-            timeout_cost as f64 / 1e9
-        );
-        b.push(
-            "burst_loss",
-            d,
-            (first, last),
-            timeout_cost,
-            episodes.iter().map(|e| e[0].frame).collect(),
-            explanation,
-            FIX_BURSTS,
-            details,
-        );
-    } else if mean >= BURST_MEAN_SEGMENTS {
-        // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and the
-        // good state is left once per loss event.
-        let p_good_to_bad = runs.len() as f64 / dir.data_packets.max(1) as f64;
-        details.insert("ge_p_good_to_bad", p_good_to_bad);
-        details.insert("ge_p_bad_to_good", 1.0 / mean);
-        let explanation = format!(
-            "Losses came in bursts: {} loss events of {mean:.1} segments on average ({:.1} % of segments lost). \
+                runs.len(),
+                loss_rate * 100.0,
+                episodes.len(),
+                timeout_cost as f64 / 1e9
+            )
+        } else {
+            // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and
+            // the good state is left once per loss event.
+            let p_good_to_bad = runs.len() as f64 / dir.data_packets.max(1) as f64;
+            details.insert("ge_p_good_to_bad", p_good_to_bad);
+            details.insert("ge_p_bad_to_good", 1.0 / mean);
+            format!(
+                "Losses came in bursts: {} loss events of {mean:.1} segments on average ({:.1} % of segments lost). \
 A Gilbert-Elliott fit: the bad state is entered after 1 in {:.0} segments and lasts {mean:.1}. Several losses \
 in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle: the pauses of timeout_backoff, \
 not more).",
-            runs.len(),
-            loss_rate * 100.0,
-            1.0 / p_good_to_bad,
-            episodes.len(),
-            timeout_cost as f64 / 1e9
-        );
+                runs.len(),
+                loss_rate * 100.0,
+                1.0 / p_good_to_bad,
+                episodes.len(),
+                timeout_cost as f64 / 1e9
+            )
+        };
         b.push(
             "burst_loss",
             d,
