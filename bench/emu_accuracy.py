@@ -2,6 +2,7 @@
 """Accuracy and capacity of the emulator (issue 4's acceptance), run as root.
 
     sudo python3 bench/emu_accuracy.py [--bin target/release/airtrace-emu] [--quick] [--json OUT.json]
+                                       [--workdir DIR]
 
 Cases (each one `airtrace-emu` run, bulk TCP through the forwarder):
 
@@ -17,6 +18,11 @@ Cases (each one `airtrace-emu` run, bulk TCP through the forwarder):
   id order) against 1 / p_bad_to_good = 2.
 - capacity: unlimited rate, no delay, no loss, no captures: goodput, CPU time of the
   forwarder thread per packet, CPU time of the whole process (TCP endpoints included).
+
+The bundles (up to 300 MB of pcaps per case) go to a temporary directory under
+/dev/shm, so that the capture writer's disk I/O is not part of what is measured: on a VM
+disk it held up the forwarder's device writes by up to 7 ms (`timing.slow_writes`);
+`--workdir` puts them elsewhere.
 
 Prints a Markdown table; numbers depend on the machine and its load.
 """
@@ -135,6 +141,8 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated cases to run")
     ap.add_argument("--busy-poll", action="store_true", help="run the forwarder in busy-poll mode")
     ap.add_argument("--spin-us", type=int, help="the forwarder's spin margin before deadlines (default 100)")
+    ap.add_argument("--workdir", default="/dev/shm" if Path("/dev/shm").is_dir() else None,
+                    help="where the bundles are written (default /dev/shm, in RAM)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (network namespaces, TUN devices)")
@@ -144,7 +152,7 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else None
     results: dict[str, dict] = {}
     big = "150 MB" if not args.quick else "30 MB"
-    with tempfile.TemporaryDirectory(prefix="emu-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="emu-bench-", dir=args.workdir) as tmp:
         work = Path(tmp)
 
         def want(name: str) -> bool:
