@@ -29,6 +29,8 @@ pub struct Timeout {
     pub idle_gap_ns: i64,
     /// Bytes in flight after the last data segment sent before the silence.
     pub flight_before: i64,
+    /// A SYN or SYN/ACK sent again: the connection was not yet open.
+    pub handshake: bool,
 }
 
 /// A loss recovery that started with a timeout, followed until the ACKs pass what was
@@ -55,6 +57,57 @@ struct SpuriousCheck {
     seq: u32,
     t_ns: i64,
     frame: u64,
+    backoff: u8,
+}
+
+/// How a timeout retransmission was shown not to be needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpuriousProof {
+    /// The capture had already seen the data (or the SYN/ACK: `handshake`)
+    /// acknowledged: the ACK was lost or late between the capture point and the sender.
+    AlreadyAcked {
+        /// A repeated SYN/ACK, not data.
+        handshake: bool,
+    },
+    /// The ACK past it came sooner after the retransmission than the smallest round
+    /// trip seen until then: it answered the original (or, after the second timeout
+    /// of the same data, possibly an earlier retransmission: Karn's ambiguity).
+    AckTooSoon {
+        /// The smallest RTT sample before the ACK, ns.
+        min_rtt_ns: i64,
+        /// 1 for the first timeout of the data, 2 for the second in a row, ...
+        backoff: u8,
+    },
+    /// The receiver reported getting the data twice (D-SACK, RFC 2883).
+    Dsack,
+}
+
+/// A timeout retransmission that was not needed.
+#[derive(Debug, Clone, Copy)]
+pub struct SpuriousTimeout {
+    /// Frame and time (ns) of the retransmission.
+    pub retx_frame: u64,
+    /// See `retx_frame`.
+    pub retx_ns: i64,
+    /// Frame and time (ns) of the packet that shows it was not needed (the
+    /// retransmission itself when the capture had seen the data acknowledged).
+    pub proof_frame: u64,
+    /// See `proof_frame`.
+    pub proof_ns: i64,
+    /// How.
+    pub proof: SpuriousProof,
+}
+
+impl SpuriousTimeout {
+    fn already_acked(frame: u64, t_ns: i64, handshake: bool) -> Self {
+        SpuriousTimeout {
+            retx_frame: frame,
+            retx_ns: t_ns,
+            proof_frame: frame,
+            proof_ns: t_ns,
+            proof: SpuriousProof::AlreadyAcked { handshake },
+        }
+    }
 }
 
 /// A retransmitted segment, in absolute sequence numbers.
@@ -109,6 +162,16 @@ pub struct DirState {
     max_sent_end: Option<u32>,
     /// Since when everything sent has been acknowledged (nothing in flight).
     all_acked_at: Option<i64>,
+    /// Since when (and from which frame) nothing has been in flight while the
+    /// receiver's window was below one segment.
+    window_wait_from: Option<(i64, u64)>,
+    /// Waits with nothing in flight and less than a segment of window: the sender
+    /// waits for the window (sender-side silly-window avoidance, RFC 9293
+    /// §3.8.6.2.1), not for its application.
+    pub window_waits: Vec<Span>,
+    /// Over twice the advertised window as read was in flight: without the handshake,
+    /// a sign that the window is scaled (RFC 7323 §2.2) and its raw value too small.
+    pub flight_above_window: bool,
     /// Rates at which the peer's ACKs returned this direction's data, bits/s: bytes
     /// newly acknowledged over the time since the previous advance (ACK dispersion:
     /// back-to-back segments leave the bottleneck one serialisation time apart).
@@ -140,11 +203,8 @@ pub struct DirState {
     /// retransmission followed.
     pub suppressed: Vec<TimeoutRecovery>,
     spurious_check: Option<SpuriousCheck>,
-    /// Timeout retransmissions whose data had arrived: (frame of the retransmission,
-    /// frame of the ACK that showed it, its time ns, the retransmission's time ns).
-    pub spurious: Vec<(u64, u64, i64, i64)>,
-    /// Of those, the ones the receiver's D-SACK showed.
-    pub spurious_by_dsack: u32,
+    /// Timeout retransmissions whose data had arrived.
+    pub spurious: Vec<SpuriousTimeout>,
     /// Recent retransmissions, to match the receiver's D-SACK blocks against.
     recent_retx: std::collections::VecDeque<RecentRetx>,
     /// Fast or SACK retransmissions the receiver reported receiving twice (D-SACK):
@@ -189,6 +249,8 @@ pub struct DirState {
     /// SYNs sent again (handshake timeouts), and when the last SYN went out.
     pub syn_retries: u32,
     last_syn_ns: Option<i64>,
+    /// SYN (or SYN/ACK) segments sent, the first included.
+    syns_sent: u32,
 }
 
 /// What was gathered about one connection.
@@ -215,6 +277,8 @@ pub struct ConnState {
     pub file_drops: Option<u64>,
     /// The part of the capture it began in (see [`Diagnoser::time_base`]).
     pub part: usize,
+    /// A SYN was captured: the window scale (RFC 7323 §2.2), and so the window, is known.
+    pub handshake_seen: bool,
 }
 
 /// The sink that gathers what the detectors need (see the [module documentation](self)).
@@ -256,11 +320,9 @@ pub const ACK_COMPRESSION_FACTOR: i64 = 4;
 
 /// Silences of a sender with nothing outstanding longer than this count as the
 /// application having nothing to send.
-const APP_IDLE_NS: i64 = 200_000_000;
+pub const APP_IDLE_NS: i64 = 200_000_000;
 
 impl DirState {
-    /// A data frame went out at `rate` (500 kbit/s units): counts changes and
-    /// reversals of the rate adaptation.
     /// The receiver reported receiving `start..end` twice (D-SACK, RFC 2883): the
     /// retransmission of it was not needed (RFC 3708 §3). A timeout's counts as a
     /// spurious timeout, unless already found so.
@@ -276,9 +338,37 @@ impl DirState {
         };
         if !r.timeout {
             self.dsack_spurious.push((r.frame, frame, t_ns));
-        } else if !self.spurious.iter().any(|s| s.0 == r.frame) {
-            self.spurious.push((r.frame, frame, t_ns, r.t_ns));
-            self.spurious_by_dsack += 1;
+        } else if !self.spurious.iter().any(|s| s.retx_frame == r.frame) {
+            self.spurious.push(SpuriousTimeout {
+                retx_frame: r.frame,
+                retx_ns: r.t_ns,
+                proof_frame: frame,
+                proof_ns: t_ns,
+                proof: SpuriousProof::Dsack,
+            });
+        }
+    }
+
+    /// The receiver's window may have changed at `t_ns` (`frame`): opens or closes a
+    /// wait for the window (see `window_waits`).
+    fn note_small_window(&mut self, t_ns: i64, frame: u64) {
+        let Some(window) = self.advertised else {
+            return;
+        };
+        if window < self.mss && self.all_acked_at.is_some() {
+            self.window_wait_from.get_or_insert((t_ns, frame));
+        } else {
+            self.end_window_wait(t_ns);
+        }
+    }
+
+    fn end_window_wait(&mut self, t_ns: i64) {
+        if let Some((start_ns, frame)) = self.window_wait_from.take() {
+            self.window_waits.push(Span {
+                start_ns,
+                end_ns: t_ns,
+                frame,
+            });
         }
     }
 
@@ -430,12 +520,18 @@ impl PacketSink for Diagnoser {
                     // the original had arrived. (Timestamp echoes would be sharper,
                     // RFC 3522, but Linux receivers echo the latest out-of-order
                     // segment's timestamp when a hole fills, which fools that test.)
-                    let too_soon = peer
-                        .rtt
-                        .min()
-                        .is_some_and(|min| (t - sc.t_ns) * 10 < min * 8);
-                    if too_soon {
-                        peer.spurious.push((sc.frame, frame, t, sc.t_ns));
+                    let too_soon = peer.rtt.min().filter(|&min| (t - sc.t_ns) * 10 < min * 8);
+                    if let Some(min_rtt_ns) = too_soon {
+                        peer.spurious.push(SpuriousTimeout {
+                            retx_frame: sc.frame,
+                            retx_ns: sc.t_ns,
+                            proof_frame: frame,
+                            proof_ns: t,
+                            proof: SpuriousProof::AckTooSoon {
+                                min_rtt_ns,
+                                backoff: sc.backoff,
+                            },
+                        });
                         // Nothing was lost: the retransmissions of this episode are
                         // not loss events.
                         peer.pending_retx.clear();
@@ -459,7 +555,14 @@ impl PacketSink for Diagnoser {
                 }
             }
         }
-        peer.advertised = Some(a.window);
+        // A RST's window field means nothing (RFC 9293 §3.10.7: the connection is
+        // gone); neither does that of a segment without ACK.
+        let rst = tcp.is_some_and(|h| h.flags & 0x04 != 0);
+        if is_ack && !rst {
+            peer.advertised = Some(a.window);
+        }
+        c.handshake_seen |= tcp.is_some_and(|h| h.flags & 0x02 != 0);
+        peer.note_small_window(t, frame);
         if a.flags.contains(Flags::ZERO_WINDOW) {
             // The sender stops: ACKs on either side of the stall are not one ACK clock.
             peer.last_advance = None;
@@ -474,9 +577,20 @@ impl PacketSink for Diagnoser {
             }
         }
 
-        // A repeated SYN (a handshake timeout): the connection could not even start.
+        // A repeated SYN (a handshake timeout): the connection could not even start,
+        // even when the capture saw the SYN/ACK (lost beyond it, the client still
+        // waited). A repeated SYN/ACK is one too, unless it answers one of the peer's
+        // repeated SYNs (fewer SYN/ACKs than SYNs so far: the peer's timeout, already
+        // counted), or the capture saw it acknowledged (the client went on; only the
+        // server's timer fired).
         let syn = tcp.is_some_and(|h| h.flags & 0x02 != 0);
-        if syn && a.flags.contains(Flags::RETRANSMISSION) {
+        let answers_a_syn = is_ack && me.syns_sent < peer.syns_sent;
+        let syn_acked = is_ack && me.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
+        let repeated_syn = syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn;
+        if repeated_syn && syn_acked {
+            me.spurious
+                .push(SpuriousTimeout::already_acked(frame, t, true));
+        } else if repeated_syn {
             me.syn_retries += 1;
             let gap = me.last_syn_ns.map_or(0, |l| t - l);
             me.timeouts.push(Timeout {
@@ -485,10 +599,12 @@ impl PacketSink for Diagnoser {
                 backoff: me.syn_retries.min(u32::from(u8::MAX)) as u8,
                 idle_gap_ns: gap,
                 flight_before: 0,
+                handshake: true,
             });
         }
         if syn {
             me.last_syn_ns = Some(t);
+            me.syns_sent += 1;
         }
 
         // What the capture saw of the sequence space (capture drops, see gaps.rs).
@@ -512,6 +628,9 @@ impl PacketSink for Diagnoser {
             push_evidence(&mut me.window_full_frames, frame);
         }
         if let Some(w) = me.advertised {
+            // (Twice the window: a receiver may shrink its window below what was
+            // already sent; a scale of 2 or more is the usual case.)
+            me.flight_above_window |= w > 0 && a.bytes_in_flight > 2 * i64::from(w);
             if a.bytes_in_flight >= 0
                 && a.bytes_in_flight + i64::from(me.mss.max(a.seglen)) > i64::from(w)
             {
@@ -543,7 +662,8 @@ impl PacketSink for Diagnoser {
                 // Data the capture had already seen acknowledged: the timer fired for
                 // nothing (the ACK was lost or late on its way to the sender).
                 RetransKind::Timeout if a.backoff >= 1 && already_acked => {
-                    me.spurious.push((frame, frame, t, t));
+                    me.spurious
+                        .push(SpuriousTimeout::already_acked(frame, t, false));
                 }
                 RetransKind::Timeout if a.backoff >= 1 => {
                     me.timeouts.push(Timeout {
@@ -556,6 +676,7 @@ impl PacketSink for Diagnoser {
                             a.idle_gap_ns
                         },
                         flight_before: me.last_flight,
+                        handshake: false,
                     });
                     if me.recovery.is_none() {
                         me.recovery = Some(TimeoutRecovery {
@@ -571,6 +692,7 @@ impl PacketSink for Diagnoser {
                         seq: a.seq_rel,
                         t_ns: t,
                         frame,
+                        backoff: a.backoff,
                     });
                 }
                 RetransKind::FastRetransmit | RetransKind::Sack => {
@@ -599,6 +721,7 @@ impl PacketSink for Diagnoser {
                 me.current_run = 0;
                 me.max_retx_end = None;
             }
+            me.end_window_wait(t);
             if let Some(idle_from) = me.all_acked_at.take() {
                 if t - idle_from >= APP_IDLE_NS {
                     me.app_idle.push(Span {

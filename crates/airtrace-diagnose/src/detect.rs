@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use airtrace_analysis::ConnSummary;
 
-use crate::collect::{ConnState, DirState, Timeout};
+use crate::collect::{ConnState, DirState, SpuriousProof, Timeout};
 use crate::{Finding, MAX_EVIDENCE};
 
 /// Timeout episodes reported one by one per direction; beyond this, one finding sums
@@ -34,6 +34,8 @@ const CONFIDENT_LOSS_EVENTS: usize = 10;
 /// A lone segment's ACK that is later than the base RTT by more than this (or by the
 /// base RTT, if longer) was delayed by the receiver.
 const DELACK_MARGIN_NS: i64 = 30_000_000;
+/// The longest a receiver may delay an ACK (RFC 9293 §3.8.6.3: less than 0.5 s).
+const MAX_DELACK_NS: i64 = 500_000_000;
 /// Stalls reported when at least this many...
 const MIN_STALLS: u64 = 3;
 /// ...and this share of the data segments stalled.
@@ -48,6 +50,10 @@ const RWND_LIMITED_SHARE: f64 = 0.3;
 /// queue: the window is below the bandwidth-delay product).
 const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 
+/// A capture whose data-to-ACK times are a tenth of the handshake's round trip sat at
+/// the receiver, if that round trip is at least this long (on a LAN all are short).
+const RECEIVER_SIDE_MIN_HANDSHAKE_NS: i64 = 1_000_000;
+
 /// A direction with fewer data segments than this carries ACKs, not an application's data.
 const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
@@ -55,6 +61,10 @@ const APP_IDLE_SHARE: f64 = 0.1;
 
 const FIX_BURSTS: &str = "Make the link absorb its bursts: link-layer ARQ or interleaved FEC longer than a burst; SACK \
 recovers several losses in one window; a TCP that tells wireless loss from congestion (ELN) keeps its window.";
+
+const FIX_HANDSHAKE: &str = "Each lost SYN or SYN/ACK costs a whole initial RTO (1 s, RFC 6298 §2.1; 3 s in \
+older stacks), doubling: find what drops the handshake (a filter, a full accept queue, a radio link not yet \
+up), or let the link recover it.";
 
 const FIX_OUTAGE: &str =
     "Keep the connection alive across the outage at the link (buffer and retransmit at \
@@ -135,7 +145,7 @@ pub fn connection(
         out: Vec::new(),
     };
     for (d, dir) in c.dirs.iter().enumerate() {
-        if dir.data_packets == 0 && dir.timeouts.is_empty() {
+        if dir.data_packets == 0 && dir.timeouts.is_empty() && dir.spurious.is_empty() {
             continue;
         }
         let episodes = episodes(&dir.timeouts);
@@ -147,10 +157,19 @@ pub fn connection(
         spurious_retransmissions(&mut b, d, dir);
         excessive_queueing(&mut b, d, dir);
         loss_pattern(&mut b, d, dir, &episodes);
-        receiver_limited(&mut b, d, dir, summary.is_some_and(|s| s.syn_seen));
-        delayed_ack_stall(&mut b, d, dir, summary.and_then(|s| s.handshake_rtt_s));
+        let handshake_rtt_ns = summary
+            .and_then(|s| s.handshake_rtt_s)
+            .map(|r| (r * 1e9) as i64);
+        receiver_limited(
+            &mut b,
+            d,
+            dir,
+            summary.is_some_and(|s| s.syn_seen),
+            handshake_rtt_ns,
+        );
+        delayed_ack_stall(&mut b, d, dir, handshake_rtt_ns);
         ack_compression(&mut b, d, dir);
-        sender_limited(&mut b, d, dir, duration_ns);
+        sender_limited(&mut b, d, dir, duration_ns, c.handshake_seen);
     }
     artifacts(&mut b, c);
     capture_drops(&mut b, c);
@@ -189,7 +208,21 @@ fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
             .iter()
             .map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9))
             .collect();
-        let explanation = if e.len() > 1 {
+        let what = if d == 0 { "SYN" } else { "SYN/ACK" };
+        let explanation = if e[0].handshake && e.len() > 1 {
+            format!(
+                "The connection could not open: its {what} went unanswered {} times in a row, after waits of {} \
+({:.2} s in all).",
+                e.len(),
+                gaps.join(", then "),
+                cost as f64 / 1e9
+            )
+        } else if e[0].handshake {
+            format!(
+                "The connection could not open for {}: its {what} went unanswered and was sent again.",
+                gaps[0]
+            )
+        } else if e.len() > 1 {
             format!(
                 "{} retransmission timeouts in a row for the same data: the sender waited {} (the RTO \
 doubles after each unanswered retransmission), {:.2} s in all with data outstanding and nothing sent.",
@@ -217,7 +250,11 @@ retransmitted.",
             cost,
             e.iter().map(|t| t.frame).collect(),
             explanation,
-            FIX_TIMEOUTS,
+            if e[0].handshake {
+                FIX_HANDSHAKE
+            } else {
+                FIX_TIMEOUTS
+            },
             details,
         );
     }
@@ -442,40 +479,113 @@ fn spurious_timeouts(b: &mut Builder, d: usize, dir: &DirState) {
     if s.is_empty() {
         return;
     }
-    let by_dsack = dir.spurious_by_dsack as usize;
-    let how = match (s.len() - by_dsack, by_dsack) {
-        (n, 0) => format!(
-            "the ACK for the original transmission arrived after the timer fired (it came sooner after the \
-retransmission than any round trip seen, {:.0} ms{})",
-            dir.rtt.min().unwrap_or(0) as f64 / 1e6,
-            if n > 1 { ", each time" } else { "" }
-        ),
-        (0, _) => "the receiver reported getting the data twice (D-SACK, RFC 2883)".to_string(),
-        (n, m) => format!(
-            "for {n} the ACK for the original arrived sooner after the retransmission than any round trip \
-seen; for {m} the receiver reported getting the data twice (D-SACK, RFC 2883)"
-        ),
+    let count = |f: &dyn Fn(&SpuriousProof) -> bool| s.iter().filter(|x| f(&x.proof)).count();
+    let handshake = count(&|p| matches!(p, SpuriousProof::AlreadyAcked { handshake: true }));
+    let acked = count(&|p| matches!(p, SpuriousProof::AlreadyAcked { handshake: false }));
+    let dsack = count(&|p| matches!(p, SpuriousProof::Dsack));
+    let soon: Vec<(i64, i64)> = s
+        .iter()
+        .filter_map(|x| match x.proof {
+            SpuriousProof::AckTooSoon { min_rtt_ns, .. } => {
+                Some((x.proof_ns - x.retx_ns, min_rtt_ns))
+            }
+            _ => None,
+        })
+        .collect();
+    // After a second timeout of the same data the ACK may answer an earlier copy.
+    let whose = if s
+        .iter()
+        .any(|x| matches!(x.proof, SpuriousProof::AckTooSoon { backoff, .. } if backoff > 1))
+    {
+        "the original's or an earlier retransmission's"
+    } else {
+        "the original's"
+    };
+    let ms = |ns: i64| ns as f64 / 1e6;
+    let mut how = Vec::new();
+    if acked > 0 {
+        how.push(format!(
+            "{acked} resent data the capture had already seen acknowledged"
+        ));
+    }
+    if handshake > 0 {
+        how.push(format!(
+            "{handshake} resent a SYN/ACK the capture had already seen acknowledged"
+        ));
+    }
+    match soon.as_slice() {
+        [] => {}
+        [(after, min)] => how.push(format!(
+            "1 was answered {:.0} ms after it went out, sooner than any round trip seen before ({:.0} ms): the \
+ACK was {whose}",
+            ms(*after),
+            ms(*min)
+        )),
+        many => how.push(format!(
+            "{} were answered sooner after they went out than any round trip seen before ({:.0}–{:.0} ms after, \
+against {:.0}–{:.0} ms): each ACK was {whose}",
+            many.len(),
+            ms(many.iter().map(|x| x.0).min().unwrap_or(0)),
+            ms(many.iter().map(|x| x.0).max().unwrap_or(0)),
+            ms(many.iter().map(|x| x.1).min().unwrap_or(0)),
+            ms(many.iter().map(|x| x.1).max().unwrap_or(0)),
+        )),
+    }
+    if dsack > 0 {
+        how.push(format!(
+            "for {dsack} the receiver reported getting the data twice (D-SACK, RFC 2883)"
+        ));
+    }
+    let beyond_capture = acked + handshake;
+    let why = if handshake == s.len() {
+        "The client's ACK reached the capture point but not the server in time (lost or held up beyond it); \
+the client went on, so nothing waited but the server's timer."
+    } else if beyond_capture == s.len() {
+        "The ACKs reached the capture point but not the sender in time (lost or held up beyond it); the \
+sender resent what had arrived and collapsed its window for nothing."
+    } else {
+        "The delay spiked past the RTO; the sender resent data that had arrived and collapsed its window for \
+nothing."
     };
     let explanation = format!(
-        "{} retransmission timeouts were spurious: {how}. The delay spiked past the RTO; the sender resent data \
-that had arrived and collapsed its window for nothing.",
-        s.len()
+        "{}: {}. {why}",
+        match s.len() {
+            1 => "1 retransmission timeout was spurious".to_string(),
+            n => format!("{n} retransmission timeouts were spurious"),
+        },
+        how.join("; ")
     );
     let mut evidence = Vec::new();
-    for &(retx, ack, _, _) in s {
-        evidence.push(retx);
-        evidence.push(ack);
+    for x in s {
+        evidence.push(x.retx_frame);
+        if x.proof_frame != x.retx_frame {
+            evidence.push(x.proof_frame);
+        }
     }
+    let fix = if beyond_capture == s.len() {
+        "Find what loses or delays the ACKs between the capture point and the sender (capture at the sender to \
+see it); detect and undo spurious timeouts at the sender (F-RTO, RFC 5682; the Eifel response, RFC 4015)."
+    } else {
+        "Detect and undo spurious timeouts (F-RTO, RFC 5682; the Eifel response, RFC 4015); on the link, \
+avoid delay spikes longer than the RTO (bounded ARQ persistence, buffering during handoffs)."
+    };
     b.push(
         "spurious_timeout",
         d,
-        (s[0].3, s[s.len() - 1].2),
+        (
+            s.iter().map(|x| x.retx_ns).min().unwrap_or(0),
+            s.iter().map(|x| x.proof_ns).max().unwrap_or(0),
+        ),
         0,
         evidence,
         explanation,
-        "Detect and undo spurious timeouts (F-RTO, RFC 5682; the Eifel response, RFC 4015); on the link, \
-avoid delay spikes longer than the RTO (bounded ARQ persistence, buffering during handoffs).",
-        BTreeMap::from([("spurious_timeouts", s.len() as f64)]),
+        fix,
+        BTreeMap::from([
+            ("spurious_timeouts", s.len() as f64),
+            ("already_acknowledged", (acked + handshake) as f64),
+            ("ack_too_soon", soon.len() as f64),
+            ("dsack", dsack as f64),
+        ]),
     );
 }
 
@@ -696,7 +806,13 @@ them from congestion.",
     }
 }
 
-fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_known: bool) {
+fn receiver_limited(
+    b: &mut Builder,
+    d: usize,
+    dir: &DirState,
+    window_scale_known: bool,
+    handshake_rtt_ns: Option<i64>,
+) {
     let zw = &dir.zero_window;
     // Without the handshake the window scale is unknown and the raw window field says
     // nothing about how much may be in flight: only zero windows count then.
@@ -731,18 +847,19 @@ fn receiver_limited(b: &mut Builder, d: usize, dir: &DirState, window_scale_know
         ("window_limited_share", limited_share),
         ("window_full_segments", dir.window_full as f64),
     ]);
-    let used = match (capacity_bps(dir), goodput_bps(dir)) {
-        (Some(capacity), Some(goodput)) if goodput <= capacity => {
+    let used = match (capacity_bps(dir, handshake_rtt_ns), active_goodput_bps(dir)) {
+        (Ok(capacity), Some(goodput)) if goodput <= capacity => {
             details.insert("capacity_estimate_bps", capacity);
             details.insert("capacity_used", goodput / capacity);
             format!(
-                " The path carried about {} when the window let it (the spacing of the returning ACKs); the \
-connection averaged {}, {:.0} % of that.",
+                " The path carried about {} when the window let it (the spacing of the returning ACKs); while \
+it sent, the connection averaged {}, {:.0} % of that.",
                 rate_text(capacity),
                 rate_text(goodput),
                 100.0 * goodput / capacity
             )
         }
+        (Err(Some(why)), _) => format!(" No estimate of the path's rate: {why}."),
         _ => String::new(),
     };
     let explanation = format!(
@@ -768,17 +885,63 @@ application that reads faster.",
 /// dispersion rates (packet pairs, Keshav 1991). A window-limited sender sends its
 /// window back to back, so most ACKs come one bottleneck serialisation apart; an
 /// application-paced one does not, which is why only window-limited findings use it.
-fn capacity_bps(dir: &DirState) -> Option<f64> {
-    (dir.ack_rate.count() >= 10)
+/// The ACKs' spacing is the receiver's, not the path's, when they come bunched (ACK
+/// compression) or when the capture sat at the receiver (its data-to-ACK times are far
+/// below the handshake's round trip): then no figure, and the reason why.
+fn capacity_bps(dir: &DirState, handshake_rtt_ns: Option<i64>) -> Result<f64, Option<String>> {
+    let rate = (dir.ack_rate.count() >= 10)
         .then(|| dir.ack_rate.quantile(0.5))
         .flatten()
-        .map(|r| r as f64)
+        .ok_or(None)?;
+    if dir.compressed_acks as f64 >= COMPRESSED_ACK_SHARE * dir.ack_pairs as f64
+        && dir.compressed_acks > 0
+    {
+        return Err(Some(format!(
+            "{} of {} ACKs came back bunched, so their spacing is not the bottleneck's",
+            dir.compressed_acks, dir.ack_pairs
+        )));
+    }
+    if captured_at_receiver(dir, handshake_rtt_ns) {
+        return Err(Some(
+            "the capture sat at the receiver (its ACKs left within a tenth of the handshake's round trip), where \
+the ACKs' spacing is the receiver's own"
+                .to_string(),
+        ));
+    }
+    Ok(rate as f64)
 }
 
-/// Data bytes over the time data flowed, bits/s.
-fn goodput_bps(dir: &DirState) -> Option<f64> {
+/// The capture sat beside the receiver of `dir`: its data-to-ACK times are far below
+/// the handshake's round trip (they are the receiver's turnaround, not the path's).
+fn captured_at_receiver(dir: &DirState, handshake_rtt_ns: Option<i64>) -> bool {
+    match (dir.rtt.min(), handshake_rtt_ns) {
+        (Some(min), Some(h)) => h >= RECEIVER_SIDE_MIN_HANDSHAKE_NS && min * 10 < h,
+        _ => false,
+    }
+}
+
+/// Data bytes over the time the sender could send: the data's span less the timeouts'
+/// silences, the zero-window stalls and the application's pauses, bits/s.
+fn active_goodput_bps(dir: &DirState) -> Option<f64> {
     let span = dir.last_data_ns? - dir.first_data_ns?;
-    (span > 0).then(|| dir.data_bytes as f64 * 8e9 / span as f64)
+    let timeouts: i64 = dir.timeouts.iter().map(|t| t.idle_gap_ns).sum();
+    let stalls: i64 = dir
+        .zero_window
+        .iter()
+        .chain(&dir.app_idle)
+        .map(|s| s.end_ns - s.start_ns)
+        .sum();
+    let active = (span - timeouts - stalls).max(span / 10);
+    (active > 0).then(|| dir.data_bytes as f64 * 8e9 / active as f64)
+}
+
+/// "35 ms", "0.4 ms", "19 µs".
+fn duration_text(ns: i64) -> String {
+    match ns {
+        n if n >= 10_000_000 => format!("{:.0} ms", n as f64 / 1e6),
+        n if n >= 100_000 => format!("{:.1} ms", n as f64 / 1e6),
+        n => format!("{:.0} µs", n as f64 / 1e3),
+    }
 }
 
 /// "9.6 Mbit/s", "640 kbit/s".
@@ -794,25 +957,38 @@ fn rate_text(bps: f64) -> String {
 /// ms in Linux) waits for a second segment; a sender that has only one in flight (a
 /// window of one segment, or the end of a burst) then waits out the delayed-ACK timer
 /// each round trip.
-fn delayed_ack_stall(b: &mut Builder, d: usize, dir: &DirState, handshake_rtt_s: Option<f64>) {
-    let base = match (dir.rtt.min(), handshake_rtt_s) {
-        (Some(min), Some(h)) => min.min((h * 1e9) as i64),
+fn delayed_ack_stall(b: &mut Builder, d: usize, dir: &DirState, handshake_rtt_ns: Option<i64>) {
+    let base = match (dir.rtt.min(), handshake_rtt_ns) {
+        (Some(min), Some(h)) => min.min(h),
         (Some(min), None) => min,
-        (None, Some(h)) => (h * 1e9) as i64,
+        (None, Some(h)) => h,
         (None, None) => return,
     };
-    // Longer than a round trip by more than jitter: the receiver sat on the ACK.
+    // Longer than a round trip by more than jitter: the receiver sat on the ACK; but
+    // no delayed-ACK timer runs longer than MAX_DELACK_NS, so a longer wait is
+    // something else (a slow application, a lost ACK).
     let threshold = base + (base.max(DELACK_MARGIN_NS));
-    let (stalls, total_ns) = dir.lone_ack_delay.above(threshold);
+    let (stalls, total_ns) = dir
+        .lone_ack_delay
+        .between(threshold, threshold + MAX_DELACK_NS);
     if stalls < MIN_STALLS || (stalls as f64) < STALL_SHARE * dir.data_packets as f64 {
         return;
     }
     let cost = (total_ns - stalls as f64 * base as f64).max(0.0) as i64;
     let typical = dir.lone_ack_delay.quantile(0.9).unwrap_or(0);
+    // Beside the receiver the capture sees the receiver's own delay; elsewhere the
+    // path's round trip comes on top.
+    let against = if captured_at_receiver(dir, handshake_rtt_ns) {
+        format!(
+            "the capture sat beside the receiver, which answered other segments within {}",
+            duration_text(base)
+        )
+    } else {
+        format!("the quickest round trip seen took {}", duration_text(base))
+    };
     let explanation = format!(
-        "{stalls} segments went out alone and waited about {:.0} ms for their ACK on a {:.0} ms path: the receiver delays its ACK for a second segment (RFC 1122 §4.2.3.2) that the sender, with one segment of window, never sends. {:.2} s lost waiting for the delayed-ACK timer.",
-        typical as f64 / 1e6,
-        base as f64 / 1e6,
+        "{stalls} segments went out alone and waited about {:.0} ms for their ACK, where {against}: the receiver delays its ACK for a second segment (RFC 1122 §4.2.3.2) that the sender, with one segment of window, never sends. {:.2} s lost waiting for the delayed-ACK timer.",
+        typical.min(threshold + MAX_DELACK_NS) as f64 / 1e6,
         cost as f64 / 1e9
     );
     b.push(
@@ -857,34 +1033,58 @@ fn ack_compression(b: &mut Builder, d: usize, dir: &DirState) {
     );
 }
 
-/// An 802.11 rate control that keeps stepping the rate down and back up: each step down
-/// follows losses, each step up loses again (Bachmann's testbed saw it).
-fn sender_limited(b: &mut Builder, d: usize, dir: &DirState, duration_ns: i64) {
+/// Pauses with nothing in flight while the receiver's window was open: the application
+/// had nothing to send. Time spent waiting for a zero or sub-segment window is the
+/// receiver's, not the application's, and is left out of each pause; the sub-segment
+/// waits only when the window can be read (the handshake seen, or a flight never larger
+/// than the raw window: then it is not scaled).
+fn sender_limited(
+    b: &mut Builder,
+    d: usize,
+    dir: &DirState,
+    duration_ns: i64,
+    handshake_seen: bool,
+) {
     if dir.data_packets < MIN_DATA_FOR_APP_LIMIT {
         return; // a direction that carries (almost) only ACKs
     }
-    let zero_window = |s: &crate::collect::Span| {
-        dir.zero_window
+    let window_known = handshake_seen || !dir.flight_above_window;
+    let mut waits: Vec<(i64, i64)> = dir
+        .zero_window
+        .iter()
+        .chain(dir.window_waits.iter().filter(|_| window_known))
+        .map(|s| (s.start_ns, s.end_ns))
+        .collect();
+    waits.sort_unstable();
+    let app_idle = |s: &crate::collect::Span| {
+        let waited: i64 = waits
             .iter()
-            .any(|z| z.start_ns < s.end_ns && s.start_ns < z.end_ns)
+            .map(|&(from, to)| (to.min(s.end_ns) - from.max(s.start_ns)).max(0))
+            .sum();
+        s.end_ns - s.start_ns - waited
     };
-    let pauses: Vec<_> = dir.app_idle.iter().filter(|s| !zero_window(s)).collect();
-    let idle: i64 = pauses.iter().map(|s| s.end_ns - s.start_ns).sum();
+    let pauses: Vec<_> = dir
+        .app_idle
+        .iter()
+        .map(|s| (s, app_idle(s)))
+        .filter(|&(_, idle)| idle >= crate::collect::APP_IDLE_NS)
+        .collect();
+    let idle: i64 = pauses.iter().map(|&(_, idle)| idle).sum();
     if pauses.is_empty() || (idle as f64) < APP_IDLE_SHARE * duration_ns as f64 {
         return;
     }
     let explanation = format!(
-        "The sender had nothing to send for {:.2} s: {} pauses with no data in flight. The application, not \
-the network, set the pace there.",
+        "The sender had nothing to send for {:.2} s: {} pauses with no data in flight and the receiver's window \
+open. The application, not the network, set the pace there.",
         idle as f64 / 1e9,
         pauses.len()
     );
     b.push(
         "sender_limited",
         d,
-        (pauses[0].start_ns, pauses[pauses.len() - 1].end_ns),
+        (pauses[0].0.start_ns, pauses[pauses.len() - 1].0.end_ns),
         idle,
-        pauses.iter().map(|s| s.frame).collect(),
+        pauses.iter().map(|(s, _)| s.frame).collect(),
         explanation,
         "Look at the application (or its disk and CPU): larger writes, pipelined requests.",
         BTreeMap::from([

@@ -60,13 +60,13 @@ impl LogHistogram {
         (self.total > 0).then_some(self.max_ns)
     }
 
-    /// How many durations were above `ns` (to the bucket's resolution) and their sum,
-    /// estimated from the buckets' middles.
-    pub fn above(&self, ns: i64) -> (u64, f64) {
+    /// How many durations were above `low` and at most `high` ns (to the bucket's
+    /// resolution), and their sum, estimated from the buckets' middles.
+    pub fn between(&self, low: i64, high: i64) -> (u64, f64) {
         let (mut n, mut sum) = (0u64, 0.0);
         for (i, &c) in self.counts.iter().enumerate() {
             let mid = MIN_NS * ((i as f64 + 0.5) / PER_OCTAVE).exp2();
-            if c > 0 && mid > ns as f64 {
+            if c > 0 && mid > low as f64 && mid <= high as f64 {
                 n += u64::from(c);
                 sum += f64::from(c) * mid;
             }

@@ -166,3 +166,355 @@ fn a_lone_first_frame_years_early_is_not_the_time_base() {
         "{f:#?}"
     );
 }
+
+const RST: u8 = 0x04;
+
+/// Problem 1a (`ndpi_wechat`): a SYN/ACK resent after the capture saw the client
+/// acknowledge it. From the capture point the handshake was done: the server's timer
+/// fired because the ACK was lost beyond it. A spurious timeout, not a backoff pause.
+#[test]
+fn a_syn_ack_resent_after_its_ack_was_seen_is_a_spurious_timeout() {
+    let (c, s) = (CLIENT_ISN, SERVER_ISN);
+    let segs = vec![
+        Segment::new(0.0, true, c, 0, SYN, 0),
+        Segment::new(50.0, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(50.06, true, c + 1, s + 1, ACK, 0),
+        Segment::new(1050.0, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(1050.06, true, c + 1, s + 1, ACK, 0),
+        Segment::new(1100.0, true, c + 1, s + 1, ACK, 200),
+        Segment::new(1150.0, false, s + 1, c + 201, ACK, 0),
+    ];
+    let (_, findings) = diagnose("syn-ack-acked", &pcap(segs));
+    assert!(
+        findings.iter().all(|f| f.kind != "timeout_backoff"),
+        "{findings:#?}"
+    );
+    let spurious = findings
+        .iter()
+        .find(|f| f.kind == "spurious_timeout")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(spurious.direction, "b_to_a");
+    assert_eq!(spurious.details["already_acknowledged"], 1.0);
+    assert_eq!(spurious.evidence, [4]);
+    assert!(
+        spurious
+            .explanation
+            .contains("SYN/ACK the capture had already seen acknowledged"),
+        "{}",
+        spurious.explanation
+    );
+}
+
+/// Problem 1b (`zeek_206_example_a` frames 8/9/47/48, captured beside the server): the
+/// SYN/ACK is lost beyond the capture point, the client sends its SYN again 3 s later
+/// (its timeout: it waited, whatever the capture saw), and the server's SYN/ACK half a
+/// millisecond later answers it. One stall, the client's; the SYN/ACK is not a second
+/// timeout.
+#[test]
+fn a_syn_ack_answering_a_repeated_syn_is_not_a_timeout_of_its_own() {
+    let (c, s) = (CLIENT_ISN, SERVER_ISN);
+    let segs = vec![
+        Segment::new(0.0, true, c, 0, SYN, 0),
+        Segment::new(0.4, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(3000.0, true, c, 0, SYN, 0),
+        Segment::new(3000.5, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(3050.0, true, c + 1, s + 1, ACK, 0),
+    ];
+    let (_, findings) = diagnose("syn-ack-answer", &pcap(segs));
+    let timeouts: Vec<_> = findings
+        .iter()
+        .filter(|f| f.kind == "timeout_backoff")
+        .collect();
+    assert_eq!(timeouts.len(), 1, "{findings:#?}");
+    assert_eq!(timeouts[0].direction, "a_to_b");
+    // Problem 1c: said as a connection that could not open, not as data waiting.
+    assert_eq!(
+        timeouts[0].explanation,
+        "The connection could not open for 3.00 s: its SYN went unanswered and was sent again."
+    );
+}
+
+/// A bulk transfer captured at the sender whose RTT climbs from 20 ms to 200 ms and
+/// stays (a standing queue of about 18 segments), ending with `ending`.
+fn standing_queue(ending: &[Segment]) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(20.0, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(20.1, true, c, s, ACK, 0),
+    ];
+    for k in 0..60u32 {
+        let sent = 100.0 + 10.0 * f64::from(k);
+        let rtt = (20.0 + 45.0 * f64::from(k)).min(200.0);
+        segs.push(Segment::new(sent, false, s + k * MSS, c, ACK, MSS));
+        segs.push(Segment::new(sent + rtt, true, c, s + (k + 1) * MSS, ACK, 0));
+    }
+    segs.extend_from_slice(ending);
+    segs
+}
+
+/// Problem 7b (`ppa1e_ftp-uploadfailed` frames 1637–1645): the receiver's RSTs carry
+/// window 0, which is no advertisement (the connection is gone). Taken as the last
+/// window, it capped the standing queue at 0 bytes and the finding vanished.
+#[test]
+fn a_rst_with_window_zero_does_not_erase_the_standing_queue() {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut rst = Segment::new(900.0, true, c, s + 60 * MSS, RST | ACK, 0);
+    rst.window = 0;
+    let mut rst2 = rst.clone();
+    rst2.t_ns += 1_000_000;
+    for (name, ending) in [("queue", vec![]), ("queue-rst", vec![rst, rst2])] {
+        let (_, findings) = diagnose(name, &pcap(standing_queue(&ending)));
+        let q = findings
+            .iter()
+            .find(|f| f.kind == "excessive_queueing")
+            .unwrap_or_else(|| panic!("{name}: {findings:#?}"));
+        let packets = q.details["standing_queue_packets"];
+        assert!((15.0..=22.0).contains(&packets), "{name}: {packets}");
+    }
+}
+
+/// A sender of 20 full segments, then `cycles` rounds in which the receiver's window
+/// falls to `small_window` bytes with everything acknowledged, the sender waits 400 ms
+/// and sends what fits, and the window opens again (`tcptrace_urgent` conn 0, frames
+/// 1352–1355: windows of 474 and 30 bytes, 0.4 s waits before each small send).
+fn small_windows(small_window: u16, cycles: u32) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(20.0, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(20.1, true, c, s, ACK, 0),
+    ];
+    let mut next = s;
+    let mut t = 100.0;
+    for k in 0..20u32 {
+        segs.push(Segment::new(
+            t + 0.1 * f64::from(k),
+            false,
+            next,
+            c,
+            ACK,
+            MSS,
+        ));
+        next += MSS;
+        if k % 2 == 1 {
+            segs.push(Segment::new(
+                t + 20.0 + 0.1 * f64::from(k),
+                true,
+                c,
+                next,
+                ACK,
+                0,
+            ));
+        }
+    }
+    t += 100.0;
+    for _ in 0..cycles {
+        // Everything acknowledged, but the window is below a segment...
+        let mut low = Segment::new(t, true, c, next, ACK, 0);
+        low.window = small_window;
+        segs.push(low);
+        // ...the sender waits, then sends what fits.
+        let len = u32::from(small_window).min(MSS);
+        segs.push(Segment::new(t + 400.0, false, next, c, ACK, len));
+        next += len;
+        // The window opens; the sender goes on at once.
+        segs.push(Segment::new(t + 420.0, true, c, next, ACK, 0));
+        segs.push(Segment::new(t + 420.1, false, next, c, ACK, MSS));
+        next += MSS;
+        segs.push(Segment::new(t + 440.1, true, c, next, ACK, 0));
+        t += 500.0;
+    }
+    segs
+}
+
+/// Problem 8: waiting with less than a segment of window is the receiver's doing
+/// (sender-side silly-window avoidance, RFC 9293 §3.8.6.2.1), not an idle application.
+/// The same pauses with a full segment of window are the application's.
+#[test]
+fn pauses_while_the_window_is_below_a_segment_are_not_the_application() {
+    let (_, findings) = diagnose("small-windows", &pcap(small_windows(474, 12)));
+    assert!(
+        findings.iter().all(|f| f.kind != "sender_limited"),
+        "{findings:#?}"
+    );
+    let (_, findings) = diagnose("open-windows", &pcap(small_windows(8 * MSS as u16, 12)));
+    let limited = findings
+        .iter()
+        .find(|f| f.kind == "sender_limited" && f.direction == "b_to_a")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(limited.details["pauses"], 12.0);
+}
+
+/// Bursts of eight segments into a window that closes after each, reopened 300 ms
+/// later; the client ACKs every second segment `ack_after_ms` after it arrives (the
+/// capture at the receiver when that is tiny, at the sender when it is the path's
+/// round trip of 50 ms).
+fn zero_window_bursts(ack_after_ms: f64) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(50.0, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(50.0 + ack_after_ms, true, c, s, ACK, 0),
+    ];
+    let mut next = s;
+    for cycle in 0..12 {
+        let t = 100.0 + 400.0 * f64::from(cycle);
+        for k in 0..8u32 {
+            segs.push(Segment::new(
+                t + 0.2 * f64::from(k),
+                false,
+                next,
+                c,
+                ACK,
+                MSS,
+            ));
+            next += MSS;
+            if k % 2 == 1 {
+                let mut ack =
+                    Segment::new(t + 0.2 * f64::from(k) + ack_after_ms, true, c, next, ACK, 0);
+                if k == 7 {
+                    ack.window = 0;
+                }
+                segs.push(ack);
+            }
+        }
+        segs.push(Segment::new(t + 300.0, true, c, next, ACK, 0));
+    }
+    segs
+}
+
+/// Problem 12 (`zeek_206_example_b`): at a capture beside the receiver the ACKs' spacing
+/// is the receiver's, not the bottleneck's. No rate is claimed there, and the finding
+/// says why; beside the sender the same exchange gives one.
+#[test]
+fn no_bottleneck_rate_from_acks_captured_at_the_receiver() {
+    let (_, findings) = diagnose("zw-receiver-side", &pcap(zero_window_bursts(0.05)));
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "receiver_limited")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(!f.details.contains_key("capacity_estimate_bps"), "{f:#?}");
+    assert!(
+        f.explanation.contains("sat at the receiver"),
+        "{}",
+        f.explanation
+    );
+
+    let (_, findings) = diagnose("zw-sender-side", &pcap(zero_window_bursts(50.0)));
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "receiver_limited")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    // Two segments of 1000 bytes every 0.4 ms at the bottleneck: 40 Mbit/s.
+    let rate = f.details["capacity_estimate_bps"];
+    assert!((36e6..44e6).contains(&rate), "{rate}");
+}
+
+/// Lone segments whose ACK comes `ack_after_ms` later, one every 3 s, captured beside
+/// the sender on a 20 ms path.
+fn lone_segments(ack_after_ms: f64) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(20.1, true, c, s, ACK, 0),
+    ];
+    for k in 0..12u32 {
+        let t = 100.0 + 3000.0 * f64::from(k);
+        segs.push(Segment::new(t, false, s + k * MSS, c, ACK, MSS));
+        segs.push(Segment::new(
+            t + ack_after_ms,
+            true,
+            c,
+            s + (k + 1) * MSS,
+            ACK,
+            0,
+        ));
+    }
+    segs
+}
+
+/// Problem 10 (`ndpi_alexa-app` conn 111): an ACK 2.3 s after a lone segment is not a
+/// delayed ACK (no delayed-ACK timer runs past 500 ms, RFC 9293 §3.8.6.3); one 200 ms
+/// after it is.
+#[test]
+fn acks_later_than_any_delayed_ack_timer_are_no_delayed_ack_stall() {
+    let (_, findings) = diagnose("lone-2300ms", &pcap(lone_segments(2300.0)));
+    assert!(
+        findings.iter().all(|f| f.kind != "delayed_ack_stall"),
+        "{findings:#?}"
+    );
+    let (_, findings) = diagnose("lone-200ms", &pcap(lone_segments(220.0)));
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "delayed_ack_stall")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(f.details["stalls"], 12.0);
+    assert!(
+        f.explanation
+            .contains("the quickest round trip seen took 20 ms"),
+        "{}",
+        f.explanation
+    );
+}
+
+/// Problem 1b (`ndpi_alexa-app` conns 62–64 at 67.5 s): two SYNs, then two SYN/ACKs,
+/// the second after the capture saw the client's ACK. The second answers the second
+/// SYN: neither a timeout of the server's nor a spurious one.
+#[test]
+fn each_syn_ack_answering_a_syn_is_not_the_servers_timeout() {
+    let (c, s) = (CLIENT_ISN, SERVER_ISN);
+    let segs = vec![
+        Segment::new(0.0, true, c, 0, SYN, 0),
+        Segment::new(1000.0, true, c, 0, SYN, 0),
+        Segment::new(1075.0, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(1210.0, true, c + 1, s + 1, ACK, 0),
+        Segment::new(1245.0, false, s, c + 1, SYN | ACK, 0),
+        Segment::new(1248.0, true, c + 1, s + 1, ACK, 0),
+    ];
+    let (_, findings) = diagnose("two-syns-two-syn-acks", &pcap(segs));
+    let server: Vec<_> = findings
+        .iter()
+        .filter(|f| f.direction == "b_to_a")
+        .collect();
+    assert!(server.is_empty(), "{server:#?}");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.kind == "timeout_backoff" && f.direction == "a_to_b"),
+        "{findings:#?}"
+    );
+}
+
+/// Without the handshake the window scale is unknown (`ndpi_wechat` conn 5): a raw
+/// window below one segment, with more than that in flight, is a scaled one, and the
+/// application's pauses still count. (When the flight never exceeds the raw window, the
+/// window is taken as it reads: tcptrace_urgent's 1990s capture has no SYN.)
+#[test]
+fn a_scaled_window_without_the_handshake_does_not_hide_application_pauses() {
+    let scaled: Vec<Segment> = small_windows(474, 12)
+        .into_iter()
+        .skip(3)
+        .map(|mut s| {
+            if s.from_client {
+                s.window = 200; // × 256, say: 51 kB
+            }
+            s
+        })
+        .collect();
+    let (_, findings) = diagnose("small-windows-scaled", &pcap(scaled));
+    // (The server's data comes first: it is `a` now.)
+    let limited = findings
+        .iter()
+        .find(|f| f.kind == "sender_limited" && f.direction == "a_to_b")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(limited.details["pauses"], 12.0);
+
+    let unscaled: Vec<Segment> = small_windows(474, 12).into_iter().skip(3).collect();
+    let (_, findings) = diagnose("small-windows-unscaled", &pcap(unscaled));
+    assert!(
+        findings.iter().all(|f| f.kind != "sender_limited"),
+        "{findings:#?}"
+    );
+}
