@@ -614,6 +614,11 @@ impl PacketSink for Diagnoser {
         let syn_fin = tcp.map_or(0, |h| {
             u32::from(h.flags & 0x02 != 0) + u32::from(h.flags & 0x01 != 0)
         });
+        // Bytes the capture sees for the first time although later ones went by: their
+        // original was lost (or missed) before the capture point.
+        let first_seen_late = me
+            .capture_gaps
+            .never_seen(a.seq_rel, a.seq_rel.wrapping_add(a.seglen));
         if a.seglen > 0 || syn_fin > 0 {
             let end = a.seq_rel.wrapping_add(a.seglen + syn_fin);
             me.capture_gaps.segment(a.seq_rel, end, frame, t);
@@ -688,7 +693,11 @@ impl PacketSink for Diagnoser {
                             fast_retransmitted: false,
                         });
                     }
-                    me.spurious_check = Some(SpuriousCheck {
+                    // Whether its ACK answers the original can be asked only if the
+                    // original passed the capture point: filling a hole, it was needed
+                    // (and the receiver ACKs a filled hole at once, RFC 5681 §4.2,
+                    // sooner than its usual, perhaps delayed, ACKs).
+                    me.spurious_check = (!first_seen_late).then_some(SpuriousCheck {
                         seq: a.seq_rel,
                         t_ns: t,
                         frame,

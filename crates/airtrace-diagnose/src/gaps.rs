@@ -59,6 +59,15 @@ fn after(a: u32, b: u32) -> bool {
 }
 
 impl CaptureGaps {
+    /// `[seq, end)` falls (in part) in a gap: the capture never saw those bytes before.
+    pub fn never_seen(&self, seq: u32, end: u32) -> bool {
+        seq != end
+            && self
+                .open
+                .iter()
+                .any(|g| after(g.end, seq) && after(end, g.start))
+    }
+
     /// A segment of this direction `[seq, end)` was captured (`end` counts SYN and FIN).
     pub fn segment(&mut self, seq: u32, end: u32, frame: u64, t_ns: i64) {
         if seq != end {

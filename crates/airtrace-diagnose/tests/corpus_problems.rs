@@ -518,3 +518,53 @@ fn a_scaled_window_without_the_handshake_does_not_hide_application_pauses() {
         "{findings:#?}"
     );
 }
+
+/// Problem 4 (`tcptrace_single_byte_rexmit` frame 9): a timeout retransmission of bytes
+/// the capture never saw (their original was lost before it) fills a hole; the receiver
+/// ACKs a filled hole at once (RFC 5681 §4.2), sooner than its delayed ACKs made any
+/// round trip look. That is no sign the original arrived: the retransmission was needed.
+#[test]
+fn a_quick_ack_of_a_retransmission_that_fills_a_hole_is_not_spurious() {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    let mut segs = vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(400.0, true, c, s, ACK, 0),
+    ];
+    // Pairs of segments, each pair ACKed 400 ms later (the smallest round trip seen)...
+    for k in 0..4u32 {
+        let t = 500.0 + 1000.0 * f64::from(k);
+        segs.push(Segment::new(t, false, s + 2 * k * MSS, c, ACK, MSS));
+        segs.push(Segment::new(
+            t + 0.1,
+            false,
+            s + (2 * k + 1) * MSS,
+            c,
+            ACK,
+            MSS,
+        ));
+        segs.push(Segment::new(
+            t + 400.1,
+            true,
+            c,
+            s + (2 * k + 2) * MSS,
+            ACK,
+            0,
+        ));
+    }
+    // ...then segment 8 is lost before the capture, 9 arrives (a duplicate ACK), the
+    // timer resends 8 and the receiver ACKs both 210 ms later.
+    segs.push(Segment::new(4500.0, false, s + 9 * MSS, c, ACK, MSS));
+    segs.push(Segment::new(4900.0, true, c, s + 8 * MSS, ACK, 0));
+    segs.push(Segment::new(5700.0, false, s + 8 * MSS, c, ACK, MSS));
+    segs.push(Segment::new(5910.0, true, c, s + 10 * MSS, ACK, 0));
+    let (_, findings) = diagnose("hole-filled", &pcap(segs));
+    assert!(
+        findings.iter().any(|f| f.kind == "timeout_backoff"),
+        "{findings:#?}"
+    );
+    assert!(
+        findings.iter().all(|f| f.kind != "spurious_timeout"),
+        "{findings:#?}"
+    );
+}
