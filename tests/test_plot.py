@@ -165,3 +165,30 @@ def test_multilayer_marks_collisions_on_a_shared_channel(tmp_path_factory: pytes
     assert len(collisions.get_xdata()) == len(down)
     retx = next(v for k, v in lines.items() if k.startswith("link frame retransmissions"))
     assert len(retx.get_xdata()) == len(down), "every collided frame was sent again"
+
+
+def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_path: Path) -> None:
+    """The title names the data's sender first (here the responder), and a transfer of a
+    few hundred bytes gets distinct tick labels (they read "0, 0, 1, 1" in kB before)."""
+    from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
+
+    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
+    cap = Capture()
+
+    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
+        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
+        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+
+    seg(0.000, True, 100, 0, SYN)
+    seg(0.010, False, 500, 101, SYN | ACK)
+    seg(0.020, True, 101, 501, ACK)
+    for k in range(5):
+        seg(0.030 + 0.01 * k, False, 501 + 100 * k, 101, ACK | PSH, 100)
+        seg(0.035 + 0.01 * k, True, 101, 601 + 100 * k, ACK)
+    run = views.load(cap.write(tmp_path / "small.pcap"))
+    fig = plot.tsg_figure(run, 0)
+    ax = fig.axes[0]
+    assert "data 198.18.1.1:80 → 198.18.0.1:40000" in ax.get_title(loc="left")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert len(labels) >= 3 and len(set(labels)) == len(labels), labels

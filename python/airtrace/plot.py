@@ -80,18 +80,31 @@ def _window(s: Series, time: tuple[float, float] | None) -> Series:
 
 
 def _title(ax: Axes, run: Run, what: str, conn: int | None) -> None:
+    """The run and the connection, its data's sender first (the direction drawn)."""
     where = ""
     if conn is not None:
         row = run.connections.loc[conn]
-        where = f" — connection {conn}: {row['a']} → {row['b']}"
+        src, dst = (row["a"], row["b"]) if run.data_dir(conn) == 0 else (row["b"], row["a"])
+        where = f" — connection {conn}, data {src} → {dst}"
     ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left")
 
 
 def _kbytes(ax: Axes, axis: str = "y") -> None:
+    """Tick labels in kB, with as many decimals as the tick spacing needs (a range of a
+    few hundred bytes must not read "0, 0, 1, 1")."""
+    import math
+
     from matplotlib.ticker import FuncFormatter
 
-    fmt = FuncFormatter(lambda v, _: f"{v / 1000:,.0f}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    target = ax.yaxis if axis == "y" else ax.xaxis
+
+    def label(v: float, _pos: int | None) -> str:
+        ticks = target.get_majorticklocs()
+        step = min((abs(b - a) for a, b in zip(ticks, ticks[1:]) if b != a), default=1000.0)
+        decimals = max(0, min(3, -math.floor(math.log10(step / 1000)))) if step < 1000 else 0
+        return f"{v / 1000:,.{decimals}f}"
+
+    target.set_major_formatter(FuncFormatter(label))
 
 
 def _annotate_timeouts(ax: Axes, to: Series | None, offset: float = 0.0) -> None:
@@ -109,7 +122,8 @@ def _annotate_timeouts(ax: Axes, to: Series | None, offset: float = 0.0) -> None
         order = np.argsort(-backoff, kind="stable")[:MAX_ANNOTATIONS]
     for n, i in enumerate(sorted(order)):
         b = int(backoff[i])
-        txt = "RTO" if b <= 1 else f"RTO, backoff ×{2 ** (b - 1)}"
+        # The count, not 2^(b-1): the waits stop doubling at the stack's backoff cap.
+        txt = "RTO" if b <= 1 else f"RTO, {b} in a row"
         ax.annotate(txt, (to.x[i], to.y[i] + offset), xytext=(-8, 22 + 16 * (n % 2)), textcoords="offset points", fontsize=8, ha="right",
                     color="C3", arrowprops={"arrowstyle": "-", "color": "C3", "lw": 0.6})
 
@@ -241,7 +255,7 @@ def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilizati
     to = views.tsg(run, conn).get("timeouts")
     if to is not None and len(to):
         most = int(np.nanmax(to.y2)) if to.y2 is not None else 1
-        out.append(f"{len(to)} TCP timeout{'s' if len(to) > 1 else ''}" + (f", RTO backed off up to ×{2 ** (most - 1)}" if most > 1 else ""))
+        out.append(f"{len(to)} TCP timeout{'s' if len(to) > 1 else ''}" + (f", up to {most} in a row for the same data" if most > 1 else ""))
     out.append(f"utilization {util.utilization:.0%}: link idle {util.idle_s:.1f} s while data waited, "
                f"{util.resent_bytes / 1000:,.1f} kB sent twice")
     return out
