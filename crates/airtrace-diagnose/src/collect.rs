@@ -232,8 +232,9 @@ pub struct DirState {
     /// How long segments sent alone waited for their ACK: a receiver that delays its
     /// ACK for a second segment that never comes stalls such a sender.
     pub lone_ack_delay: LogHistogram,
-    /// Frames of lone segments whose ACK took 100 ms or more.
-    pub lone_slow_frames: Vec<u64>,
+    /// Lone segments whose ACK took [`LONE_SLOW_NS`] or more: (the wait, ns; the
+    /// segment's frame), the first [`LONE_SLOW_KEPT`].
+    pub lone_slow: Vec<(i64, u64)>,
     /// Recent data segments: (end sequence number, time sent), to know when the data an
     /// ACK covers left.
     sent_ring: std::collections::VecDeque<(u32, i64)>,
@@ -311,6 +312,12 @@ fn push_evidence(frames: &mut Vec<u64>, frame: u64) {
 fn seq_after(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
+
+/// A lone segment whose ACK took this long may have met a delayed ACK: kept as
+/// evidence for `delayed_ack_stall`, which decides against the path's round trip.
+pub const LONE_SLOW_NS: i64 = 30_000_000;
+/// Such segments kept per direction.
+const LONE_SLOW_KEPT: usize = 256;
 
 /// Segments remembered for timing ACKs against the data they cover.
 const SENT_RING: usize = 4096;
@@ -421,8 +428,8 @@ impl DirState {
         if let Some((sent, end, frame)) = self.lone.take() {
             if !seq_after(end, ack) {
                 self.lone_ack_delay.add(t_ns - sent);
-                if t_ns - sent >= 100_000_000 {
-                    push_evidence(&mut self.lone_slow_frames, frame);
+                if t_ns - sent >= LONE_SLOW_NS && self.lone_slow.len() < LONE_SLOW_KEPT {
+                    self.lone_slow.push((t_ns - sent, frame));
                 }
             }
         }

@@ -33,7 +33,7 @@ const MIN_LOSS_EVENTS: usize = 3;
 const CONFIDENT_LOSS_EVENTS: usize = 10;
 /// A lone segment's ACK that is later than the base RTT by more than this (or by the
 /// base RTT, if longer) was delayed by the receiver.
-const DELACK_MARGIN_NS: i64 = 30_000_000;
+const DELACK_MARGIN_NS: i64 = crate::collect::LONE_SLOW_NS;
 /// The longest a receiver may delay an ACK (RFC 9293 §3.8.6.3: less than 0.5 s).
 const MAX_DELACK_NS: i64 = 500_000_000;
 /// Stalls reported when at least this many...
@@ -996,7 +996,11 @@ fn delayed_ack_stall(b: &mut Builder, d: usize, dir: &DirState, handshake_rtt_ns
         d,
         (dir.first_data_ns.unwrap_or(0), dir.last_data_ns.unwrap_or(0)),
         cost,
-        dir.lone_slow_frames.clone(),
+        dir.lone_slow
+            .iter()
+            .filter(|&&(wait, _)| wait > threshold && wait <= threshold + MAX_DELACK_NS)
+            .map(|&(_, frame)| frame)
+            .collect(),
         explanation,
         "Give the sender a window of at least two segments (send buffer, initial window), or have the receiver ACK every segment (quick ACKs, TCP_QUICKACK) when the sender is this limited.",
         BTreeMap::from([
