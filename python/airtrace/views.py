@@ -512,6 +512,9 @@ def _link_idle(run: Run, flow: int | None) -> list[tuple[float, float]] | None:
         return None
     lk = link[link["dir"] == "down"]
     frames = lk[lk["kind"].isin(["frame_sent", "frame_retransmitted"])]
+    rlp = (run.meta.get("link") or {}) if run.meta.get("source") == "simulation" else {}
+    if len(frames) > 1 and rlp.get("arq") == "gsm_rlp":
+        return _rlp_idle(_np(frames["t"]), rlp)
     if len(frames) > 1:
         t = np.sort(_np(frames["t"]))
         slot = float(np.median(np.diff(t)))
@@ -529,6 +532,30 @@ def _link_idle(run: Run, flow: int | None) -> list[tuple[float, float]] | None:
     idle_start, idle_end = t[:-1], t[1:] - tx
     keep = idle_end - idle_start > max(per_byte * 40, 1e-4)
     return list(zip(idle_start[keep], idle_end[keep]))
+
+
+def _rlp_idle(frame_t: np.ndarray, rlp: dict[str, Any]) -> list[tuple[float, float]]:
+    """GSM RLP's idle slots: those flow control left open (RLP's own rule, crates/airtrace-link
+    rlp.rs `flow_open`) in which no frame went, between the first frame and the last. A slot
+    that flow control keeps closed (one in five at 960 B/s) is not idle: TCP could not
+    have used it (Ludwig et al. §4.3 count only what the TCP sender leaves unused)."""
+    import numpy as np
+
+    frame_ns = int(rlp["frame_ns"])
+    used = np.unique(np.rint(frame_t * 1e9 / frame_ns).astype(np.int64))
+    k = np.arange(used[0], used[-1] + 1, dtype=np.int64)
+    full = int(rlp["frame_payload_bytes"]) * 1_000_000_000
+    per_slot = int(rlp["rate_bytes_per_s"]["down"]) * frame_ns
+    open_slot = np.ones(len(k), bool) if per_slot >= full else (k + 1) * per_slot // full > k * per_slot // full
+    idle = k[open_slot & ~np.isin(k, used)]
+    if len(idle) == 0:
+        return []
+    # Runs of consecutive idle slots (closed slots between them join the run).
+    breaks = np.flatnonzero(np.diff(idle) > int(np.ceil(full / per_slot)) if per_slot < full else np.diff(idle) > 1)
+    first = np.concatenate([[0], breaks + 1])
+    last = np.concatenate([breaks, [len(idle) - 1]])
+    f = frame_ns / 1e9
+    return [(float(idle[a] * f), float((idle[b] + 1) * f)) for a, b in zip(first, last)]
 
 
 def _intersect(a: list[tuple[float, float]], starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:

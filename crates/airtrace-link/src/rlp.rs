@@ -221,6 +221,11 @@ pub struct GsmRlp<T> {
 }
 
 impl<T> GsmRlp<T> {
+    /// Its configuration.
+    pub fn config(&self) -> &RlpConfig {
+        &self.cfg
+    }
+
     /// A link with `cfg` and one loss process per direction (index
     /// [`LinkDir::index`]: down, up).
     ///

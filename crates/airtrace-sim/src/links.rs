@@ -40,6 +40,25 @@ fn packet_id(p: &PacketId) -> u64 {
 }
 
 impl Link {
+    /// meta.json's `link`: what an analysis of the link log needs to know of an ARQ
+    /// link that the log does not say. For GSM RLP, the frame slots and the
+    /// flow-controlled rate per direction (a slot that flow control keeps closed is not
+    /// idle time); `null` for the others.
+    pub fn meta(&self) -> serde_json::Value {
+        match self {
+            Link::Rlp(rlp) => {
+                let cfg = rlp.config();
+                serde_json::json!({
+                    "arq": "gsm_rlp",
+                    "frame_ns": cfg.frame_ns,
+                    "frame_payload_bytes": cfg.frame_payload_bytes,
+                    "rate_bytes_per_s": { "down": cfg.rate_bytes_per_s[0], "up": cfg.rate_bytes_per_s[1] },
+                })
+            }
+            _ => serde_json::Value::Null,
+        }
+    }
+
     /// Starts logging every link event.
     pub fn enable_log(&mut self) {
         match self {

@@ -375,6 +375,7 @@ pub fn run(
             events,
             &bundle.vantages(),
             &world.flows,
+            &world.link,
         );
         bundle.complete(&meta, scenario_text, &summary)?;
     }
@@ -1049,6 +1050,7 @@ fn meta_json(
     events: u64,
     vantages: &[Vantage],
     flows: &[Flow],
+    link: &Link,
 ) -> Vec<u8> {
     let vantage_points: Vec<_> = vantages
         .iter()
@@ -1088,6 +1090,7 @@ fn meta_json(
         "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
         "vantage_points": vantage_points,
         "flows": flows,
+        "link": link.meta(),
         "files": {
             "scenario": "scenario.toml",
             "summary": "summary.json",

@@ -1,0 +1,50 @@
+"""`airtrace reproduce`: the seed studies' figures beside what the simulator measures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from airtrace import reproduce
+
+CLI = [sys.executable, "-m", "airtrace.cli"]
+
+
+def test_without_a_study_it_lists_them_and_what_is_not_modelled() -> None:
+    done = subprocess.run([*CLI, "reproduce"], capture_output=True, text=True, check=True)
+    for key in [*reproduce.STUDIES, *reproduce.NOT_MODELLED]:
+        assert key in done.stdout
+    assert "Not modelled yet" in done.stdout
+
+
+@pytest.mark.parametrize("study", ["nosuch", "holland-vaidya"])
+def test_an_unknown_or_unmodelled_study_is_a_one_line_error(study: str) -> None:
+    done = subprocess.run([*CLI, "reproduce", study], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "error" in done.stderr
+
+
+def test_kuang_measures_data_ack_collisions_on_a_loss_free_channel() -> None:
+    done = subprocess.run([*CLI, "reproduce", "kuang", "--seeds", "2", "--json"], capture_output=True, text=True, check=True)
+    (study,) = json.loads(done.stdout)
+    figures = {f["name"]: f for f in study["figures"]}
+    retries = figures["MAC retry rate"]
+    assert len(retries["measured"]) == 2
+    # Collisions only (the channel loses nothing): a few per cent of the frames.
+    assert 2.0 < retries["mean"] < 6.0
+    assert figures["throughput without MAC retransmission"]["mean"] < 0
+
+
+def test_ludwig_finds_rlp_fully_used_and_resets_that_stall_the_receiver() -> None:
+    result = reproduce.reproduce("ludwig", seeds=1)
+    figures = {f.name: f for f in result.figures}
+    # Flow control closes one RLP slot in five at 960 B/s: that is not TCP leaving the
+    # link idle (it read 80 % before the utilization knew RLP's slots).
+    (utilization,) = figures["utilization of the RLP link"].measured
+    assert utilization >= 98.0
+    stalls = figures["receiver's stall around a reset, header compression on"].measured
+    assert stalls and min(stalls) > 5.0
+    assert "| utilization of the RLP link |" in result.markdown()
