@@ -48,3 +48,15 @@ def test_ludwig_finds_rlp_fully_used_and_resets_that_stall_the_receiver() -> Non
     stalls = figures["receiver's stall around a reset, header compression on"].measured
     assert stalls and min(stalls) > 5.0
     assert "| utilization of the RLP link |" in result.markdown()
+
+
+def test_out_keeps_the_headline_bundles_and_their_plots(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = reproduce.reproduce("kuang", seeds=1, out=tmp_path)
+    kept = [p for p in result.files if not p.endswith(".png")]
+    plots = [p for p in result.files if p.endswith(".png")]
+    assert len(kept) == 2 and len(plots) == 4
+    for bundle in kept:
+        assert (tmp_path / "kuang" / bundle.rsplit("/", 1)[1] / "meta.json").exists()
+    for png in plots:
+        with open(png, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -185,6 +185,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument("study", nargs="?", help="a study's name, or `all`")
     reproduce.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
+    reproduce.add_argument(
+        "--out", "-o", metavar="DIR", help="keep the headline runs' bundles (seed 1) in DIR/STUDY/, with their plots"
+    )
     fmt = reproduce.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the figures as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -551,7 +554,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"{PROG}: reproducing {key} over {args.seeds} seed(s) ...", file=sys.stderr)
         try:
-            results.append(reproduce.reproduce(key, seeds=args.seeds))
+            results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out))
         except ValueError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 import tempfile
@@ -57,6 +58,9 @@ class Result:
     setup: str
     figures: list[Figure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: With an output directory: the bundles kept (seed 1 of the headline runs) and the
+    #: plots drawn from them.
+    files: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -69,12 +73,14 @@ class Result:
                 for f in self.figures
             ],
             "notes": self.notes,
+            "files": self.files,
         }
 
     def markdown(self) -> str:
         rows = [f"**{self.title}**: {self.setup}", "", "| figure | published | airtrace |", "|---|---:|---:|"]
         rows += [f"| {f.name} | {f.published} | {f.text()} |" for f in self.figures]
         rows += [""] + [f"- {n}" for n in self.notes]
+        rows += [f"- Written: `{f}`" for f in self.files]
         return "\n".join(rows).rstrip() + "\n"
 
     def text(self) -> str:
@@ -83,6 +89,7 @@ class Result:
         out = [self.title, f"  {self.setup}", "", f"  {'figure':<{width}}  {'published':<{pub}}  airtrace"]
         out += [f"  {f.name:<{width}}  {f.published:<{pub}}  {f.text()}" for f in self.figures]
         out += [""] + [f"  {n}" for n in self.notes]
+        out += [f"  written: {f}" for f in self.files]
         return "\n".join(out).rstrip() + "\n"
 
 
@@ -92,20 +99,31 @@ def scenario_text(name: str) -> str:
 
 
 class _Runner:
-    """Runs scenario texts in a scratch directory, each in a bundle of its own."""
+    """Runs scenario texts in a scratch directory, each in a bundle of its own; a run
+    named `keep` goes to the output directory instead (when there is one), and the
+    multi-layer and time/sequence plots of it are drawn beside it."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, out: Path | None) -> None:
         self.work = work
+        self.out = out
         self.runs = 0
+        self.kept: list[str] = []
 
-    def run(self, text: str, *, seed: int | None = None) -> tuple[dict, Path]:
+    def run(self, text: str, *, seed: int | None = None, keep: str | None = None) -> tuple[dict, Path]:
         if seed is not None:
             text = re.sub(r"^seed = \d+", f"seed = {seed}", text, count=1, flags=re.M)
         self.runs += 1
         path = self.work / f"run{self.runs}.toml"
         path.write_text(text)
-        out = self.work / f"run{self.runs}"
-        return simulate(path, out), out
+        bundle = self.work / f"run{self.runs}" if keep is None or self.out is None else self.out / keep
+        summary = simulate(path, bundle)
+        if keep is not None and self.out is not None:
+            from airtrace import plot
+
+            self.kept.append(str(bundle))
+            for kind in ("multilayer", "tsg"):
+                self.kept += plot.plot(bundle, self.out / f"{keep}-{kind}.png", kind=kind)
+        return summary, bundle
 
 
 def _replace(text: str, old: str, new: str) -> str:
@@ -131,7 +149,10 @@ def rais_tripathi(run: _Runner, seeds: int) -> Result:
     r.figures.append(Figure("TCP goodput, no bursts", "54.2 KB/s (§4.2, Table 2)", [clean], "KB/s", 1))
     for model in ("fixed", "uniform"):
         text = scenario_text(f"rais_burst_{model}")
-        kept = [run.run(text, seed=s)[0]["flows"][0]["goodput_bps"] / 8e3 / clean for s in range(1, seeds + 1)]
+        kept = [
+            run.run(text, seed=s, keep=f"rais_burst_{model}" if s == 1 else None)[0]["flows"][0]["goodput_bps"] / 8e3 / clean
+            for s in range(1, seeds + 1)
+        ]
         published = "0.51 (27.7 of 54.2 KB/s, §4.2)" if model == "fixed" else "—"
         r.figures.append(Figure(f"TCP throughput kept, {model} bursts", published, kept))
     nfs = scenario_text("nfs_read_bursts")
@@ -184,7 +205,7 @@ def ludwig(run: _Runner, seeds: int) -> Result:
     r.figures.append(Figure("interface queue at its longest", "14 packets, 7 KB (§5.2)", queue, "packets", 0))
     resets, gaps = [], []
     for s in range(1, seeds + 1):
-        bundle = run.run(base, seed=s)[1]
+        bundle = run.run(base, seed=s, keep="gsm_rlp" if s == 1 else None)[1]
         view = views.load(bundle)
         link = view.link
         reset_times = [] if link is None else link.loc[(link["kind"] == "link_reset") & (link["dir"] == "down"), "t"].tolist()
@@ -227,7 +248,8 @@ def kuang(run: _Runner, seeds: int) -> Result:
     for limit in (7, 1):
         per_seed = []
         for s in range(1, seeds + 1):
-            summary, bundle = run.run(_replace(text, "retry_limit = 7", f"retry_limit = {limit}"), seed=s)
+            keep = f"wlan_collisions-retry{limit}" if s == 1 else None
+            summary, bundle = run.run(_replace(text, "retry_limit = 7", f"retry_limit = {limit}"), seed=s, keep=keep)
             with open(bundle / "link.jsonl") as f:
                 kinds = [json.loads(line)["kind"] for line in f]
             retries = kinds.count("frame_retransmitted")
@@ -304,13 +326,20 @@ NOT_MODELLED = {
 }
 
 
-def reproduce(study: str, *, seeds: int = 3) -> Result:
-    """Runs one study's scenarios over `seeds` seeds and returns its figures."""
+def reproduce(study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None) -> Result:
+    """Runs one study's scenarios over `seeds` seeds and returns its figures; with `out`,
+    keeps the headline runs' bundles (seed 1) there, with their plots."""
     if study in NOT_MODELLED:
         raise ValueError(f"{study} is not modelled: {NOT_MODELLED[study]}")
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}; known: {', '.join([*STUDIES, *NOT_MODELLED])}")
     if seeds < 1:
         raise ValueError("--seeds must be at least 1")
+    keep = None if out is None else Path(out) / study
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="airtrace-reproduce-") as work:
-        return STUDIES[study](_Runner(Path(work)), seeds)
+        runner = _Runner(Path(work), keep)
+        result = STUDIES[study](runner, seeds)
+    result.files = runner.kept
+    return result

@@ -512,7 +512,7 @@ def _link_idle(run: Run, flow: int | None) -> list[tuple[float, float]] | None:
         return None
     lk = link[link["dir"] == "down"]
     frames = lk[lk["kind"].isin(["frame_sent", "frame_retransmitted"])]
-    rlp = (run.meta.get("link") or {}) if run.meta.get("source") == "simulation" else {}
+    rlp = run.meta.get("link") or {}
     if len(frames) > 1 and rlp.get("arq") == "gsm_rlp":
         return _rlp_idle(_np(frames["t"]), rlp)
     if len(frames) > 1:

@@ -271,6 +271,7 @@ pub fn run(
     let streams = Streams::new(seed);
     let (link, mtu) =
         airtrace_sim::build::link(&scenario.link, &streams).map_err(EmuError::Setup)?;
+    let link_meta = link.meta();
     let snaplen = scenario
         .snaplen
         .map_or(262_144, |s| s.0.min(262_144) as u32);
@@ -521,6 +522,7 @@ pub fn run(
         end.as_nanos() as i64,
         &bundle.vantages(),
         &summary,
+        link_meta,
         serde_json::json!({
             "applied": kernel_plan.applied,
             "not_applied": kernel_plan.not_applied,
@@ -540,6 +542,7 @@ fn meta_json(
     end_ns: i64,
     vantages: &[airtrace_sim::scenario::Vantage],
     summary: &Summary,
+    link: serde_json::Value,
     tcp_settings: serde_json::Value,
 ) -> Vec<u8> {
     let vantage_points: Vec<_> = vantages
@@ -583,6 +586,7 @@ fn meta_json(
         "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
         "vantage_points": vantage_points,
         "flows": flows,
+        "link": link,
         "tcp_settings": tcp_settings,
         "files": {
             "scenario": "scenario.toml",
