@@ -252,6 +252,11 @@ pub struct DirState {
     last_syn_ns: Option<i64>,
     /// SYN (or SYN/ACK) segments sent, the first included.
     syns_sent: u32,
+    /// Retransmissions the analyzer timed as timeouts that came sooner than any RTO can
+    /// (see [`Diagnoser::packet`]) in the current chain of timeouts of the same data.
+    too_soon_in_chain: u8,
+    /// Such retransmissions: not counted as timeouts.
+    pub too_soon_for_rto: u64,
 }
 
 /// What was gathered about one connection.
@@ -280,6 +285,11 @@ pub struct ConnState {
     pub part: usize,
     /// A SYN was captured: the window scale (RFC 7323 §2.2), and so the window, is known.
     pub handshake_seen: bool,
+    /// The last SYN (without ACK) and whether a SYN/ACK followed it.
+    syn_ns: Option<i64>,
+    syn_ack_seen: bool,
+    /// From the SYN to the ACK of the SYN/ACK: a full round trip, wherever the capture sat.
+    pub handshake_rtt_ns: Option<i64>,
 }
 
 /// The sink that gathers what the detectors need (see the [module documentation](self)).
@@ -354,6 +364,31 @@ impl DirState {
                 proof: SpuriousProof::Dsack,
             });
         }
+    }
+
+    /// A retransmission the analyzer timed as the `a.backoff`-th timeout came sooner than
+    /// any RTO could: RFC 6298 §2 keeps the RTO above the smoothed RTT, so a silence of
+    /// less than half the round trip (the handshake's, or the smallest sample) before it
+    /// was no retransmission timer but a repacketised copy, a tail-loss probe or RACK
+    /// (alexa conn 31 frame 647, 49 µs after its bytes went). Such a one is counted in
+    /// `too_soon_for_rto`, and the later timeouts of the same chain number from it.
+    fn sooner_than_any_rto(&mut self, a: &Annotation, handshake_rtt: Option<i64>) -> bool {
+        if a.backoff == 1 {
+            self.too_soon_in_chain = 0;
+        }
+        let gap = if a.idle_gap_ns == NONE_I64 {
+            0
+        } else {
+            a.idle_gap_ns
+        };
+        let too_soon = handshake_rtt
+            .max(self.rtt.min())
+            .is_some_and(|round_trip| gap * 2 < round_trip);
+        if too_soon {
+            self.too_soon_in_chain = self.too_soon_in_chain.saturating_add(1);
+            self.too_soon_for_rto += 1;
+        }
+        too_soon
     }
 
     /// The receiver's window may have changed at `t_ns` (`frame`): opens or closes a
@@ -489,6 +524,10 @@ impl PacketSink for Diagnoser {
         }
         let d = usize::from(a.dir & 1);
         let tcp = decoded.tcp();
+        if let Some(h) = tcp {
+            c.note_handshake(h.flags, t);
+        }
+        let handshake_rtt = c.handshake_rtt_ns;
         let (me, peer) = {
             let [x, y] = &mut c.dirs;
             if d == 0 {
@@ -677,11 +716,13 @@ impl PacketSink for Diagnoser {
                     me.spurious
                         .push(SpuriousTimeout::already_acked(frame, t, false));
                 }
-                RetransKind::Timeout if a.backoff >= 1 => {
+                RetransKind::Timeout
+                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, handshake_rtt) =>
+                {
                     me.timeouts.push(Timeout {
                         frame,
                         t_ns: t,
-                        backoff: a.backoff,
+                        backoff: (a.backoff - me.too_soon_in_chain.min(a.backoff - 1)),
                         idle_gap_ns: if a.idle_gap_ns == NONE_I64 {
                             0
                         } else {
@@ -767,6 +808,24 @@ impl PacketSink for Diagnoser {
         me.last_data_ns = Some(t);
         me.data_bytes += u64::from(a.seglen);
         me.mss = me.mss.max(a.seglen);
+    }
+}
+
+impl ConnState {
+    /// Follows the handshake (TCP `flags` of a packet at `t_ns`) to time its round trip.
+    fn note_handshake(&mut self, flags: u16, t_ns: i64) {
+        let (syn, ack) = (flags & 0x02 != 0, flags & 0x10 != 0);
+        match (syn, ack) {
+            (true, false) => {
+                self.syn_ns = Some(t_ns);
+                self.syn_ack_seen = false;
+            }
+            (true, true) => self.syn_ack_seen = self.syn_ns.is_some(),
+            (false, true) if self.syn_ack_seen && self.handshake_rtt_ns.is_none() => {
+                self.handshake_rtt_ns = self.syn_ns.map(|s| t_ns - s);
+            }
+            _ => {}
+        }
     }
 }
 

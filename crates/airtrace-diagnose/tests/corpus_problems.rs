@@ -570,3 +570,34 @@ fn a_quick_ack_of_a_retransmission_that_fills_a_hole_is_not_spurious() {
         "{findings:#?}"
     );
 }
+
+/// A segment sent again `after_ms` after the original, on a 50 ms path, nothing
+/// acknowledged in between.
+fn repeated_after(after_ms: f64) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(50.1, true, c, s, ACK, 0),
+        Segment::new(100.0, false, s, c, ACK, MSS),
+        Segment::new(100.0 + after_ms, false, s, c, ACK, MSS),
+        Segment::new(150.0 + after_ms, true, c, s + MSS, ACK, 0),
+    ]
+}
+
+/// Problem 3 (`ndpi_alexa-app` conn 31 frame 647, conn 100 frame 2486): bytes sent again
+/// 49 µs after they went are no retransmission timeout, which RFC 6298 §2 keeps above
+/// the round trip; after 1.2 s they are.
+#[test]
+fn a_copy_sooner_than_any_rto_is_no_timeout() {
+    let (_, findings) = diagnose("copy-after-49us", &pcap(repeated_after(0.049)));
+    assert!(
+        findings.iter().all(|f| f.kind != "timeout_backoff"),
+        "{findings:#?}"
+    );
+    let (_, findings) = diagnose("copy-after-1200ms", &pcap(repeated_after(1200.0)));
+    assert!(
+        findings.iter().any(|f| f.kind == "timeout_backoff"),
+        "{findings:#?}"
+    );
+}
