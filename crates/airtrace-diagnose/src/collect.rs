@@ -368,11 +368,11 @@ impl DirState {
 
     /// A retransmission the analyzer timed as the `a.backoff`-th timeout came sooner than
     /// any RTO could: RFC 6298 §2 keeps the RTO above the smoothed RTT, so a silence of
-    /// less than half the round trip (the handshake's, or the smallest sample) before it
-    /// was no retransmission timer but a repacketised copy, a tail-loss probe or RACK
-    /// (alexa conn 31 frame 647, 49 µs after its bytes went). Such a one is counted in
-    /// `too_soon_for_rto`, and the later timeouts of the same chain number from it.
-    fn sooner_than_any_rto(&mut self, a: &Annotation, handshake_rtt: Option<i64>) -> bool {
+    /// less than half the `round_trip` before it was no retransmission timer but a
+    /// repacketised copy, a tail-loss probe or RACK (alexa conn 31 frame 647, 49 µs after
+    /// its bytes went). Such a one is counted in `too_soon_for_rto`, and the later
+    /// timeouts of the same chain number from it.
+    fn sooner_than_any_rto(&mut self, a: &Annotation, round_trip: Option<i64>) -> bool {
         if a.backoff == 1 {
             self.too_soon_in_chain = 0;
         }
@@ -381,9 +381,7 @@ impl DirState {
         } else {
             a.idle_gap_ns
         };
-        let too_soon = handshake_rtt
-            .max(self.rtt.min())
-            .is_some_and(|round_trip| gap * 2 < round_trip);
+        let too_soon = round_trip.is_some_and(|r| gap * 2 < r);
         if too_soon {
             self.too_soon_in_chain = self.too_soon_in_chain.saturating_add(1);
             self.too_soon_for_rto += 1;
@@ -694,6 +692,16 @@ impl PacketSink for Diagnoser {
             }
         }
         let retx = a.flags.contains(Flags::RETRANSMISSION);
+        // The path's round trip, as well as the capture shows it: the handshake's (SYN to
+        // ACK, a full round trip from anywhere, but long when the server is slow to
+        // answer), or the larger of the two directions' smallest RTT samples (at a capture
+        // beside one end, that end's data sees the full round trip and the other's only
+        // the turnaround), whichever is shorter.
+        let samples = me.rtt.min().max(peer.rtt.min());
+        let round_trip = match (handshake_rtt, samples) {
+            (Some(h), Some(r)) => Some(h.min(r)),
+            (h, r) => h.or(r),
+        };
         if let (true, Some(h)) = (retx, tcp) {
             if me.recent_retx.len() == RECENT_RETX {
                 me.recent_retx.pop_front();
@@ -717,7 +725,7 @@ impl PacketSink for Diagnoser {
                         .push(SpuriousTimeout::already_acked(frame, t, false));
                 }
                 RetransKind::Timeout
-                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, handshake_rtt) =>
+                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, round_trip) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,
