@@ -47,11 +47,7 @@ fn few_loss_events_give_a_low_confidence_classification() {
 #[test]
 fn the_ack_clock_restarting_after_a_zero_window_is_not_ack_compression() {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(50.0, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(50.1, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(50.0, 50.1);
     let mut next = s;
     for cycle in 0..30 {
         let t = 100.0 + 1000.0 * f64::from(cycle);
@@ -102,16 +98,14 @@ fn the_ack_clock_restarting_after_a_zero_window_is_not_ack_compression() {
 /// the capture: data at 0.1 s, a lost segment at 0.2 s, resent at 1.2 s.
 fn one_timeout(port: u16, at_s: f64) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(50.0, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(50.1, true, c, s, ACK, 0),
+    let mut segs = handshake(50.0, 50.1);
+    segs.extend([
         Segment::new(100.0, false, s, c, ACK, MSS),
         Segment::new(150.0, true, c, s + MSS, ACK, 0),
         Segment::new(200.0, false, s + MSS, c, ACK, MSS),
         Segment::new(1200.0, false, s + MSS, c, ACK, MSS),
         Segment::new(1250.0, true, c, s + 2 * MSS, ACK, 0),
-    ];
+    ]);
     for seg in &mut segs {
         seg.client_port = port;
         seg.t_ns += (at_s * 1e9) as i64;
@@ -168,6 +162,17 @@ fn a_lone_first_frame_years_early_is_not_the_time_base() {
 }
 
 const RST: u8 = 0x04;
+
+/// The client's SYN at 0, the server's SYN/ACK at `syn_ack_ms` and the client's ACK at
+/// `ack_ms` (where the capture sits decides the gaps).
+fn handshake(syn_ack_ms: f64, ack_ms: f64) -> Vec<Segment> {
+    let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
+    vec![
+        Segment::new(0.0, true, c - 1, 0, SYN, 0),
+        Segment::new(syn_ack_ms, false, s - 1, c, SYN | ACK, 0),
+        Segment::new(ack_ms, true, c, s, ACK, 0),
+    ]
+}
 
 /// Problem 1a (`ndpi_wechat`): a SYN/ACK resent after the capture saw the client
 /// acknowledge it. From the capture point the handshake was done: the server's timer
@@ -238,11 +243,7 @@ fn a_syn_ack_answering_a_repeated_syn_is_not_a_timeout_of_its_own() {
 /// stays (a standing queue of about 18 segments), ending with `ending`.
 fn standing_queue(ending: &[Segment]) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(20.0, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(20.1, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(20.0, 20.1);
     for k in 0..60u32 {
         let sent = 100.0 + 10.0 * f64::from(k);
         let rtt = (20.0 + 45.0 * f64::from(k)).min(200.0);
@@ -280,11 +281,7 @@ fn a_rst_with_window_zero_does_not_erase_the_standing_queue() {
 /// 1352–1355: windows of 474 and 30 bytes, 0.4 s waits before each small send).
 fn small_windows(small_window: u16, cycles: u32) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(20.0, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(20.1, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(20.0, 20.1);
     let mut next = s;
     let mut t = 100.0;
     for k in 0..20u32 {
@@ -352,11 +349,7 @@ fn pauses_while_the_window_is_below_a_segment_are_not_the_application() {
 /// round trip of 50 ms).
 fn zero_window_bursts(ack_after_ms: f64) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(50.0, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(50.0 + ack_after_ms, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(50.0, 50.0 + ack_after_ms);
     let mut next = s;
     for cycle in 0..12 {
         let t = 100.0 + 400.0 * f64::from(cycle);
@@ -415,11 +408,7 @@ fn no_bottleneck_rate_from_acks_captured_at_the_receiver() {
 /// the sender on a 20 ms path.
 fn lone_segments(ack_after_ms: f64) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(20.1, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(0.1, 20.1);
     for k in 0..12u32 {
         let t = 100.0 + 3000.0 * f64::from(k);
         segs.push(Segment::new(t, false, s + k * MSS, c, ACK, MSS));
@@ -528,11 +517,7 @@ fn a_scaled_window_without_the_handshake_does_not_hide_application_pauses() {
 #[test]
 fn a_quick_ack_of_a_retransmission_that_fills_a_hole_is_not_spurious() {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut segs = vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(400.0, true, c, s, ACK, 0),
-    ];
+    let mut segs = handshake(0.1, 400.0);
     // Pairs of segments, each pair ACKed 400 ms later (the smallest round trip seen)...
     for k in 0..4u32 {
         let t = 500.0 + 1000.0 * f64::from(k);
@@ -575,14 +560,13 @@ fn a_quick_ack_of_a_retransmission_that_fills_a_hole_is_not_spurious() {
 /// acknowledged in between.
 fn repeated_after(after_ms: f64) -> Vec<Segment> {
     let (c, s) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    vec![
-        Segment::new(0.0, true, c - 1, 0, SYN, 0),
-        Segment::new(0.1, false, s - 1, c, SYN | ACK, 0),
-        Segment::new(50.1, true, c, s, ACK, 0),
+    let mut segs = handshake(0.1, 50.1);
+    segs.extend([
         Segment::new(100.0, false, s, c, ACK, MSS),
         Segment::new(100.0 + after_ms, false, s, c, ACK, MSS),
         Segment::new(150.0 + after_ms, true, c, s + MSS, ACK, 0),
-    ]
+    ]);
+    segs
 }
 
 /// Problem 3 (`ndpi_alexa-app` conn 31 frame 647, conn 100 frame 2486): bytes sent again
