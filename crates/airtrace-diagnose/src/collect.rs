@@ -253,10 +253,9 @@ pub struct DirState {
     /// SYN (or SYN/ACK) segments sent, the first included.
     syns_sent: u32,
     /// Retransmissions the analyzer timed as timeouts that came sooner than any RTO can
-    /// (see [`Diagnoser::packet`]) in the current chain of timeouts of the same data.
+    /// (see [`DirState::sooner_than_any_rto`]) in the current chain of timeouts of the
+    /// same data.
     too_soon_in_chain: u8,
-    /// Such retransmissions: not counted as timeouts.
-    pub too_soon_for_rto: u64,
 }
 
 /// What was gathered about one connection.
@@ -366,13 +365,15 @@ impl DirState {
         }
     }
 
-    /// A retransmission the analyzer timed as the `a.backoff`-th timeout came sooner than
-    /// any RTO could: RFC 6298 §2 keeps the RTO above the smoothed RTT, so a silence of
-    /// less than half the `round_trip` before it was no retransmission timer but a
-    /// repacketised copy, a tail-loss probe or RACK (alexa conn 31 frame 647, 49 µs after
-    /// its bytes went). Such a one is counted in `too_soon_for_rto`, and the later
-    /// timeouts of the same chain number from it.
-    fn sooner_than_any_rto(&mut self, a: &Annotation, round_trip: Option<i64>) -> bool {
+    /// A retransmission at `t_ns` that the analyzer timed as the `a.backoff`-th timeout
+    /// came sooner than any RTO could. RFC 6298 keeps the RTO above the smoothed RTT
+    /// (§2) and restarts the timer whenever an ACK acknowledges new data (§5.3), so a
+    /// retransmission less than half the `round_trip` after the direction's last data or
+    /// its last ACK advance was no retransmission timer: a repacketised copy (alexa conn 31
+    /// frame 647, 49 µs after its bytes went), a tail-loss probe, RACK, or a partial ACK's
+    /// retransmission in fast recovery (an emulated Linux run: 55 µs after the ACK that
+    /// advanced to the hole). The later timeouts of the same chain number from it.
+    fn sooner_than_any_rto(&mut self, a: &Annotation, t_ns: i64, round_trip: Option<i64>) -> bool {
         if a.backoff == 1 {
             self.too_soon_in_chain = 0;
         }
@@ -381,10 +382,10 @@ impl DirState {
         } else {
             a.idle_gap_ns
         };
-        let too_soon = round_trip.is_some_and(|r| gap * 2 < r);
+        let quiet = self.last_advance_ns.map_or(gap, |at| gap.min(t_ns - at));
+        let too_soon = round_trip.is_some_and(|r| quiet * 2 < r);
         if too_soon {
             self.too_soon_in_chain = self.too_soon_in_chain.saturating_add(1);
-            self.too_soon_for_rto += 1;
         }
         too_soon
     }
@@ -725,7 +726,7 @@ impl PacketSink for Diagnoser {
                         .push(SpuriousTimeout::already_acked(frame, t, false));
                 }
                 RetransKind::Timeout
-                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, round_trip) =>
+                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, t, round_trip) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,
