@@ -622,7 +622,8 @@ def _simulate_demo() -> int:
     print(
         "Next: `airtrace diagnose YOUR.pcap`, `airtrace report BUNDLE -o report.html` for the interactive "
         "multi-layer view, `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` "
-        "in Python, or `airtrace simulate SCENARIO.toml --out DIR` with the files in scenarios/ (docs/scenarios.md)."
+        "in Python, `airtrace simulate SCENARIO.toml --out DIR` with the files in scenarios/ (docs/scenarios.md), "
+        "or `airtrace reproduce` to rebuild the seed studies beside their published figures."
     )
     return 0
 
