@@ -116,6 +116,7 @@ class _Runner:
         path = self.work / f"run{self.runs}.toml"
         path.write_text(text)
         bundle = self.work / f"run{self.runs}" if keep is None or self.out is None else self.out / keep
+        bundle.parent.mkdir(parents=True, exist_ok=True)
         summary = simulate(path, bundle)
         if keep is not None and self.out is not None:
             from airtrace import plot
@@ -336,8 +337,6 @@ def reproduce(study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None 
     if seeds < 1:
         raise ValueError("--seeds must be at least 1")
     keep = None if out is None else Path(out) / study
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="airtrace-reproduce-") as work:
         runner = _Runner(Path(work), keep)
         result = STUDIES[study](runner, seeds)
