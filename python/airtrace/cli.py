@@ -539,25 +539,17 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(f"  {key:<15} {why}")
         return 0
     keys = list(reproduce.STUDIES) if args.study == "all" else [args.study]
-    if args.study in reproduce.NOT_MODELLED:
-        print(f"{PROG}: error: {args.study} is not modelled: {reproduce.NOT_MODELLED[args.study]}", file=sys.stderr)
-        return 2
-    if args.seeds < 1:
-        print(f"{PROG}: error: --seeds must be at least 1", file=sys.stderr)
-        return 2
-    if keys[0] not in reproduce.STUDIES:
-        known = ", ".join([*reproduce.STUDIES, "all"])
-        print(f"{PROG}: error: unknown study {args.study!r}; known: {known}", file=sys.stderr)
+    try:
+        for key in keys:
+            reproduce.check(key, args.seeds)
+    except ValueError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     results = []
     for key in keys:
         if not args.json:
             print(f"{PROG}: reproducing {key} over {args.seeds} seed(s) ...", file=sys.stderr)
-        try:
-            results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out))
-        except ValueError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
-            return 2
+        results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out))
         if not args.json:
             print(results[-1].markdown() if args.markdown else results[-1].text())
     if args.json:

@@ -327,15 +327,20 @@ NOT_MODELLED = {
 }
 
 
-def reproduce(study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None) -> Result:
-    """Runs one study's scenarios over `seeds` seeds and returns its figures; with `out`,
-    keeps the headline runs' bundles (seed 1) there, with their plots."""
+def check(study: str, seeds: int) -> None:
+    """Raises ValueError, saying why, unless `study` can be reproduced over `seeds` seeds."""
     if study in NOT_MODELLED:
         raise ValueError(f"{study} is not modelled: {NOT_MODELLED[study]}")
     if study not in STUDIES:
-        raise ValueError(f"unknown study {study!r}; known: {', '.join([*STUDIES, *NOT_MODELLED])}")
+        raise ValueError(f"unknown study {study!r}; known: {', '.join([*STUDIES, 'all', *NOT_MODELLED])}")
     if seeds < 1:
         raise ValueError("--seeds must be at least 1")
+
+
+def reproduce(study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None) -> Result:
+    """Runs one study's scenarios over `seeds` seeds and returns its figures; with `out`,
+    keeps the headline runs' bundles (seed 1) there, with their plots."""
+    check(study, seeds)
     keep = None if out is None else Path(out) / study
     with tempfile.TemporaryDirectory(prefix="airtrace-reproduce-") as work:
         runner = _Runner(Path(work), keep)

@@ -550,8 +550,10 @@ def _rlp_idle(frame_t: np.ndarray, rlp: dict[str, Any]) -> list[tuple[float, flo
     idle = k[open_slot & ~np.isin(k, used)]
     if len(idle) == 0:
         return []
-    # Runs of consecutive idle slots (closed slots between them join the run).
-    breaks = np.flatnonzero(np.diff(idle) > int(np.ceil(full / per_slot)) if per_slot < full else np.diff(idle) > 1)
+    # Runs of idle slots: two open slots are never further apart than this, so a closed
+    # slot between two idle ones belongs to the same run.
+    widest = 1 if per_slot >= full else -(-full // per_slot)
+    breaks = np.flatnonzero(np.diff(idle) > widest)
     first = np.concatenate([[0], breaks + 1])
     last = np.concatenate([breaks, [len(idle) - 1]])
     f = frame_ns / 1e9

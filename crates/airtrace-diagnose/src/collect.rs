@@ -282,8 +282,6 @@ pub struct ConnState {
     pub file_drops: Option<u64>,
     /// The part of the capture it began in (see [`Diagnoser::time_base`]).
     pub part: usize,
-    /// A SYN was captured: the window scale (RFC 7323 §2.2), and so the window, is known.
-    pub handshake_seen: bool,
     /// The last SYN (without ACK) and whether a SYN/ACK followed it.
     syn_ns: Option<i64>,
     syn_ack_seen: bool,
@@ -314,6 +312,27 @@ pub const CAPTURE_PART_GAP_NS: i64 = 86_400_000_000_000;
 fn push_evidence(frames: &mut Vec<u64>, frame: u64) {
     if frames.len() < MAX_EVIDENCE {
         frames.push(frame);
+    }
+}
+
+/// The path's round trip, as well as the capture shows it: the handshake's (SYN to ACK, a
+/// full round trip from anywhere, but long when the server is slow to answer), or the
+/// larger of the two directions' smallest RTT samples (at a capture beside one end, that
+/// end's data sees the full round trip and the other's only the turnaround), whichever is
+/// shorter.
+fn round_trip(handshake_rtt: Option<i64>, me: &DirState, peer: &DirState) -> Option<i64> {
+    match (handshake_rtt, me.rtt.min().max(peer.rtt.min())) {
+        (Some(h), Some(r)) => Some(h.min(r)),
+        (h, r) => h.or(r),
+    }
+}
+
+/// The silence before a retransmission the analyzer timed (0 when it timed none), ns.
+fn idle_gap_ns(a: &Annotation) -> i64 {
+    if a.idle_gap_ns == NONE_I64 {
+        0
+    } else {
+        a.idle_gap_ns
     }
 }
 
@@ -377,11 +396,7 @@ impl DirState {
         if a.backoff == 1 {
             self.too_soon_in_chain = 0;
         }
-        let gap = if a.idle_gap_ns == NONE_I64 {
-            0
-        } else {
-            a.idle_gap_ns
-        };
+        let gap = idle_gap_ns(a);
         let quiet = self.last_advance_ns.map_or(gap, |at| gap.min(t_ns - at));
         let too_soon = round_trip.is_some_and(|r| quiet * 2 < r);
         if too_soon {
@@ -606,7 +621,6 @@ impl PacketSink for Diagnoser {
         if is_ack && !rst {
             peer.advertised = Some(a.window);
         }
-        c.handshake_seen |= tcp.is_some_and(|h| h.flags & 0x02 != 0);
         peer.note_small_window(t, frame);
         if a.flags.contains(Flags::ZERO_WINDOW) {
             // The sender stops: ACKs on either side of the stall are not one ACK clock.
@@ -693,16 +707,6 @@ impl PacketSink for Diagnoser {
             }
         }
         let retx = a.flags.contains(Flags::RETRANSMISSION);
-        // The path's round trip, as well as the capture shows it: the handshake's (SYN to
-        // ACK, a full round trip from anywhere, but long when the server is slow to
-        // answer), or the larger of the two directions' smallest RTT samples (at a capture
-        // beside one end, that end's data sees the full round trip and the other's only
-        // the turnaround), whichever is shorter.
-        let samples = me.rtt.min().max(peer.rtt.min());
-        let round_trip = match (handshake_rtt, samples) {
-            (Some(h), Some(r)) => Some(h.min(r)),
-            (h, r) => h.or(r),
-        };
         if let (true, Some(h)) = (retx, tcp) {
             if me.recent_retx.len() == RECENT_RETX {
                 me.recent_retx.pop_front();
@@ -726,17 +730,14 @@ impl PacketSink for Diagnoser {
                         .push(SpuriousTimeout::already_acked(frame, t, false));
                 }
                 RetransKind::Timeout
-                    if a.backoff >= 1 && !me.sooner_than_any_rto(a, t, round_trip) =>
+                    if a.backoff >= 1
+                        && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer)) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,
                         t_ns: t,
                         backoff: (a.backoff - me.too_soon_in_chain.min(a.backoff - 1)),
-                        idle_gap_ns: if a.idle_gap_ns == NONE_I64 {
-                            0
-                        } else {
-                            a.idle_gap_ns
-                        },
+                        idle_gap_ns: idle_gap_ns(a),
                         flight_before: me.last_flight,
                         handshake: false,
                     });

@@ -144,6 +144,11 @@ pub fn connection(
         duration_ns,
         out: Vec::new(),
     };
+    // A SYN was captured: the window scale (RFC 7323 §2.2), and so the window, is known.
+    let window_scale_known = summary.is_some_and(|s| s.syn_seen);
+    let handshake_rtt_ns = summary
+        .and_then(|s| s.handshake_rtt_s)
+        .map(|r| (r * 1e9) as i64);
     for (d, dir) in c.dirs.iter().enumerate() {
         if dir.data_packets == 0 && dir.timeouts.is_empty() && dir.spurious.is_empty() {
             continue;
@@ -157,19 +162,10 @@ pub fn connection(
         spurious_retransmissions(&mut b, d, dir);
         excessive_queueing(&mut b, d, dir);
         loss_pattern(&mut b, d, dir, &episodes);
-        let handshake_rtt_ns = summary
-            .and_then(|s| s.handshake_rtt_s)
-            .map(|r| (r * 1e9) as i64);
-        receiver_limited(
-            &mut b,
-            d,
-            dir,
-            summary.is_some_and(|s| s.syn_seen),
-            handshake_rtt_ns,
-        );
+        receiver_limited(&mut b, d, dir, window_scale_known, handshake_rtt_ns);
         delayed_ack_stall(&mut b, d, dir, handshake_rtt_ns);
         ack_compression(&mut b, d, dir);
-        sender_limited(&mut b, d, dir, duration_ns, c.handshake_seen);
+        sender_limited(&mut b, d, dir, duration_ns, window_scale_known);
     }
     artifacts(&mut b, c);
     capture_drops(&mut b, c);
@@ -479,24 +475,26 @@ fn spurious_timeouts(b: &mut Builder, d: usize, dir: &DirState) {
     if s.is_empty() {
         return;
     }
-    let count = |f: &dyn Fn(&SpuriousProof) -> bool| s.iter().filter(|x| f(&x.proof)).count();
-    let handshake = count(&|p| matches!(p, SpuriousProof::AlreadyAcked { handshake: true }));
-    let acked = count(&|p| matches!(p, SpuriousProof::AlreadyAcked { handshake: false }));
-    let dsack = count(&|p| matches!(p, SpuriousProof::Dsack));
-    let soon: Vec<(i64, i64)> = s
-        .iter()
-        .filter_map(|x| match x.proof {
-            SpuriousProof::AckTooSoon { min_rtt_ns, .. } => {
-                Some((x.proof_ns - x.retx_ns, min_rtt_ns))
+    // How each was shown: (already acknowledged data, already acknowledged SYN/ACKs,
+    // D-SACKs, the too-soon ACKs' (delay, smallest RTT) pairs, and whether any of those
+    // came after a second timeout of the same data, when the ACK may answer an earlier
+    // copy).
+    let (mut acked, mut handshake, mut dsack, mut soon, mut karn) = (0, 0, 0, Vec::new(), false);
+    for x in s {
+        match x.proof {
+            SpuriousProof::AlreadyAcked { handshake: true } => handshake += 1,
+            SpuriousProof::AlreadyAcked { handshake: false } => acked += 1,
+            SpuriousProof::Dsack => dsack += 1,
+            SpuriousProof::AckTooSoon {
+                min_rtt_ns,
+                backoff,
+            } => {
+                soon.push((x.proof_ns - x.retx_ns, min_rtt_ns));
+                karn |= backoff > 1;
             }
-            _ => None,
-        })
-        .collect();
-    // After a second timeout of the same data the ACK may answer an earlier copy.
-    let whose = if s
-        .iter()
-        .any(|x| matches!(x.proof, SpuriousProof::AckTooSoon { backoff, .. } if backoff > 1))
-    {
+        }
+    }
+    let whose = if karn {
         "the original's or an earlier retransmission's"
     } else {
         "the original's"
@@ -1047,12 +1045,12 @@ fn sender_limited(
     d: usize,
     dir: &DirState,
     duration_ns: i64,
-    handshake_seen: bool,
+    window_scale_known: bool,
 ) {
     if dir.data_packets < MIN_DATA_FOR_APP_LIMIT {
         return; // a direction that carries (almost) only ACKs
     }
-    let window_known = handshake_seen || !dir.flight_above_window;
+    let window_known = window_scale_known || !dir.flight_above_window;
     let mut waits: Vec<(i64, i64)> = dir
         .zero_window
         .iter()
