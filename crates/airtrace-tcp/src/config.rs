@@ -89,11 +89,12 @@ pub struct Config {
     /// slow start, SMSS²/cwnd per ACK in congestion avoidance). Per-ACK growth is
     /// slower with delayed ACKs.
     pub byte_counting: bool,
-    /// On fast retransmit, halve the bytes still in the network (FlightSize less the
-    /// SACKed, or duplicate-ACKed, segments and the lost head: RFC 6675's pipe) rather
-    /// than RFC 5681's FlightSize. ns-3 does this (`GetSsThresh(tcb, BytesInFlight())`
-    /// in `TcpSocketBase::EnterRecovery`); it gives a smaller ssthresh and so a lower
-    /// throughput under random loss.
+    /// On fast retransmit, halve the bytes still in the network rather than RFC 5681's
+    /// FlightSize, as ns-3 does (`GetSsThresh(tcb, BytesInFlight())` in
+    /// `TcpSocketBase::EnterRecovery`): with SACK, FlightSize less the SACKed bytes and
+    /// the lost head (RFC 6675's pipe); without, less one segment per duplicate ACK (ns-3
+    /// keeps the lost head counted as in flight). It gives a smaller ssthresh and so a
+    /// lower throughput under random loss. Off in both presets (RFC 5681).
     pub ssthresh_from_pipe: bool,
     /// Explicit Congestion Notification, RFC 3168. False in both presets, which then
     /// neither ask for ECN nor answer it (a real Linux host answers but does not ask,

@@ -216,6 +216,9 @@ pub struct Endpoint {
     /// RFC 6582 `recover` / RFC 6675 `RecoveryPoint`: snd_max when recovery or the Loss
     /// phase began.
     recover: u32,
+    /// `recover` was set by a go-back-N retransmission (a timeout, or Tahoe's fast
+    /// retransmit), which resends data the receiver may already hold.
+    recover_after_go_back_n: bool,
     partial_acks: u32,
     has_rtt: bool,
     srtt: i64,
@@ -318,6 +321,7 @@ impl Endpoint {
             loss_by_rto: false,
             dupacks: 0,
             recover: isn,
+            recover_after_go_back_n: false,
             partial_acks: 0,
             has_rtt: false,
             srtt: 0,
@@ -1069,10 +1073,24 @@ impl Endpoint {
     /// RFC 6582 §3.2 step 1 and §4.1 (also used by Tahoe, as ns-2's `bug_fix_`, and by
     /// SACK, RFC 6675 §5): fast retransmit only if the cumulative ACK covers more than
     /// `recover`, so duplicate ACKs for data sent before a timeout (or a recovery) do
-    /// not start another. As FreeBSD, "covers more than" is `ack > recover` with
-    /// `recover` = snd_max then. Reno (4.4BSD) has no such rule.
+    /// not start another. The RFCs' `recover` (RecoveryPoint = HighData) is the
+    /// highest sequence number sent, the last byte; ours is snd_max, one past it, so
+    /// "covers more than" is `ack >= recover` (as ns-3's `m_highRxAckMark >=
+    /// m_recover`). FreeBSD's and ns-2's stricter `ack > snd_max` forbade a fast
+    /// retransmit of the first segment sent after recovery began, when the ACK ending
+    /// the episode equals `recover`: the sender then sat out a timeout while duplicate
+    /// ACKs came in. Reno (4.4BSD) has no such rule.
+    ///
+    /// After a go-back-N retransmission the strict test stays, as RFC 6582 §4.1 argues
+    /// for timeouts: the copies of data the receiver already held draw duplicate ACKs
+    /// at exactly `recover`, and a fast retransmit on them would be spurious (and then
+    /// cascade: each spurious one goes back N again).
     fn may_fast_retransmit(&self) -> bool {
-        self.cfg.variant == Variant::Reno || seq::gt(self.snd_una, self.recover)
+        match self.cfg.variant {
+            Variant::Reno => true,
+            _ if self.recover_after_go_back_n => seq::gt(self.snd_una, self.recover),
+            _ => seq::ge(self.snd_una, self.recover),
+        }
     }
 
     fn on_dupack(&mut self, new_sack: bool) {
@@ -1118,13 +1136,15 @@ impl Endpoint {
         self.stats.fast_retransmits += 1;
         let mut fs = self.flight_size();
         if self.cfg.ssthresh_from_pipe {
-            // ns-3's BytesInFlight: less what the receiver holds and the lost head.
-            let held = if self.sack_ok {
-                self.sacked_bytes
+            // ns-3's BytesInFlight: less what the receiver holds (SACKed, or one segment
+            // per duplicate ACK) and, with SACK, the lost head; without SACK ns-3 counts
+            // the head as in flight (`EnterRecovery` adds it back).
+            let out_of_pipe = if self.sack_ok {
+                self.sacked_bytes + self.smss
             } else {
                 self.dupacks * self.smss
             };
-            fs = fs.saturating_sub(held + self.smss);
+            fs = fs.saturating_sub(out_of_pipe);
         }
         // RFC 5681 §3.2 step 2, eq. (4); not again when ECE halved the window for the
         // same window of data (RFC 3168 §6.1.2: ssthresh is decreased at most once per
@@ -1137,6 +1157,7 @@ impl Endpoint {
             self.ssthresh = (fs / 2).max(2 * self.smss);
         }
         self.recover = self.snd_max;
+        self.recover_after_go_back_n = self.cfg.variant == Variant::Tahoe;
         self.ca_acked = 0;
         self.partial_acks = 0;
         self.timing = None; // Karn: the timed segment may be retransmitted.
@@ -1193,6 +1214,7 @@ impl Endpoint {
         self.cwnd = self.smss;
         self.ca_acked = 0;
         self.recover = self.snd_max;
+        self.recover_after_go_back_n = true;
         self.phase = Phase::Loss;
         self.loss_by_rto = true;
         self.dupacks = 0;

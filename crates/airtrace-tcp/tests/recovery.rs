@@ -477,3 +477,62 @@ fn limited_transmit_sends_one_new_segment_per_early_dupack() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// A loss just after recovery: the ACK that ends the episode equals `recover`
+// ---------------------------------------------------------------------------
+
+/// Segment 60 is lost, and so is segment 80, the first new segment sent after the
+/// fast retransmission (recover = the end of segment 79, everything in flight then).
+/// The retransmission of 60 draws the ACK of 80, which is exactly `recover`: the
+/// episode ends there, and HighACK has reached RecoveryPoint. The duplicate ACKs
+/// that 81, 82, ... draw then start a second fast retransmit (RFC 6675 §5: "HighACK
+/// > RecoveryPoint" with RecoveryPoint = HighData, the last byte sent; RFC 6582 §3.2
+/// step 1: the ACK "covers more than recover", the highest sequence number
+/// transmitted). A strict `snd_una > snd_max` test (FreeBSD's) forbade it, and the
+/// sender sat out a retransmission timeout while the duplicate ACKs came in.
+#[test]
+fn a_loss_right_after_recovery_is_fast_retransmitted_not_timed_out() {
+    for variant in [Variant::NewReno, Variant::Sack] {
+        let mut net = net(variant);
+        net.drop_seg(60, 1);
+        net.drop_seg(80, 1);
+        net.run();
+        let a = net.ep[A].stats();
+        assert_eq!(
+            (a.fast_retransmits, a.timeouts),
+            (2, 0),
+            "{variant:?}: {:?}",
+            rtx(&net)
+        );
+        let r: Vec<u32> = rtx(&net).iter().map(|x| x.1).collect();
+        assert_eq!(r, [60, 80], "{variant:?}");
+        // Before the retransmission timer would have fired.
+        let t = rtx(&net)[1].0;
+        let s = state_at(&net, t);
+        assert!(t - rtx(&net)[0].0 < s.rto_ns, "{variant:?}");
+        finished_cleanly(&net);
+    }
+}
+
+/// `ssthresh_from_pipe` (ns-3's `GetSsThresh(tcb, BytesInFlight)`), without SACK: the
+/// three duplicate ACKs count as three segments that left the network, and the lost
+/// head stays counted as in flight, as ns-3's `TcpSocketBase::EnterRecovery` adds it
+/// back "for compatibility with old ns-3 versions": (20 − 3) segments halved. With
+/// SACK the head is out of the pipe (marked lost, not yet resent), as RFC 6675's pipe.
+#[test]
+fn ssthresh_from_pipe_keeps_the_lost_head_without_sack_as_ns3() {
+    for (variant, want_segments_x2) in [(Variant::NewReno, 17), (Variant::Sack, 16)] {
+        let mut c = path(variant, 20);
+        c.ssthresh_from_pipe = true;
+        let mut net = Net::same(c, 20 * MS)
+            .rate(10_000_000)
+            .bulk(200 * u64::from(SEG));
+        net.drop_seg(60, 1);
+        net.run();
+        let (t, _) = net.first_state(|s| s.phase == Phase::Recovery);
+        let s = state_at(&net, t);
+        assert_eq!(s.ssthresh, want_segments_x2 * SEG / 2, "{variant:?}");
+        finished_cleanly(&net);
+    }
+}
