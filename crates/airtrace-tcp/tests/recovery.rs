@@ -482,15 +482,16 @@ fn limited_transmit_sends_one_new_segment_per_early_dupack() {
 // A loss just after recovery: the ACK that ends the episode equals `recover`
 // ---------------------------------------------------------------------------
 
-/// Segment 60 is lost, and so is segment 80, the first new segment sent after the
-/// fast retransmission (recover = the end of segment 79, everything in flight then).
-/// The retransmission of 60 draws the ACK of 80, which is exactly `recover`: the
-/// episode ends there, and HighACK has reached RecoveryPoint. The duplicate ACKs
-/// that 81, 82, ... draw then start a second fast retransmit (RFC 6675 §5: "HighACK
-/// > RecoveryPoint" with RecoveryPoint = HighData, the last byte sent; RFC 6582 §3.2
-/// step 1: the ACK "covers more than recover", the highest sequence number
-/// transmitted). A strict `snd_una > snd_max` test (FreeBSD's) forbade it, and the
-/// sender sat out a retransmission timeout while the duplicate ACKs came in.
+/// Segment 60 is lost, and so is segment 80, the first segment past `recover` (the
+/// end of segment 79: everything in flight at the fast retransmission; the receive
+/// window held 80 back until the episode's end). The retransmission of 60 draws the
+/// ACK of 80, which is exactly `recover`: the episode ends there, and HighACK has
+/// reached RecoveryPoint. The duplicate ACKs that 81, 82, ... draw then start a second
+/// fast retransmit (RFC 6675 §5: HighACK greater than RecoveryPoint = HighData, the
+/// last byte sent; RFC 6582 §3.2 step 1: the ACK covers more than `recover`, the
+/// highest sequence number transmitted). A strict `snd_una > snd_max` test (FreeBSD's)
+/// forbade it, and the sender sat out a retransmission timeout while the duplicate
+/// ACKs came in.
 #[test]
 fn a_loss_right_after_recovery_is_fast_retransmitted_not_timed_out() {
     for variant in [Variant::NewReno, Variant::Sack] {
