@@ -1,0 +1,28 @@
+//! Networks of nodes for the airtrace simulator: a shared radio channel, each
+//! station's PHY and 802.11 MAC; like `airtrace-link` it reads no clock and does no
+//! I/O, so the simulator (and, later, the emulator) drive it in their own time.
+//!
+//! # Map of the code
+//!
+//! - [`radio`]: positions, propagation (two-ray ground, log-distance) and the PHY
+//!   profile (thresholds, capture ratio, how receivers synchronise and how
+//!   interference adds). Start here for "what reaches whom".
+//! - [`frame`]: 802.11 frames and their air time (PLCP, rates).
+//! - [`phy`]: one receiver: the signals present, the frame locked onto, capture.
+//! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
+//!   standard's settings and ns-2's.
+//! - [`wireless`]: the stations on one channel and the events between them; the
+//!   `send` / `next_deadline` / `poll_into` shape of `airtrace-link`'s links.
+//!
+//! Time is an `i64` count of nanoseconds, as everywhere in airtrace.
+
+pub mod dcf;
+pub mod frame;
+pub mod phy;
+pub mod radio;
+pub mod wireless;
+
+pub use dcf::{DcfConfig, MacOut, Sdu};
+pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
+pub use radio::{PhyProfile, Position, Propagation};
+pub use wireless::{AirRecord, Wireless, WirelessEvent};

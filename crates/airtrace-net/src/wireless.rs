@@ -1,0 +1,414 @@
+//! Radio stations sharing one channel: their positions, receivers ([`crate::phy`]) and
+//! MACs ([`crate::dcf`]), and the events between them, in simulated time.
+//!
+//! Like a link of `airtrace-link`, it reads no clock: packets are offered with
+//! [`Wireless::send`], [`Wireless::next_deadline`] says when it next needs a poll, and
+//! [`Wireless::poll_into`] runs it up to a time and hands out what happened
+//! ([`WirelessEvent`]).
+//!
+//! A transmission makes one pass over the stations: each one the signal reaches at or
+//! above the carrier-sense threshold gets its first bit after the propagation delay
+//! (at least 1 ns) and its last bit an air time later. Events at the same instant are
+//! taken in a fixed order that follows the MAC's rule rather than the heap's: signals
+//! and transmissions that end, then timers, then signals that start. So a station
+//! whose backoff ends in the instant another frame's first bit arrives transmits (it
+//! could not have sensed the frame yet), and two stations whose backoffs end in the
+//! same slot collide, whatever the order they were scheduled in.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::dcf::{Dcf, DcfConfig, MacOut, Sdu};
+use crate::frame::{Frame, NodeId, Payload};
+use crate::phy::{Receiver, RxEvent, SignalId};
+use crate::radio::{PhyProfile, Position, Propagation, LIGHT_M_PER_S};
+
+/// What happened on the channel, for the network above.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WirelessEvent {
+    /// `node` received a packet from its neighbour `from`.
+    Delivered {
+        /// When, ns.
+        at_ns: i64,
+        /// The receiving station.
+        node: NodeId,
+        /// The neighbour that sent it.
+        from: NodeId,
+        /// The packet.
+        payload: Payload,
+    },
+    /// `node` finished sending a packet (acknowledged, or a broadcast).
+    Sent {
+        /// When, ns.
+        at_ns: i64,
+        /// The sending station.
+        node: NodeId,
+        /// The packet and its next hop.
+        sdu: Sdu,
+    },
+    /// `node` gave the packet up after its last attempt.
+    Failed {
+        /// When, ns.
+        at_ns: i64,
+        /// The sending station.
+        node: NodeId,
+        /// The packet and its next hop.
+        sdu: Sdu,
+    },
+    /// `node`'s interface queue was full.
+    QueueFull {
+        /// When, ns.
+        at_ns: i64,
+        /// The station.
+        node: NodeId,
+        /// The packet dropped.
+        sdu: Sdu,
+    },
+}
+
+/// A frame as one station's radio saw it (for that station's air capture).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AirRecord {
+    /// The station whose radio this is.
+    pub node: NodeId,
+    /// When the frame's first bit was on the air at this station, ns.
+    pub start_ns: i64,
+    /// The frame.
+    pub frame: Frame,
+    /// Received power, W (0 for the station's own transmissions).
+    pub signal_w: f64,
+    /// The frame was decoded intact (false: a bad FCS).
+    pub intact: bool,
+}
+
+#[derive(Debug)]
+struct Station {
+    position: Position,
+    rx: Receiver,
+    mac: Dcf,
+    /// The earliest timer wake-up in the heap (`i64::MAX`: none).
+    timer_at: i64,
+    /// The frame this station is transmitting.
+    sending: Option<Frame>,
+}
+
+/// Heap entry kinds, in the order they are taken at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    SignalEnd = 0,
+    TxEnd = 1,
+    Timer = 2,
+    SignalStart = 3,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    at: i64,
+    kind: Kind,
+    order: u64,
+    node: NodeId,
+    signal: SignalId,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Signal {
+    frame: Frame,
+    /// Receivers that have not seen its end yet; the slot is free at 0.
+    pending: u32,
+}
+
+/// The stations on one channel (see the [module documentation](self)).
+#[derive(Debug)]
+pub struct Wireless {
+    propagation: Propagation,
+    phy: PhyProfile,
+    stations: Vec<Station>,
+    heap: BinaryHeap<Reverse<Entry>>,
+    order: u64,
+    /// Signals on the air, by id − `signal_base`.
+    signals: std::collections::VecDeque<Option<Signal>>,
+    signal_base: SignalId,
+    /// Per-signal received power at each receiver, kept until its start is processed.
+    powers: Vec<(SignalId, NodeId, f64)>,
+    air: Option<Vec<AirRecord>>,
+    mac_out: Vec<MacOut>,
+    out: Vec<WirelessEvent>,
+}
+
+impl Wireless {
+    /// A channel with `propagation` and radios of `phy`, and no stations yet.
+    pub fn new(propagation: Propagation, phy: PhyProfile) -> Self {
+        Wireless {
+            propagation,
+            phy,
+            stations: Vec::new(),
+            heap: BinaryHeap::new(),
+            order: 0,
+            signals: std::collections::VecDeque::new(),
+            signal_base: 0,
+            powers: Vec::new(),
+            air: None,
+            mac_out: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Adds a station at `position` with its MAC settings and random stream; returns
+    /// its id (stations are numbered from 0 in the order added).
+    pub fn add_station(
+        &mut self,
+        position: Position,
+        mac: DcfConfig,
+        rng: rand_chacha::ChaCha8Rng,
+    ) -> NodeId {
+        let id = self.stations.len() as NodeId;
+        self.stations.push(Station {
+            position,
+            rx: Receiver::default(),
+            mac: Dcf::new(id, mac, rng),
+            timer_at: i64::MAX,
+            sending: None,
+        });
+        id
+    }
+
+    /// Starts recording every frame each radio decodes or fails to (see [`AirRecord`]).
+    pub fn enable_air(&mut self) {
+        self.air = Some(Vec::new());
+    }
+
+    /// Moves the recorded frames to `out`.
+    pub fn drain_air(&mut self, out: &mut Vec<AirRecord>) {
+        if let Some(air) = self.air.as_mut() {
+            out.append(air);
+        }
+    }
+
+    /// A station's MAC (for its counters and settings).
+    pub fn mac(&self, node: NodeId) -> &Dcf {
+        &self.stations[node as usize].mac
+    }
+
+    /// Offers a packet to `node`'s MAC for one hop.
+    pub fn send(&mut self, now: i64, node: NodeId, sdu: Sdu) {
+        let mut out = std::mem::take(&mut self.mac_out);
+        self.stations[node as usize].mac.enqueue(now, sdu, &mut out);
+        self.apply(now, node, &mut out);
+        self.mac_out = out;
+    }
+
+    /// When the channel next needs a poll.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.heap.peek().map(|Reverse(e)| e.at)
+    }
+
+    /// Runs every event due up to `now` and appends what happened to `out`.
+    pub fn poll_into(&mut self, now: i64, out: &mut Vec<WirelessEvent>) {
+        let mut macs = std::mem::take(&mut self.mac_out);
+        while let Some(Reverse(e)) = self.heap.peek().copied() {
+            if e.at > now {
+                break;
+            }
+            self.heap.pop();
+            match e.kind {
+                Kind::Timer => {
+                    let st = &mut self.stations[e.node as usize];
+                    if st.timer_at != e.at {
+                        continue; // superseded by an earlier wake-up
+                    }
+                    st.timer_at = i64::MAX;
+                    st.mac.on_timer(e.at, &mut macs);
+                    self.apply(e.at, e.node, &mut macs);
+                }
+                Kind::TxEnd => self.tx_end(e.at, e.node, &mut macs),
+                Kind::SignalStart => self.signal_start(e.at, e.node, e.signal, &mut macs),
+                Kind::SignalEnd => self.signal_end(e.at, e.node, e.signal, &mut macs),
+            }
+        }
+        out.append(&mut self.out);
+        self.mac_out = macs;
+    }
+
+    fn push(&mut self, at: i64, kind: Kind, node: NodeId, signal: SignalId) {
+        self.order += 1;
+        self.heap.push(Reverse(Entry {
+            at,
+            kind,
+            order: self.order,
+            node,
+            signal,
+        }));
+    }
+
+    fn signal(&self, id: SignalId) -> &Signal {
+        self.signals[(id - self.signal_base) as usize]
+            .as_ref()
+            .expect("a signal on the air")
+    }
+
+    /// Carries out what `node`'s MAC asked for, then asks it when it next needs its
+    /// timer.
+    fn apply(&mut self, now: i64, node: NodeId, macs: &mut Vec<MacOut>) {
+        let mut i = 0;
+        while i < macs.len() {
+            let m = macs[i];
+            i += 1;
+            match m {
+                MacOut::Transmit(frame) => self.transmit(now, node, frame, macs),
+                MacOut::Deliver { from, payload } => self.out.push(WirelessEvent::Delivered {
+                    at_ns: now,
+                    node,
+                    from,
+                    payload,
+                }),
+                MacOut::Sent(sdu) => self.out.push(WirelessEvent::Sent {
+                    at_ns: now,
+                    node,
+                    sdu,
+                }),
+                MacOut::Failed(sdu) => self.out.push(WirelessEvent::Failed {
+                    at_ns: now,
+                    node,
+                    sdu,
+                }),
+                MacOut::QueueFull(sdu) => self.out.push(WirelessEvent::QueueFull {
+                    at_ns: now,
+                    node,
+                    sdu,
+                }),
+            }
+        }
+        macs.clear();
+        let st = &mut self.stations[node as usize];
+        if let Some(t) = st.mac.next_timer() {
+            let t = t.max(now);
+            if t < st.timer_at {
+                st.timer_at = t;
+                self.push(t, Kind::Timer, node, 0);
+            }
+        }
+    }
+
+    /// `node` puts `frame` on the air: one pass over the other stations.
+    fn transmit(&mut self, now: i64, node: NodeId, frame: Frame, macs: &mut Vec<MacOut>) {
+        let st = &mut self.stations[node as usize];
+        let was_busy = st.rx.busy();
+        st.rx.tx_start();
+        st.sending = Some(frame);
+        let from = st.position;
+        if !was_busy {
+            st.mac.on_cca(now, true, macs);
+        }
+        if let Some(air) = self.air.as_mut() {
+            air.push(AirRecord {
+                node,
+                start_ns: now,
+                frame,
+                signal_w: 0.0,
+                intact: true,
+            });
+        }
+        let end = now + frame.airtime_ns;
+        self.push(end, Kind::TxEnd, node, 0);
+        let id = self.signal_base + self.signals.len() as SignalId;
+        let mut reached = 0;
+        for r in 0..self.stations.len() {
+            if r == node as usize {
+                continue;
+            }
+            let d2 = self.stations[r].position.dist2(from);
+            let power = self.propagation.received_w(self.phy.tx_power_w, d2);
+            if power < self.phy.cs_threshold_w {
+                continue;
+            }
+            let delay = ((d2.sqrt() / LIGHT_M_PER_S * 1e9).round() as i64).max(1);
+            self.powers.push((id, r as NodeId, power));
+            self.push(now + delay, Kind::SignalStart, r as NodeId, id);
+            self.push(end + delay, Kind::SignalEnd, r as NodeId, id);
+            reached += 1;
+        }
+        self.signals.push_back((reached > 0).then_some(Signal {
+            frame,
+            pending: reached,
+        }));
+        self.trim_signals();
+    }
+
+    fn trim_signals(&mut self) {
+        while let Some(None) = self.signals.front() {
+            self.signals.pop_front();
+            self.signal_base += 1;
+        }
+    }
+
+    fn tx_end(&mut self, now: i64, node: NodeId, macs: &mut Vec<MacOut>) {
+        let st = &mut self.stations[node as usize];
+        let frame = st.sending.take().expect("a transmission in progress");
+        st.mac.on_tx_end(now, &frame, macs);
+        st.rx.tx_end();
+        if !st.rx.busy() {
+            st.mac.on_cca(now, false, macs);
+        }
+        self.apply(now, node, macs);
+    }
+
+    fn signal_start(&mut self, now: i64, node: NodeId, id: SignalId, macs: &mut Vec<MacOut>) {
+        let k = self
+            .powers
+            .iter()
+            .position(|&(s, n, _)| s == id && n == node)
+            .expect("a power for each signal start");
+        let (_, _, power) = self.powers.swap_remove(k);
+        let frame = self.signal(id).frame;
+        let end = now + frame.airtime_ns;
+        let st = &mut self.stations[node as usize];
+        let was_busy = st.rx.busy();
+        let ev = st.rx.signal_start(&self.phy, id, power, end, frame);
+        if !was_busy {
+            st.mac.on_cca(now, true, macs);
+        }
+        if let RxEvent::Captured { end_ns } = ev {
+            st.mac.on_captured(now, end_ns);
+        }
+        self.apply(now, node, macs);
+    }
+
+    fn signal_end(&mut self, now: i64, node: NodeId, id: SignalId, macs: &mut Vec<MacOut>) {
+        let st = &mut self.stations[node as usize];
+        let ev = st.rx.signal_end(id);
+        let idle = !st.rx.busy();
+        let heard = match ev {
+            RxEvent::Frame { frame, power_w } => {
+                st.mac.on_rx(now, &frame, macs);
+                Some((frame, power_w, true))
+            }
+            RxEvent::Error { frame, power_w } => {
+                st.mac.on_rx_error(now, macs);
+                Some((frame, power_w, false))
+            }
+            RxEvent::None | RxEvent::Captured { .. } => None,
+        };
+        if let (Some(air), Some((frame, signal_w, intact))) = (self.air.as_mut(), heard) {
+            air.push(AirRecord {
+                node,
+                start_ns: now - frame.airtime_ns,
+                frame,
+                signal_w,
+                intact,
+            });
+        }
+        let st = &mut self.stations[node as usize];
+        if idle {
+            st.mac.on_cca(now, false, macs);
+        }
+        let slot = (id - self.signal_base) as usize;
+        if let Some(s) = self.signals[slot].as_mut() {
+            s.pending -= 1;
+            if s.pending == 0 {
+                self.signals[slot] = None;
+                self.trim_signals();
+            }
+        }
+        self.apply(now, node, macs);
+    }
+}
