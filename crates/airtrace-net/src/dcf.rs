@@ -10,7 +10,7 @@
 //!
 //! [`DcfConfig::ns2`] reproduces the 802.11 of ns-2's CMU wireless extensions, whose
 //! departures from the standard Holland & Vaidya's results depend on (see
-//! docs/simulator.md): EIFS kept as a NAV, a CTS refused while the NAV runs, the
+//! docs/ns2-chain-model.md): EIFS kept as a NAV, a CTS refused while the NAV runs, the
 //! contention window doubled when the medium is busy at the end of the first DIFS.
 
 use std::collections::VecDeque;
@@ -117,7 +117,7 @@ impl DcfConfig {
     }
 
     /// ns-2's `Mac/802_11` of the CMU extensions (ns-2.1b5–b8, as Holland & Vaidya ran
-    /// it; see docs/simulator.md for the source lines): everything at 2 Mbit/s, its
+    /// it; see docs/ns2-chain-model.md for the source lines): everything at 2 Mbit/s, its
     /// 24-byte PHY header included (96 µs), data frames 52 bytes over the packet, RTS
     /// 44, CTS and ACK 38 bytes, RTS/CTS before every unicast frame, 7 RTS and 5 data
     /// attempts, EIFS 308 µs, timeouts as ns-2 times them, and its departures from the
