@@ -108,14 +108,25 @@ def _parser() -> argparse.ArgumentParser:
 
     simulate = sub.add_parser(
         "simulate",
+        usage="%(prog)s SCENARIO [--out BUNDLE] [options]\n       %(prog)s --cleanup [DIR]",
         help="run a scenario in the deterministic simulator and write a bundle",
         description="Simulate a scenario file (TOML; docs/scenarios.md) and write its bundle: a pcap per "
         "vantage point, the link event log, the TCP sender state log, summary.json and meta.json. The same "
-        "scenario and seed give the same bytes.",
+        "scenario and seed give the same bytes. An existing BUNDLE is replaced only if it is a bundle airtrace "
+        "wrote, with nothing else in it.",
         epilog="Exit status: 0 on success; 1 when the scenario does not load or the bundle cannot be written.",
     )
-    simulate.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
-    simulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
+    simulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
+    simulate.add_argument(
+        "--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is a bundle airtrace wrote)"
+    )
+    simulate.add_argument(
+        "--cleanup",
+        nargs="?",
+        const=".",
+        metavar="DIR",
+        help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
+    )
     simulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
     simulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -360,6 +371,11 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
 
 def _simulate(args: argparse.Namespace) -> int:
     """`airtrace simulate`: run the scenario, print the per-flow summary."""
+    if args.cleanup is not None:
+        return _simulate_cleanup(args)
+    if not args.scenario:
+        print(f"{PROG}: error: simulate needs SCENARIO (or --cleanup)", file=sys.stderr)
+        return 2
     import json
 
     from airtrace.simulation import ScenarioError, simulate
@@ -378,6 +394,25 @@ def _simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(_summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _simulate_cleanup(args: argparse.Namespace) -> int:
+    """`airtrace simulate --cleanup [DIR]`: remove the partial bundles of killed runs."""
+    from airtrace.simulation import cleanup
+
+    if args.scenario:
+        print(f"{PROG}: error: simulate --cleanup takes no SCENARIO", file=sys.stderr)
+        return 2
+    try:
+        removed = cleanup(args.cleanup)
+    except OSError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    for path in removed:
+        print(f"{PROG}: removed {path}", file=sys.stderr)
+    if not removed:
+        print(f"{PROG}: nothing to clean up", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,5 @@
-//! `airtrace._core.simulate`: runs a scenario file through the simulator.
+//! `airtrace._core.simulate`: runs a scenario file through the simulator;
+//! `airtrace._core.simulate_cleanup`: removes what killed runs left.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -64,4 +65,14 @@ pub fn simulate(
         Err(SimError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
         Err(SimError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
     }
+}
+
+/// Removes, in `dir`, the partial bundles that killed runs left (their process gone,
+/// no one holding them). Returns their paths.
+#[pyfunction]
+pub fn simulate_cleanup(py: Python<'_>, dir: PathBuf) -> PyResult<Vec<String>> {
+    let removed = py
+        .detach(|| airtrace_sim::dest::remove_stale(&dir))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok(removed.iter().map(|p| p.display().to_string()).collect())
 }
