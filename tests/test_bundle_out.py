@@ -1,11 +1,12 @@
 """Where `airtrace simulate --out` writes (issue 19, "Nothing lost, nothing left
-behind"): what it refuses to replace, concurrent writers into one place, and what a
-killed run leaves."""
+behind"): what it refuses to replace, concurrent writers into one place, signals, and
+what a killed run leaves."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -75,6 +76,16 @@ def wait_for(condition, timeout: float = 5.0) -> bool:  # type: ignore[no-untype
             return True
         time.sleep(0.005)
     return False
+
+
+def catches(pid: int, sig: int) -> bool:
+    """True once process `pid` has a handler for `sig` (SigCgt in /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(caught >> (sig - 1) & 1)
 
 
 def test_a_directory_that_is_not_a_bundle_is_refused_and_kept(tmp_path: Path) -> None:
@@ -156,6 +167,52 @@ def test_two_processes_simulating_into_one_place_leave_one_complete_bundle(tmp_p
         assert results == [("airtrace: wrote " + str(out) + "\n", 0)] * 2
         assert_complete_bundle(out)
         assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("moment", ["setup", "run"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_stops_the_run_at_once_and_leaves_nothing(tmp_path: Path, sig: signal.Signals, moment: str) -> None:
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(LONG)
+    out = tmp_path / "run"
+    with start("simulate", str(scenario), "--out", str(out), "--no-progress") as proc:
+        try:
+            if moment == "setup":
+                # As soon as the command listens for the signals: before the run starts.
+                assert wait_for(lambda: catches(proc.pid, signal.SIGHUP)), "the command handles SIGHUP"
+            else:
+                assert wait_for(lambda: any(".partial-" in p.name for p in tmp_path.iterdir())), "the run started"
+                time.sleep(0.3)
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=2)
+            took = time.monotonic() - sent
+        finally:
+            proc.kill()
+    assert proc.returncode == 128 + sig, err
+    assert took < 2
+    name = "interrupted" if sig == signal.SIGINT else f"interrupted by {sig.name}"
+    assert err == f"airtrace: {name}\n"
+    assert leftovers(tmp_path) == [] and not out.exists()
+
+
+def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path: Path) -> None:
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(LONG)
+    script = 'trap "" HUP; exec "$0" -m airtrace.cli simulate "$1" --out "$2" --no-progress'
+    command = ["sh", "-c", script, sys.executable, str(scenario), str(tmp_path / "run")]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            assert wait_for(lambda: any(".partial-" in p.name for p in tmp_path.iterdir())), "the run started"
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(0.3)
+            assert proc.poll() is None, "still running"
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=2)
+        finally:
+            proc.kill()
+    assert (proc.returncode, err) == (143, "airtrace: interrupted by SIGTERM\n")
+    assert leftovers(tmp_path) == []
 
 
 def killed_run(tmp_path: Path) -> tuple[Path, Path]:

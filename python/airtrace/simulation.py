@@ -35,6 +35,9 @@ def simulate(
     refused with OSError before the run starts. Writers into one `out` take turns; the
     last one's bundle stays. `seed` overrides the scenario's seed. The same scenario and
     seed always give the same bundle, byte for byte.
+
+    A signal whose Python handler raises (Ctrl-C: KeyboardInterrupt) stops the run
+    within a few tens of milliseconds, removes its partial bundle and raises here.
     """
     try:
         text = _core.simulate(os.fspath(scenario), None if out is None else os.fspath(out), seed, progress)

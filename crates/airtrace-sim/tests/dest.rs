@@ -1,5 +1,5 @@
-//! Where a bundle goes (issue 19): what is refused, writers into one place, and what
-//! killed runs left.
+//! Where a bundle goes (issue 19): what is refused, writers into one place, a
+//! cancelled run, and what killed runs left.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,19 @@ delay = "5 ms"
 [[flow]]
 app = "bulk"
 bytes = "200 kB"
+"#;
+
+/// A run of minutes, if nothing stops it.
+const LONG: &str = r#"
+name = "long"
+duration = "100000 s"
+captures = []
+[link]
+rate = "100 Mbit/s"
+delay = "20 ms"
+[[flow]]
+app = "bulk"
+bytes = "1000 GB"
 "#;
 
 /// A fresh empty directory under the target directory.
@@ -152,6 +165,31 @@ fn threads_writing_into_one_place_take_turns_and_the_bundle_is_whole() {
         assert_eq!(names(&out), BUNDLE);
         assert_eq!(names(&dir), ["run"], "nothing left beside it");
     }
+}
+
+#[test]
+fn a_cancelled_run_stops_and_leaves_nothing() {
+    let dir = scratch("cancel");
+    let out = dir.join("run");
+    let mut asked = 0;
+    let mut cancel = || {
+        asked += 1;
+        asked == 3
+    };
+    let started = std::time::Instant::now();
+    let err = simulate(
+        LONG,
+        &out,
+        Options {
+            cancel: Some(&mut cancel),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, SimError::Cancelled), "{err}");
+    assert!(started.elapsed().as_secs() < 5);
+    assert_eq!(asked, 3);
+    assert!(names(&dir).is_empty(), "{:?}", names(&dir));
 }
 
 /// A process id no process has now.
