@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,45 @@ rpc = { request_size = "8 KiB", service_time = "2 ms", outstanding = 2 }
     assert summary["link"]["forward"]["delivered"] >= 5 * 6
     meta = json.loads((out / "meta.json").read_text())
     assert meta["flows"][0]["b"] == "198.18.1.1:20049"
+
+
+@needs_root
+def test_two_emulations_in_threads_of_one_process_each_have_their_namespaces(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.replace('bytes = "500 KB"', 'bytes = "200 KB"'))
+    barrier, results, errors = threading.Barrier(2), {}, []
+
+    def run(name: str) -> None:
+        barrier.wait()
+        try:
+            results[name] = airtrace.emulate(scenario, tmp_path / name)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("one", "two")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for name in ("one", "two"):
+        assert results[name]["flows"][0]["finished"]
+        assert json.loads((tmp_path / name / "summary.json").read_text())["flows"][0]["bytes_delivered"] == 200_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "small.toml", "two"]
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"airtrace-{os.getpid()}-" not in left
+
+
+@needs_root
+def test_a_directory_that_is_not_a_bundle_is_refused_and_kept(tmp_path: Path) -> None:
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "meta.json").write_text("{}")
+    (precious / "thesis.txt").write_text("thesis")
+    done = cli("emulate", str(scenario), "--out", str(precious))
+    assert done.returncode == 1
+    assert "exists and is not a bundle airtrace wrote (it holds thesis.txt)" in done.stderr
+    assert sorted(p.name for p in precious.iterdir()) == ["meta.json", "thesis.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious", "small.toml"]

@@ -21,6 +21,42 @@ if TYPE_CHECKING:
 PROG = "airtrace"
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while a run goes on (SIGINT raises KeyboardInterrupt itself)."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum, self.name = signum, name
+
+
+class _StoppedBySignals:
+    """A context in which SIGTERM and SIGHUP raise _Stopped, as SIGINT raises
+    KeyboardInterrupt: a run then stops at once and removes its partial bundle. A signal
+    that was ignored (nohup) or handled otherwise is left alone, and so is every signal
+    outside the main thread."""
+
+    def __enter__(self) -> None:
+        import signal
+
+        def stop(signum: int, frame: object) -> None:
+            raise _Stopped(signum, signal.Signals(signum).name)
+
+        self.handled: list[signal.Signals] = []
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                try:
+                    signal.signal(sig, stop)
+                except ValueError:  # not the main thread
+                    return
+                self.handled.append(sig)
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for sig in self.handled:
+            signal.signal(sig, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -42,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 2
         return int(ns.run(ns))
+    except _Stopped as e:
+        print(f"{PROG}: interrupted by {e.name}", file=sys.stderr)
+        return 128 + e.signum
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
@@ -108,14 +147,26 @@ def _parser() -> argparse.ArgumentParser:
 
     simulate = sub.add_parser(
         "simulate",
+        usage="%(prog)s SCENARIO [--out BUNDLE] [options]\n       %(prog)s --cleanup [DIR]",
         help="run a scenario in the deterministic simulator and write a bundle",
         description="Simulate a scenario file (TOML; docs/scenarios.md) and write its bundle: a pcap per "
         "vantage point, the link event log, the TCP sender state log, summary.json and meta.json. The same "
-        "scenario and seed give the same bytes.",
-        epilog="Exit status: 0 on success; 1 when the scenario does not load or the bundle cannot be written.",
+        "scenario and seed give the same bytes. An existing BUNDLE is replaced only if it is a bundle airtrace "
+        "wrote, with nothing else in it; Ctrl-C, SIGTERM and SIGHUP stop the run and remove the partial bundle.",
+        epilog="Exit status: 0 on success; 1 when the scenario does not load or the bundle cannot be written; "
+        "130, 143, 129 when SIGINT, SIGTERM, SIGHUP stopped it.",
     )
-    simulate.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
-    simulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
+    simulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
+    simulate.add_argument(
+        "--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is a bundle airtrace wrote)"
+    )
+    simulate.add_argument(
+        "--cleanup",
+        nargs="?",
+        const=".",
+        metavar="DIR",
+        help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
+    )
     simulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
     simulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -360,24 +411,47 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
 
 def _simulate(args: argparse.Namespace) -> int:
     """`airtrace simulate`: run the scenario, print the per-flow summary."""
+    if args.cleanup is not None:
+        return _simulate_cleanup(args)
+    if not args.scenario:
+        print(f"{PROG}: error: simulate needs SCENARIO (or --cleanup)", file=sys.stderr)
+        return 2
     import json
 
     from airtrace.simulation import ScenarioError, simulate
 
-    try:
-        summary = simulate(args.scenario, args.out, seed=args.seed, progress=not args.no_progress and sys.stderr.isatty())
-    except ScenarioError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
+    with _StoppedBySignals():
+        try:
+            progress = not args.no_progress and sys.stderr.isatty()
+            summary = simulate(args.scenario, args.out, seed=args.seed, progress=progress)
+        except (ScenarioError, OSError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         sys.stdout.write(_summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _simulate_cleanup(args: argparse.Namespace) -> int:
+    """`airtrace simulate --cleanup [DIR]`: remove the partial bundles of killed runs."""
+    from airtrace.simulation import cleanup
+
+    if args.scenario:
+        print(f"{PROG}: error: simulate --cleanup takes no SCENARIO", file=sys.stderr)
+        return 2
+    try:
+        removed = cleanup(args.cleanup)
+    except OSError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    for path in removed:
+        print(f"{PROG}: removed {path}", file=sys.stderr)
+    if not removed:
+        print(f"{PROG}: nothing to clean up", file=sys.stderr)
     return 0
 
 

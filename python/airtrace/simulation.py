@@ -30,9 +30,14 @@ def simulate(
     """Runs `scenario` (a TOML file, see docs/scenarios.md) and returns its summary.
 
     With `out`, the bundle (captures, link log, TCP state log, summary.json,
-    meta.json) is written there, atomically; a previous bundle there is replaced.
-    `seed` overrides the scenario's seed. The same scenario and seed always give the
-    same bundle, byte for byte.
+    meta.json) is written there, atomically; a previous bundle there is replaced, and
+    anything else there (a directory holding other files, the current directory) is
+    refused with OSError before the run starts. Writers into one `out` take turns; the
+    last one's bundle stays. `seed` overrides the scenario's seed. The same scenario and
+    seed always give the same bundle, byte for byte.
+
+    A signal whose Python handler raises (Ctrl-C: KeyboardInterrupt) stops the run
+    within a few tens of milliseconds, removes its partial bundle and raises here.
     """
     try:
         text = _core.simulate(os.fspath(scenario), None if out is None else os.fspath(out), seed, progress)
@@ -40,3 +45,11 @@ def simulate(
         raise ScenarioError(str(e)) from None
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def cleanup(directory: str | os.PathLike[str] = ".") -> list[str]:
+    """Removes, in `directory`, the partial bundles that killed runs (simulations or
+    emulations) left beside the bundles there: `.NAME.partial-PID-N` and
+    `.NAME.old-PID-N` whose process is gone and that no run holds. Returns their paths."""
+    removed: list[str] = _core.simulate_cleanup(os.fspath(directory))
+    return removed

@@ -1,11 +1,13 @@
 //! The two network namespaces of a run and their TUN devices.
 //!
-//! Every name carries the fixed prefix and the run's pid: namespaces
-//! `airtrace-<pid>-a` / `airtrace-<pid>-b` (bind-mounted by `ip netns add` under
-//! /run/netns), devices `at<pid>a` / `at<pid>b` inside them. A device is created by a
-//! thread that has entered its namespace (`setns`) and opened /dev/net/tun there; the
-//! descriptor then works from any thread, and the device disappears when it is
-//! closed. Configuration goes through iproute2 (`ip -n NS ...`), each command checked.
+//! Every namespace name carries the fixed prefix, the run's pid and its run number in
+//! that process (runs in threads of one process each have their own):
+//! `airtrace-<pid>-<n>-a` / `airtrace-<pid>-<n>-b` (bind-mounted by `ip netns add`
+//! under /run/netns). The devices inside them, `at<pid>a` / `at<pid>b`, need no run
+//! number: each lives in its own namespace. A device is created by a thread that has
+//! entered its namespace (`setns`) and opened /dev/net/tun there; the descriptor then
+//! works from any thread, and the device disappears when it is closed. Configuration
+//! goes through iproute2 (`ip -n NS ...`), each command checked.
 //!
 //! Safety: addresses only from 198.18.0.0/15 (host a 198.18.0.1, host b 198.18.1.1),
 //! one host route to the peer through the TUN device, loopback up, IPv6 off, no
@@ -17,6 +19,7 @@ use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::sched::{setns, CloneFlags};
 
@@ -55,11 +58,17 @@ pub fn list() -> io::Result<Vec<String>> {
         .collect())
 }
 
-/// The pid in an airtrace namespace name `airtrace-<pid>-a|b`.
+/// The pid in an airtrace namespace name `airtrace-<pid>-<n>-a|b` (or
+/// `airtrace-<pid>-a|b`, as runs named them before the run number).
 pub fn owner_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix(NS_PREFIX)?;
-    let (pid, side) = rest.rsplit_once('-')?;
+    let (run, side) = rest.rsplit_once('-')?;
     if side != "a" && side != "b" {
+        return None;
+    }
+    let (pid, n) = run.split_once('-').unwrap_or((run, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(n) || !digits(pid) {
         return None;
     }
     pid.parse().ok()
@@ -113,12 +122,16 @@ pub struct Namespaces {
     created: Vec<String>,
 }
 
+/// Runs of this process so far: the run number in namespace names.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
 impl Namespaces {
-    /// Names for this process.
+    /// Names for a new run of this process.
     fn names() -> (Side, Side) {
         let pid = std::process::id();
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let side = |s: &str| Side {
-            ns: format!("{NS_PREFIX}{pid}-{s}"),
+            ns: format!("{NS_PREFIX}{pid}-{n}-{s}"),
             dev: format!("at{pid}{s}"),
         };
         (side("a"), side("b"))
@@ -135,7 +148,8 @@ impl Namespaces {
             created: Vec::new(),
         };
         for ns in [me.a.ns.clone(), me.b.ns.clone()] {
-            // A namespace left by an earlier process with our pid would make `add` fail.
+            // A namespace left by an earlier process with our pid (and run number) would
+            // make `add` fail; no run of this process has the name.
             if list()?.contains(&ns) {
                 ip(&["netns", "del", &ns])?;
             }
@@ -331,4 +345,35 @@ pub fn preflight() -> Result<(), String> {
         return Err("iproute2's `ip` command is missing (apt-get install iproute2)".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_run_has_its_own_namespaces_and_cleanup_knows_whose_they_are() {
+        let (first, second) = (Namespaces::names(), Namespaces::names());
+        assert_ne!(first.0.ns, second.0.ns);
+        assert_ne!(first.1.ns, second.1.ns);
+        let pid = std::process::id();
+        for side in [&first.0, &first.1, &second.0, &second.1] {
+            assert_eq!(owner_pid(&side.ns), Some(pid), "{}", side.ns);
+        }
+        assert_eq!(
+            owner_pid("airtrace-123-a"),
+            Some(123),
+            "as runs named them before"
+        );
+        assert_eq!(owner_pid("airtrace-123-7-b"), Some(123));
+        for other in [
+            "airtrace-123-c",
+            "airtrace-x-1-a",
+            "airtrace-1-x-a",
+            "airtrace--a",
+            "other-1-a",
+        ] {
+            assert_eq!(owner_pid(other), None, "{other}");
+        }
+    }
 }

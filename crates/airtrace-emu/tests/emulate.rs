@@ -389,14 +389,14 @@ fn cleanup_after_sigkill_stops_the_users_processes() {
     let pid = child.id();
     wait_namespaces(pid);
     std::thread::sleep(Duration::from_millis(1000));
-    let inside = |side: &str| -> Vec<String> {
-        airtrace_emu::netns::ip(&["netns", "pids", &format!("airtrace-{pid}-{side}")])
+    let inside = |ns: &String| -> Vec<String> {
+        airtrace_emu::netns::ip(&["netns", "pids", ns])
             .unwrap_or_default()
             .split_whitespace()
             .map(str::to_string)
             .collect()
     };
-    let procs: Vec<String> = inside("a").into_iter().chain(inside("b")).collect();
+    let procs: Vec<String> = our_namespaces(pid).iter().flat_map(inside).collect();
     assert_eq!(
         procs.len(),
         2,

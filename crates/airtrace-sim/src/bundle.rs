@@ -14,8 +14,10 @@
 //! Every file goes into a temporary directory beside the destination, which is
 //! renamed into place only when the run has finished, so a bundle is never seen half
 //! written. A previous bundle at the destination is replaced; any other existing path
-//! is left alone and reported. Nothing in a bundle depends on the wall clock, the
-//! host or the run's path: the same scenario and seed give the same bytes.
+//! is left alone and reported ([`crate::dest`]: what counts as a bundle, the lock,
+//! the temporary names, what killed runs left). Nothing in a bundle depends on the
+//! wall clock, the host or the run's path: the same scenario and seed give the same
+//! bytes.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 use airtrace_link::record::{LinkDir, LinkRecord};
 use airtrace_pcap::{PcapWriter, Resolution};
 
+use crate::dest::{Dest, Partial};
 use crate::scenario::Vantage;
 
 /// LINKTYPE_RAW: each record is an IPv4 or IPv6 packet with no link header.
@@ -46,10 +49,10 @@ pub const EPOCH_NS: i64 = 1_767_225_600 * 1_000_000_000;
 /// A file being written inside the temporary directory.
 pub type Out = BufWriter<File>;
 
-/// A bundle under construction.
+/// A bundle under construction. Dropping it removes its temporary directory.
 pub struct BundleWriter {
-    dest: PathBuf,
-    tmp: PathBuf,
+    dest: Dest,
+    partial: Partial,
     captures: Vec<(Vantage, PcapWriter<Out>)>,
     /// The link event log, when the scenario asks for it.
     pub link_log: Option<Out>,
@@ -68,7 +71,10 @@ fn create(path: &Path) -> io::Result<Out> {
 }
 
 impl BundleWriter {
-    /// Starts a bundle that will appear at `dest`.
+    /// Starts a bundle that will appear at `dest`. Refused, before anything is
+    /// written, when `dest` is the current directory or holds it, or when something
+    /// other than a bundle this tool wrote is there ([`crate::dest`]); what killed runs
+    /// left beside it goes.
     pub fn create(
         dest: &Path,
         captures: &[Vantage],
@@ -76,41 +82,32 @@ impl BundleWriter {
         link_log: bool,
         tcp_log: bool,
     ) -> io::Result<Self> {
-        if dest.exists() && !dest.join("meta.json").is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists and is not a bundle; not replacing it",
-                    dest.display()
-                ),
-            ));
-        }
-        let name = dest
-            .file_name()
-            .map_or("bundle".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = dest.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
-        }
-        fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+        let dest = Dest::new(dest)?;
+        let partial = {
+            let _lock = dest.lock()?;
+            dest.check_replaceable()?;
+            dest.sweep()?;
+            dest.start_partial()?
+        };
         let mut writer = BundleWriter {
-            dest: dest.to_path_buf(),
-            tmp,
+            dest,
+            partial,
             captures: Vec::new(),
             link_log: None,
             tcp_log: None,
         };
+        let tmp = writer.partial.path.clone();
         for &v in captures {
-            let path = writer.tmp.join(format!("{}.pcap", v.name()));
+            let path = tmp.join(format!("{}.pcap", v.name()));
             let pcap = PcapWriter::new(create(&path)?, linktype(v), snaplen, Resolution::Nano)
                 .map_err(|e| io_error(&path, e))?;
             writer.captures.push((v, pcap));
         }
         if link_log {
-            writer.link_log = Some(create(&writer.tmp.join("link.jsonl"))?);
+            writer.link_log = Some(create(&tmp.join("link.jsonl"))?);
         }
         if tcp_log {
-            writer.tcp_log = Some(create(&writer.tmp.join("tcpstate.jsonl"))?);
+            writer.tcp_log = Some(create(&tmp.join("tcpstate.jsonl"))?);
         }
         Ok(writer)
     }
@@ -130,13 +127,13 @@ impl BundleWriter {
 
     /// Writes a small file (meta.json, summary.json, scenario.toml) into the bundle.
     pub fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let path = self.tmp.join(name);
+        let path = self.partial.path.join(name);
         fs::write(&path, bytes).map_err(|e| io_error(&path, e))
     }
 
     /// Writes the small files every bundle ends with (meta.json, the scenario text,
     /// summary.json), then [`finish`](Self::finish)es; on an error the partial bundle is
-    /// removed.
+    /// removed (dropped).
     pub fn complete(
         self,
         meta: &[u8],
@@ -150,18 +147,18 @@ impl BundleWriter {
             json.push(b'\n');
             self.put("summary.json", &json)
         };
-        if let Err(e) = write() {
-            self.abandon();
-            return Err(e);
-        }
+        write()?;
         self.finish()
     }
 
-    /// Flushes every file and moves the bundle into place, replacing a previous bundle.
+    /// Flushes every file and moves the bundle into place, replacing a previous
+    /// bundle, under the destination's lock (writers into one place take turns; the
+    /// last one's bundle stays). Refused if something other than a bundle appeared there
+    /// during the run; the partial bundle is then removed.
     pub fn finish(self) -> io::Result<PathBuf> {
         let BundleWriter {
             dest,
-            tmp,
+            partial,
             captures,
             link_log,
             tcp_log,
@@ -178,25 +175,21 @@ impl BundleWriter {
         for log in [link_log, tcp_log].into_iter().flatten() {
             flush(log)?;
         }
-        if dest.exists() {
-            let old = dest.with_file_name(format!(
-                ".{}.old-{}",
-                dest.file_name()
-                    .map_or("bundle".into(), |n| n.to_string_lossy().into_owned()),
-                std::process::id()
-            ));
-            fs::rename(&dest, &old).map_err(|e| io_error(&dest, e))?;
-            fs::rename(&tmp, &dest).map_err(|e| io_error(&dest, e))?;
+        let old = {
+            let _lock = dest.lock()?;
+            dest.check_replaceable()?;
+            dest.put(&partial)?
+        };
+        if let Some(old) = old {
             fs::remove_dir_all(&old).map_err(|e| io_error(&old, e))?;
-        } else {
-            fs::rename(&tmp, &dest).map_err(|e| io_error(&dest, e))?;
         }
-        Ok(dest)
+        Ok(dest.path)
     }
 
-    /// Removes the temporary directory of a run that failed.
+    /// Removes the temporary directory of a run that failed (as dropping the writer
+    /// does).
     pub fn abandon(self) {
-        let _ = fs::remove_dir_all(&self.tmp);
+        drop(self);
     }
 }
 

@@ -20,7 +20,8 @@
 //!   fragments) for the captures.
 //! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
 //!   802.11-like link: attempts, retries, collisions, ACKs).
-//! - [`bundle`]: the output directory, written atomically.
+//! - [`bundle`]: the output directory, written atomically; [`dest`]: where it goes
+//!   (what may be replaced, the lock, temporary names, what killed runs left).
 //!
 //! # Time
 //!
@@ -30,6 +31,7 @@
 pub mod air;
 pub mod build;
 pub mod bundle;
+pub mod dest;
 pub mod links;
 pub mod packet;
 pub mod rpc;

@@ -135,7 +135,15 @@ pub struct Options<'a> {
     pub seed: Option<u64>,
     /// Called now and then with (simulated now, simulated end), in ns.
     pub progress: Option<&'a mut dyn FnMut(i64, i64)>,
+    /// Asked before the first event and every [`CANCEL_EVERY`] events whether to
+    /// stop: `true` ends the run with [`SimError::Cancelled`], its partial bundle
+    /// removed.
+    pub cancel: Option<&'a mut dyn FnMut() -> bool>,
 }
+
+/// Events between two questions to [`Options::cancel`] (a power of two; well under a
+/// millisecond of a run).
+pub const CANCEL_EVERY: u64 = 4096;
 
 /// An error that stopped a run.
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +155,9 @@ pub enum SimError {
     /// Writing the bundle failed.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// [`Options::cancel`] asked to stop; no bundle was written.
+    #[error("cancelled; no bundle written")]
+    Cancelled,
 }
 
 /// The transport state of a flow.
@@ -326,12 +337,15 @@ pub fn run(
         world.sched.wake(app_component(i), Some(flow.start_ns));
     }
     let end_ns = scenario.duration.0;
-    let mut progress = options.progress;
+    let (mut progress, mut cancel) = (options.progress, options.cancel);
     let mut events = 0u64;
-    let result = (|| -> io::Result<()> {
+    let result = (|| -> Result<(), SimError> {
         while let Some((at, component)) = world.sched.pop() {
             if at > end_ns {
                 break;
+            }
+            if events & (CANCEL_EVERY - 1) == 0 && cancel.as_mut().is_some_and(|c| c()) {
+                return Err(SimError::Cancelled);
             }
             world.now = at;
             events += 1;
@@ -363,7 +377,7 @@ pub fn run(
         if let Some(b) = world.bundle.take() {
             b.abandon();
         }
-        return Err(e.into());
+        return Err(e);
     }
     let end = world.now;
     let summary = world.summary(scenario, seed, end, events);
