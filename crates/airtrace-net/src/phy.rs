@@ -78,11 +78,6 @@ impl Receiver {
         self.transmitting || !self.present.is_empty()
     }
 
-    /// True while the receiver is locked onto a frame.
-    pub fn receiving(&self) -> bool {
-        self.lock.is_some()
-    }
-
     /// The radio starts transmitting: a reception in progress is lost (half duplex).
     pub fn tx_start(&mut self) {
         self.transmitting = true;

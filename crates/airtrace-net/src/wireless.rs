@@ -108,6 +108,8 @@ struct Entry {
     order: u64,
     node: NodeId,
     signal: SignalId,
+    /// A signal start's received power, W, as `f64::to_bits` (0 otherwise).
+    power_bits: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -128,8 +130,6 @@ pub struct Wireless {
     /// Signals on the air, by id − `signal_base`.
     signals: std::collections::VecDeque<Option<Signal>>,
     signal_base: SignalId,
-    /// Per-signal received power at each receiver, kept until its start is processed.
-    powers: Vec<(SignalId, NodeId, f64)>,
     air: Option<Vec<AirRecord>>,
     mac_out: Vec<MacOut>,
     out: Vec<WirelessEvent>,
@@ -146,7 +146,6 @@ impl Wireless {
             order: 0,
             signals: std::collections::VecDeque::new(),
             signal_base: 0,
-            powers: Vec::new(),
             air: None,
             mac_out: Vec::new(),
             out: Vec::new(),
@@ -221,7 +220,10 @@ impl Wireless {
                     self.apply(e.at, e.node, &mut macs);
                 }
                 Kind::TxEnd => self.tx_end(e.at, e.node, &mut macs),
-                Kind::SignalStart => self.signal_start(e.at, e.node, e.signal, &mut macs),
+                Kind::SignalStart => {
+                    let power = f64::from_bits(e.power_bits);
+                    self.signal_start(e.at, e.node, e.signal, power, &mut macs);
+                }
                 Kind::SignalEnd => self.signal_end(e.at, e.node, e.signal, &mut macs),
             }
         }
@@ -230,6 +232,10 @@ impl Wireless {
     }
 
     fn push(&mut self, at: i64, kind: Kind, node: NodeId, signal: SignalId) {
+        self.push_power(at, kind, node, signal, 0.0);
+    }
+
+    fn push_power(&mut self, at: i64, kind: Kind, node: NodeId, signal: SignalId, power_w: f64) {
         self.order += 1;
         self.heap.push(Reverse(Entry {
             at,
@@ -237,6 +243,7 @@ impl Wireless {
             order: self.order,
             node,
             signal,
+            power_bits: power_w.to_bits(),
         }));
     }
 
@@ -322,8 +329,7 @@ impl Wireless {
                 continue;
             }
             let delay = ((d2.sqrt() / LIGHT_M_PER_S * 1e9).round() as i64).max(1);
-            self.powers.push((id, r as NodeId, power));
-            self.push(now + delay, Kind::SignalStart, r as NodeId, id);
+            self.push_power(now + delay, Kind::SignalStart, r as NodeId, id, power);
             self.push(end + delay, Kind::SignalEnd, r as NodeId, id);
             reached += 1;
         }
@@ -352,13 +358,14 @@ impl Wireless {
         self.apply(now, node, macs);
     }
 
-    fn signal_start(&mut self, now: i64, node: NodeId, id: SignalId, macs: &mut Vec<MacOut>) {
-        let k = self
-            .powers
-            .iter()
-            .position(|&(s, n, _)| s == id && n == node)
-            .expect("a power for each signal start");
-        let (_, _, power) = self.powers.swap_remove(k);
+    fn signal_start(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        id: SignalId,
+        power: f64,
+        macs: &mut Vec<MacOut>,
+    ) {
         let frame = self.signal(id).frame;
         let end = now + frame.airtime_ns;
         let st = &mut self.stations[node as usize];
