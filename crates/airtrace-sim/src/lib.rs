@@ -12,6 +12,8 @@
 //!   `"11 Mbit/s"`, `"128 KiB"`. Start here.
 //! - [`sim`]: the run: two hosts, the link between them, the flows, and the loop that
 //!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
+//! - `flows`: a flow and its application (TCP endpoints or RPC client and server,
+//!   bulk, stream and on-off sources), whatever carries its packets.
 //! - [`build`]: scenario settings → the link (from `airtrace-link`, the code the
 //!   emulator shares) and TCP configurations (from `airtrace-tcp`).
 //! - [`links`]: one interface over the link kinds (plain directions, GSM RLP).
@@ -32,6 +34,7 @@ pub mod air;
 pub mod build;
 pub mod bundle;
 pub mod dest;
+mod flows;
 pub mod links;
 pub mod packet;
 pub mod rpc;

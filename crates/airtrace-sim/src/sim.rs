@@ -16,70 +16,22 @@ use airtrace_link::link::{Event, Sent};
 use airtrace_link::record::{DropReason, LinkDir, LinkEventKind, LinkRecord};
 use airtrace_link::rng::Streams;
 use airtrace_link::vj::{Compressor, Decompressor, Verdict};
-use airtrace_tcp::{Endpoint, Phase, Segment};
-use rand::RngExt;
 use serde::Serialize;
 
 use crate::air::AirEncoder;
 use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
+use crate::flows::{app_name, new_flow, phase_name, Flow};
+pub use crate::flows::{
+    FlowSummary, APP_WRITE, RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
+};
 use crate::links::{link_dir, Link, PacketId};
-use crate::packet::{Body, Datagram, Encoder, Packet};
-use crate::rpc;
-use crate::scenario::{AppKind, FlowSpec, Scenario, Vantage};
+use crate::packet::{Body, Encoder, Packet};
+use crate::scenario::{Scenario, Vantage};
 use crate::sched::{Component, Scheduler};
 
 /// VJ compression slots per direction (RFC 1144's default of 16).
 const VJ_SLOTS: u8 = 16;
-/// Bytes a stream or on-off application writes at a time.
-pub const APP_WRITE: u64 = 1460;
-/// Port of the first TCP flow's receiver on host `b`; flow `i` uses `TCP_SERVER_PORT +
-/// i`. Ports are chosen where Wireshark registers no dissector (`tshark -G decodes`), so
-/// the pattern payload is shown as data, never misread as some protocol.
-pub const TCP_SERVER_PORT: u16 = 15000;
-/// Port of the first TCP flow's sender on host `a`.
-pub const TCP_CLIENT_PORT: u16 = 40000;
-/// Ports of the first RPC flow's server (host `b`) and client (host `a`).
-pub const RPC_SERVER_PORT: u16 = 20049;
-/// See [`RPC_SERVER_PORT`].
-pub const RPC_CLIENT_PORT: u16 = 25000;
-
-/// Results of one flow, as summary.json reports them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FlowSummary {
-    /// The flow's name.
-    pub name: String,
-    /// The application.
-    pub app: &'static str,
-    /// `tcp` or `udp`.
-    pub protocol: &'static str,
-    /// When the application started, s.
-    pub start_s: f64,
-    /// When its last byte was delivered, s (None if none was).
-    pub end_s: Option<f64>,
-    /// True when every byte the application had to move got through.
-    pub finished: bool,
-    /// Application bytes delivered in order at the receiving side.
-    pub bytes_delivered: u64,
-    /// `bytes_delivered` × 8 / (`end_s` − `start_s`), bit/s.
-    pub goodput_bps: f64,
-    /// Packets the sending side sent again (TCP segments, RPC calls).
-    pub retransmissions: u64,
-    /// Retransmission timer expiries.
-    pub timeouts: u64,
-    /// Fast retransmits (TCP).
-    pub fast_retransmits: u64,
-    /// Window reductions for ECN congestion marks (TCP with `ecn`).
-    pub ecn_reductions: u64,
-    /// Time the transmitter of the link direction carrying this flow's data (forward;
-    /// reverse for RPC reads) was idle while the flow had data not yet acknowledged
-    /// (Ludwig's utilization: the link should never idle while data waits), s.
-    pub idle_s: f64,
-    /// Packets host `a` sent for this flow.
-    pub packets_sent: u64,
-    /// Packets host `b` sent for this flow.
-    pub packets_returned: u64,
-}
 
 /// Results of a run: summary.json.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -160,71 +112,6 @@ pub enum SimError {
     Cancelled,
 }
 
-/// The transport state of a flow.
-enum Transport {
-    Tcp {
-        a: Box<Endpoint>,
-        b: Box<Endpoint>,
-    },
-    Rpc {
-        client: Box<rpc::Client>,
-        server: Box<rpc::Server>,
-        request_size: u32,
-    },
-}
-
-/// A flow and its application.
-struct Flow {
-    name: String,
-    app: AppKind,
-    ports: (u16, u16),
-    start_ns: i64,
-    stop_ns: Option<i64>,
-    transport: Transport,
-    /// Initial sequence numbers of `a` and `b`, for the payload pattern.
-    isn: (u32, u32),
-    /// Bytes the application still has to hand to TCP (bulk: the rest of the file;
-    /// stream: what it could not write yet).
-    backlog: u64,
-    /// Bytes the application may write in all (None: unlimited).
-    limit: Option<u64>,
-    /// Bytes accepted by TCP so far.
-    written: u64,
-    started: bool,
-    closed: bool,
-    /// Application rate in bit/s and on/off periods (stream, onoff).
-    rate_bps: u64,
-    on_off: Option<(i64, i64)>,
-    next_write_ns: i64,
-    delivered: u64,
-    last_delivery_ns: Option<i64>,
-    finished: bool,
-    idle_ns: i64,
-    /// When idle time was last settled, and whether data was waiting then.
-    settled_ns: i64,
-    waiting: bool,
-    packets: (u64, u64),
-}
-
-impl Flow {
-    /// The link direction that carries the flow's data: forward (0), except for RPC
-    /// reads, whose data comes back in the replies.
-    fn data_direction(&self) -> usize {
-        usize::from(self.app == AppKind::RpcRead)
-    }
-
-    /// True while the flow has application data not yet acknowledged end to end.
-    fn has_waiting_data(&self) -> bool {
-        if !self.started || self.finished {
-            return false;
-        }
-        match &self.transport {
-            Transport::Tcp { a, .. } => self.backlog > 0 || self.written > a.stats().bytes_acked,
-            Transport::Rpc { client, .. } => client.finished_at().is_none(),
-        }
-    }
-}
-
 /// Component numbers: the link, then three per flow (side a, side b, application).
 const LINK: Component = 0;
 fn side_component(flow: usize, side_a: bool) -> Component {
@@ -257,8 +144,7 @@ struct World {
     ip_id: [u16; 2],
     counters: [DirectionCounters; 2],
     /// Scratch buffers, kept to avoid allocating per event.
-    segments: Vec<Segment>,
-    datagrams: Vec<Datagram>,
+    bodies: Vec<Body>,
     /// Packets on the link, by id.
     in_link: PacketStore,
     events: Vec<(LinkDir, Event<PacketId>)>,
@@ -317,8 +203,7 @@ pub fn run(
         next_packet_id: 0,
         ip_id: [0, 0],
         counters: Default::default(),
-        segments: Vec::new(),
-        datagrams: Vec::new(),
+        bodies: Vec::new(),
         in_link: PacketStore::default(),
         events: Vec::new(),
         scratch: Vec::new(),
@@ -396,102 +281,10 @@ pub fn run(
     Ok(summary)
 }
 
-/// Builds flow `i` from its spec.
-fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String> {
-    let mut rng = streams.stream(&format!("flow{}/isn", i + 1));
-    let isn = (rng.random::<u32>(), rng.random::<u32>());
-    let ts_offsets = (rng.random::<u32>(), rng.random::<u32>());
-    let transport = if spec.app.is_tcp() {
-        let config = build::tcp_config(spec.tcp.as_ref())?;
-        Transport::Tcp {
-            a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
-            b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),
-        }
-    } else {
-        let rpc = spec.rpc.clone().unwrap_or_default();
-        let op = if spec.app == AppKind::RpcRead {
-            rpc::Op::Read
-        } else {
-            rpc::Op::Write
-        };
-        let request_size = rpc.request_size.0 as u32;
-        Transport::Rpc {
-            client: Box::new(rpc::Client::new(rpc::ClientConfig {
-                op,
-                total: spec.bytes.map_or(0, |b| b.0),
-                request_size,
-                timeout_ns: rpc.timeout.0,
-                max_timeout_ns: rpc.max_timeout.0,
-                pacing_ns: rpc.pacing.0,
-                outstanding: rpc.outstanding,
-            })),
-            server: Box::new(rpc::Server::new(rpc.service_time.0)),
-            request_size,
-        }
-    };
-    let (client_port, server_port) = if spec.app.is_tcp() {
-        (TCP_CLIENT_PORT, TCP_SERVER_PORT)
-    } else {
-        (RPC_CLIENT_PORT, RPC_SERVER_PORT)
-    };
-    Ok(Flow {
-        name: spec
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("flow{}", i + 1)),
-        app: spec.app,
-        ports: (client_port + i as u16, server_port + i as u16),
-        start_ns: spec.start.0,
-        stop_ns: spec.stop.map(|d| d.0),
-        transport,
-        isn,
-        backlog: 0,
-        limit: spec.bytes.map(|b| b.0),
-        written: 0,
-        started: false,
-        closed: false,
-        rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),
-        on_off: spec.on.zip(spec.off).map(|(on, off)| (on.0, off.0)),
-        next_write_ns: spec.start.0,
-        delivered: 0,
-        last_delivery_ns: None,
-        finished: false,
-        idle_ns: 0,
-        settled_ns: 0,
-        waiting: false,
-        packets: (0, 0),
-    })
-}
-
-fn app_name(app: AppKind) -> &'static str {
-    match app {
-        AppKind::Bulk => "bulk",
-        AppKind::Stream => "stream",
-        AppKind::Onoff => "onoff",
-        AppKind::RpcRead => "rpc_read",
-        AppKind::RpcWrite => "rpc_write",
-    }
-}
-
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Open => "open",
-        Phase::Disorder => "disorder",
-        Phase::Recovery => "recovery",
-        Phase::Loss => "loss",
-    }
-}
-
 impl World {
     /// True when every flow has finished and nothing of theirs is left to exchange.
     fn all_done(&self) -> bool {
-        self.flows.iter().all(|f| {
-            f.finished
-                && match &f.transport {
-                    Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
-                    Transport::Rpc { .. } => true,
-                }
-        })
+        self.flows.iter().all(Flow::done)
     }
 
     /// Polls the link and delivers what arrived.
@@ -568,170 +361,31 @@ impl World {
     fn deliver(&mut self, packet: Packet) -> io::Result<()> {
         let i = packet.flow as usize;
         let to_a = !packet.from_a;
-        let now = self.now;
-        let flow = &mut self.flows[i];
-        match (&mut flow.transport, packet.body) {
-            (Transport::Tcp { a, b }, Body::Tcp(seg)) => {
-                let ep = if to_a { a } else { b };
-                ep.on_segment_ce(now, &seg, packet.ecn == 3);
-            }
-            (
-                Transport::Rpc {
-                    client,
-                    server,
-                    request_size,
-                },
-                Body::Udp(d),
-            ) => {
-                if to_a {
-                    // Replies reach the client: a request's data counts as delivered
-                    // when its reply arrives (READ data comes in it; WRITE is
-                    // acknowledged by it).
-                    client.on_datagram(now, &d);
-                    let done = client.stats().bytes_done;
-                    if done > flow.delivered {
-                        flow.delivered = done;
-                        flow.last_delivery_ns = Some(now);
-                    }
-                    flow.finished |= client.finished_at().is_some();
-                } else {
-                    server.on_datagram(now, &d, *request_size);
-                }
-            }
-            _ => unreachable!("a flow's packets all have its transport"),
-        }
+        self.flows[i].deliver(self.now, to_a, packet.body, packet.ecn == 3);
         self.service_side(i, to_a)
     }
 
     /// Lets one side of a flow send what it can now, then asks when it is next due.
     fn service_side(&mut self, i: usize, side_a: bool) -> io::Result<()> {
-        let now = self.now;
-        let mut segments = std::mem::take(&mut self.segments);
-        let mut datagrams = std::mem::take(&mut self.datagrams);
-        let flow = &mut self.flows[i];
-        if !flow.started {
-            self.segments = segments;
-            self.datagrams = datagrams;
-            return Ok(());
-        }
-        let mut state_changed = None;
-        let wake = match &mut flow.transport {
-            Transport::Tcp { a, b } => {
-                let ep = if side_a { a } else { b };
-                if side_a {
-                    if flow.backlog > 0 {
-                        let n = ep.write(flow.backlog);
-                        flow.backlog -= n;
-                        flow.written += n;
-                    }
-                    let app_done = flow.backlog == 0
-                        && match flow.app {
-                            AppKind::Bulk => true,
-                            _ => {
-                                flow.limit.is_some_and(|l| flow.written >= l)
-                                    || flow.stop_ns.is_some_and(|s| now >= s)
-                            }
-                        };
-                    if app_done && !flow.closed {
-                        ep.close();
-                        flow.closed = true;
-                    }
-                }
-                while let Some(seg) = ep.poll_transmit(now) {
-                    segments.push(seg);
-                }
-                if side_a {
-                    if ep.take_state_changed() {
-                        state_changed = Some(ep.sender_state());
-                    }
-                } else {
-                    let got = ep.take_delivered();
-                    if got > 0 {
-                        flow.delivered += got;
-                        flow.last_delivery_ns = Some(now);
-                    }
-                }
-                if !flow.finished && flow.closed && a_done(flow) {
-                    flow.finished = true;
-                }
-                match &flow.transport {
-                    Transport::Tcp { a, b } => (if side_a { a } else { b }).poll_at(),
-                    Transport::Rpc { .. } => unreachable!(),
-                }
-            }
-            Transport::Rpc { client, server, .. } => {
-                if side_a {
-                    while let Some(d) = client.poll_transmit(now) {
-                        datagrams.push(d);
-                    }
-                    client.poll_at()
-                } else {
-                    while let Some(d) = server.poll_transmit(now) {
-                        datagrams.push(d);
-                    }
-                    server.poll_at()
-                }
-            }
-        };
-        if let Some(state) = state_changed {
+        let mut bodies = std::mem::take(&mut self.bodies);
+        let (wake, state) = self.flows[i].service_side(self.now, side_a, &mut bodies);
+        if let Some(state) = state {
             self.log_tcp_state(i, &state)?;
         }
-        for seg in segments.drain(..) {
-            self.transmit(i, side_a, Body::Tcp(seg))?;
+        for body in bodies.drain(..) {
+            self.transmit(i, side_a, body)?;
         }
-        for d in datagrams.drain(..) {
-            self.transmit(i, side_a, Body::Udp(d))?;
+        self.bodies = bodies;
+        if self.flows[i].started {
+            self.sched.wake(side_component(i, side_a), wake);
         }
-        self.segments = segments;
-        self.datagrams = datagrams;
-        self.sched
-            .wake(side_component(i, side_a), wake.map(|t| t.max(now)));
         Ok(())
     }
 
     /// The application of flow `i`: starts the flow, and writes for stream and
     /// on-off sources.
     fn service_app(&mut self, i: usize) -> io::Result<()> {
-        let now = self.now;
-        let flow = &mut self.flows[i];
-        if !flow.started {
-            flow.started = true;
-            if flow.app == AppKind::Bulk {
-                flow.backlog = flow.limit.unwrap_or(0);
-            }
-        }
-        let mut next = None;
-        if matches!(flow.app, AppKind::Stream | AppKind::Onoff) && flow.rate_bps > 0 && !flow.closed
-        {
-            let stopped = flow.stop_ns.is_some_and(|s| now >= s);
-            let room = flow
-                .limit
-                .map_or(u64::MAX, |l| l.saturating_sub(flow.written + flow.backlog));
-            let interval = ((APP_WRITE * 8 * 1_000_000_000) / flow.rate_bps).max(1) as i64;
-            if !stopped && room > 0 && now >= flow.next_write_ns {
-                let in_on = match flow.on_off {
-                    Some((on, off)) => (now - flow.start_ns) % (on + off) < on,
-                    None => true,
-                };
-                if in_on {
-                    flow.backlog += APP_WRITE.min(room);
-                    flow.next_write_ns = now + interval;
-                } else if let Some((on, off)) = flow.on_off {
-                    let cycle = on + off;
-                    let elapsed = now - flow.start_ns;
-                    flow.next_write_ns = flow.start_ns + (elapsed / cycle + 1) * cycle;
-                }
-            }
-            if !stopped && room > APP_WRITE {
-                next = Some(flow.next_write_ns.max(now + 1));
-            } else if stopped || room == 0 {
-                // The last write: the side service closes the connection.
-                next = flow.stop_ns.filter(|&s| s > now);
-            }
-            if let Some(stop) = flow.stop_ns {
-                next = next.map(|n| n.min(stop.max(now)));
-            }
-        }
+        let next = self.flows[i].service_app(self.now);
         self.sched.wake(app_component(i), next);
         self.service_side(i, true)
     }
@@ -800,7 +454,7 @@ impl World {
         let Some(pcap) = bundle.capture(vantage) else {
             return Ok(());
         };
-        let offset = stream_offset(&self.flows, packet);
+        let offset = self.flows[packet.flow as usize].stream_offset(packet);
         let ts = EPOCH_NS + self.now;
         for frame in self.encoder.encode(packet, offset, self.mtu[d]) {
             pcap.write_packet(ts, frame, frame.len() as u32)?;
@@ -835,7 +489,7 @@ impl World {
             match frame.kind {
                 AirKind::Data { packet, .. } => {
                     let p = self.in_link.get(packet);
-                    let offset = stream_offset(&self.flows, p);
+                    let offset = self.flows[p.flow as usize].stream_offset(p);
                     let d = frame.dir.index();
                     air.encode(
                         frame,
@@ -880,10 +534,7 @@ impl World {
         let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
             return Ok(());
         };
-        let retransmits = match &self.flows[i].transport {
-            Transport::Tcp { a, .. } => a.stats().retransmitted_segments,
-            Transport::Rpc { .. } => 0,
-        };
+        let retransmits = self.flows[i].retransmitted_segments();
         self.line.clear();
         write!(
             self.line,
@@ -932,55 +583,11 @@ impl World {
     }
 
     fn summary(&self, scenario: &Scenario, seed: u64, end: i64, events: u64) -> Summary {
-        let s = |ns: i64| ns as f64 / 1e9;
-        let flows = self
-            .flows
-            .iter()
-            .map(|f| {
-                let (retransmissions, timeouts, fast, ecn) = match &f.transport {
-                    Transport::Tcp { a, .. } => {
-                        let st = a.stats();
-                        (
-                            st.retransmitted_segments,
-                            st.timeouts,
-                            st.fast_retransmits,
-                            st.ecn_reductions,
-                        )
-                    }
-                    Transport::Rpc { client, .. } => {
-                        let st = client.stats();
-                        (st.retransmissions, st.retransmissions, 0, 0)
-                    }
-                };
-                let end_s = f.last_delivery_ns.map(s);
-                let span = f.last_delivery_ns.map_or(0, |t| t - f.start_ns);
-                FlowSummary {
-                    name: f.name.clone(),
-                    app: app_name(f.app),
-                    protocol: if f.app.is_tcp() { "tcp" } else { "udp" },
-                    start_s: s(f.start_ns),
-                    end_s,
-                    finished: f.finished,
-                    bytes_delivered: f.delivered,
-                    goodput_bps: if span > 0 {
-                        f.delivered as f64 * 8.0 / s(span)
-                    } else {
-                        0.0
-                    },
-                    retransmissions,
-                    timeouts,
-                    fast_retransmits: fast,
-                    ecn_reductions: ecn,
-                    idle_s: s(f.idle_ns),
-                    packets_sent: f.packets.0,
-                    packets_returned: f.packets.1,
-                }
-            })
-            .collect();
+        let flows = self.flows.iter().map(Flow::summary).collect();
         Summary {
             scenario: scenario.name.clone().unwrap_or_default(),
             seed,
-            end_s: s(end),
+            end_s: end as f64 / 1e9,
             events,
             link: LinkSummary {
                 forward: self.counters[0],
@@ -1027,32 +634,6 @@ impl PacketStore {
             self.base += 1;
         }
         packet
-    }
-}
-
-/// Where a TCP segment's first payload byte sits in its stream (0 for UDP): the
-/// encoder writes that many bytes of the stream's pattern.
-fn stream_offset(flows: &[Flow], packet: &Packet) -> u64 {
-    match &packet.body {
-        Body::Tcp(seg) => {
-            let flow = &flows[packet.flow as usize];
-            let isn = if packet.from_a {
-                flow.isn.0
-            } else {
-                flow.isn.1
-            };
-            u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
-        }
-        Body::Udp(_) => 0,
-    }
-}
-
-/// True when a bulk or bounded flow's sender has handed over everything and all of it
-/// is acknowledged.
-fn a_done(flow: &Flow) -> bool {
-    match &flow.transport {
-        Transport::Tcp { a, .. } => flow.backlog == 0 && a.all_data_acked(),
-        Transport::Rpc { client, .. } => client.finished_at().is_some(),
     }
 }
 

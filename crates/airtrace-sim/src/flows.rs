@@ -1,0 +1,450 @@
+//! A flow and its application, whatever carries its packets: the TCP endpoints or the
+//! RPC client and server at its two ends, the bulk, stream or on-off source that feeds
+//! it, and what summary.json reports of it.
+//!
+//! The world that runs the flow (one link, or a network of nodes) polls each side when
+//! it is due ([`Flow::service_side`], [`Flow::service_app`]), hands it what arrived
+//! ([`Flow::deliver`]) and carries the packets it emits; the flow never sees how.
+
+use airtrace_link::rng::Streams;
+use airtrace_tcp::{Endpoint, Phase, SenderState};
+use rand::RngExt;
+use serde::Serialize;
+
+use crate::build;
+use crate::packet::{Body, Packet};
+use crate::rpc;
+use crate::scenario::{AppKind, FlowSpec};
+
+/// Bytes a stream or on-off application writes at a time.
+pub const APP_WRITE: u64 = 1460;
+/// Port of the first TCP flow's receiver on host `b`; flow `i` uses `TCP_SERVER_PORT +
+/// i`. Ports are chosen where Wireshark registers no dissector (`tshark -G decodes`), so
+/// the pattern payload is shown as data, never misread as some protocol.
+pub const TCP_SERVER_PORT: u16 = 15000;
+/// Port of the first TCP flow's sender on host `a`.
+pub const TCP_CLIENT_PORT: u16 = 40000;
+/// Ports of the first RPC flow's server (host `b`) and client (host `a`).
+pub const RPC_SERVER_PORT: u16 = 20049;
+/// See [`RPC_SERVER_PORT`].
+pub const RPC_CLIENT_PORT: u16 = 25000;
+
+/// Results of one flow, as summary.json reports them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// The flow's name.
+    pub name: String,
+    /// The application.
+    pub app: &'static str,
+    /// `tcp` or `udp`.
+    pub protocol: &'static str,
+    /// When the application started, s.
+    pub start_s: f64,
+    /// When its last byte was delivered, s (None if none was).
+    pub end_s: Option<f64>,
+    /// True when every byte the application had to move got through.
+    pub finished: bool,
+    /// Application bytes delivered in order at the receiving side.
+    pub bytes_delivered: u64,
+    /// `bytes_delivered` × 8 / (`end_s` − `start_s`), bit/s.
+    pub goodput_bps: f64,
+    /// Packets the sending side sent again (TCP segments, RPC calls).
+    pub retransmissions: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+    /// Fast retransmits (TCP).
+    pub fast_retransmits: u64,
+    /// Window reductions for ECN congestion marks (TCP with `ecn`).
+    pub ecn_reductions: u64,
+    /// Time the transmitter of the link direction carrying this flow's data (forward;
+    /// reverse for RPC reads) was idle while the flow had data not yet acknowledged
+    /// (Ludwig's utilization: the link should never idle while data waits), s.
+    pub idle_s: f64,
+    /// Packets host `a` sent for this flow.
+    pub packets_sent: u64,
+    /// Packets host `b` sent for this flow.
+    pub packets_returned: u64,
+}
+
+/// The transport state of a flow.
+pub(crate) enum Transport {
+    Tcp {
+        a: Box<Endpoint>,
+        b: Box<Endpoint>,
+    },
+    Rpc {
+        client: Box<rpc::Client>,
+        server: Box<rpc::Server>,
+        request_size: u32,
+    },
+}
+
+/// A flow and its application.
+pub(crate) struct Flow {
+    pub(crate) name: String,
+    pub(crate) app: AppKind,
+    pub(crate) ports: (u16, u16),
+    pub(crate) start_ns: i64,
+    pub(crate) stop_ns: Option<i64>,
+    pub(crate) transport: Transport,
+    /// Initial sequence numbers of `a` and `b`, for the payload pattern.
+    pub(crate) isn: (u32, u32),
+    /// Bytes the application still has to hand to TCP (bulk: the rest of the file;
+    /// stream: what it could not write yet).
+    pub(crate) backlog: u64,
+    /// Bytes the application may write in all (None: unlimited).
+    pub(crate) limit: Option<u64>,
+    /// Bytes accepted by TCP so far.
+    pub(crate) written: u64,
+    pub(crate) started: bool,
+    pub(crate) closed: bool,
+    /// Application rate in bit/s and on/off periods (stream, onoff).
+    pub(crate) rate_bps: u64,
+    pub(crate) on_off: Option<(i64, i64)>,
+    pub(crate) next_write_ns: i64,
+    pub(crate) delivered: u64,
+    pub(crate) last_delivery_ns: Option<i64>,
+    pub(crate) finished: bool,
+    pub(crate) idle_ns: i64,
+    /// When idle time was last settled, and whether data was waiting then.
+    pub(crate) settled_ns: i64,
+    pub(crate) waiting: bool,
+    pub(crate) packets: (u64, u64),
+}
+
+impl Flow {
+    /// The link direction that carries the flow's data: forward (0), except for RPC
+    /// reads, whose data comes back in the replies.
+    pub(crate) fn data_direction(&self) -> usize {
+        usize::from(self.app == AppKind::RpcRead)
+    }
+
+    /// True while the flow has application data not yet acknowledged end to end.
+    pub(crate) fn has_waiting_data(&self) -> bool {
+        if !self.started || self.finished {
+            return false;
+        }
+        match &self.transport {
+            Transport::Tcp { a, .. } => self.backlog > 0 || self.written > a.stats().bytes_acked,
+            Transport::Rpc { client, .. } => client.finished_at().is_none(),
+        }
+    }
+}
+
+impl Flow {
+    /// Hands an arrived packet's body to the side it was sent to (`to_a`).
+    pub(crate) fn deliver(&mut self, now: i64, to_a: bool, body: Body, ce: bool) {
+        match (&mut self.transport, body) {
+            (Transport::Tcp { a, b }, Body::Tcp(seg)) => {
+                let ep = if to_a { a } else { b };
+                ep.on_segment_ce(now, &seg, ce);
+            }
+            (
+                Transport::Rpc {
+                    client,
+                    server,
+                    request_size,
+                },
+                Body::Udp(d),
+            ) => {
+                if to_a {
+                    // Replies reach the client: a request's data counts as delivered
+                    // when its reply arrives (READ data comes in it; WRITE is
+                    // acknowledged by it).
+                    client.on_datagram(now, &d);
+                    let done = client.stats().bytes_done;
+                    if done > self.delivered {
+                        self.delivered = done;
+                        self.last_delivery_ns = Some(now);
+                    }
+                    self.finished |= client.finished_at().is_some();
+                } else {
+                    server.on_datagram(now, &d, *request_size);
+                }
+            }
+            _ => unreachable!("a flow's packets all have its transport"),
+        }
+    }
+
+    /// Lets one side send what it can now: appends its packets' bodies to `out` in the
+    /// order sent. Returns when the side is next due, and the sender's state when it
+    /// changed (for the TCP state log).
+    pub(crate) fn service_side(
+        &mut self,
+        now: i64,
+        side_a: bool,
+        out: &mut Vec<Body>,
+    ) -> (Option<i64>, Option<SenderState>) {
+        if !self.started {
+            return (None, None);
+        }
+        let mut state_changed = None;
+        let wake = match &mut self.transport {
+            Transport::Tcp { a, b } => {
+                let ep = if side_a { a } else { b };
+                if side_a {
+                    if self.backlog > 0 {
+                        let n = ep.write(self.backlog);
+                        self.backlog -= n;
+                        self.written += n;
+                    }
+                    let app_done = self.backlog == 0
+                        && match self.app {
+                            AppKind::Bulk => true,
+                            _ => {
+                                self.limit.is_some_and(|l| self.written >= l)
+                                    || self.stop_ns.is_some_and(|s| now >= s)
+                            }
+                        };
+                    if app_done && !self.closed {
+                        ep.close();
+                        self.closed = true;
+                    }
+                }
+                while let Some(seg) = ep.poll_transmit(now) {
+                    out.push(Body::Tcp(seg));
+                }
+                if side_a {
+                    if ep.take_state_changed() {
+                        state_changed = Some(ep.sender_state());
+                    }
+                } else {
+                    let got = ep.take_delivered();
+                    if got > 0 {
+                        self.delivered += got;
+                        self.last_delivery_ns = Some(now);
+                    }
+                }
+                let wake = ep.poll_at();
+                if !self.finished && self.closed && a_done(self) {
+                    self.finished = true;
+                }
+                wake
+            }
+            Transport::Rpc { client, server, .. } => {
+                if side_a {
+                    while let Some(d) = client.poll_transmit(now) {
+                        out.push(Body::Udp(d));
+                    }
+                    client.poll_at()
+                } else {
+                    while let Some(d) = server.poll_transmit(now) {
+                        out.push(Body::Udp(d));
+                    }
+                    server.poll_at()
+                }
+            }
+        };
+        (wake.map(|t| t.max(now)), state_changed)
+    }
+
+    /// The application: starts the flow, and writes for stream and on-off sources.
+    /// Returns when it is next due; side `a` is to be serviced after it.
+    pub(crate) fn service_app(&mut self, now: i64) -> Option<i64> {
+        if !self.started {
+            self.started = true;
+            if self.app == AppKind::Bulk {
+                self.backlog = self.limit.unwrap_or(0);
+            }
+        }
+        let mut next = None;
+        if matches!(self.app, AppKind::Stream | AppKind::Onoff) && self.rate_bps > 0 && !self.closed
+        {
+            let stopped = self.stop_ns.is_some_and(|s| now >= s);
+            let room = self
+                .limit
+                .map_or(u64::MAX, |l| l.saturating_sub(self.written + self.backlog));
+            let interval = ((APP_WRITE * 8 * 1_000_000_000) / self.rate_bps).max(1) as i64;
+            if !stopped && room > 0 && now >= self.next_write_ns {
+                let in_on = match self.on_off {
+                    Some((on, off)) => (now - self.start_ns) % (on + off) < on,
+                    None => true,
+                };
+                if in_on {
+                    self.backlog += APP_WRITE.min(room);
+                    self.next_write_ns = now + interval;
+                } else if let Some((on, off)) = self.on_off {
+                    let cycle = on + off;
+                    let elapsed = now - self.start_ns;
+                    self.next_write_ns = self.start_ns + (elapsed / cycle + 1) * cycle;
+                }
+            }
+            if !stopped && room > APP_WRITE {
+                next = Some(self.next_write_ns.max(now + 1));
+            } else if stopped || room == 0 {
+                // The last write: the side service closes the connection.
+                next = self.stop_ns.filter(|&s| s > now);
+            }
+            if let Some(stop) = self.stop_ns {
+                next = next.map(|n| n.min(stop.max(now)));
+            }
+        }
+        next
+    }
+
+    /// True when the flow has finished and nothing of it is left to exchange.
+    pub(crate) fn done(&self) -> bool {
+        self.finished
+            && match &self.transport {
+                Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
+                Transport::Rpc { .. } => true,
+            }
+    }
+
+    /// Segments the TCP sender sent again (0 for RPC).
+    pub(crate) fn retransmitted_segments(&self) -> u64 {
+        match &self.transport {
+            Transport::Tcp { a, .. } => a.stats().retransmitted_segments,
+            Transport::Rpc { .. } => 0,
+        }
+    }
+
+    /// Where a TCP segment's first payload byte sits in its stream (0 for UDP): the
+    /// encoder writes that many bytes of the stream's pattern.
+    pub(crate) fn stream_offset(&self, packet: &Packet) -> u64 {
+        match &packet.body {
+            Body::Tcp(seg) => {
+                let isn = if packet.from_a { self.isn.0 } else { self.isn.1 };
+                u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
+            }
+            Body::Udp(_) => 0,
+        }
+    }
+
+    /// What summary.json reports of the flow.
+    pub(crate) fn summary(&self) -> FlowSummary {
+        let s = |ns: i64| ns as f64 / 1e9;
+        let (retransmissions, timeouts, fast, ecn) = match &self.transport {
+            Transport::Tcp { a, .. } => {
+                let st = a.stats();
+                (
+                    st.retransmitted_segments,
+                    st.timeouts,
+                    st.fast_retransmits,
+                    st.ecn_reductions,
+                )
+            }
+            Transport::Rpc { client, .. } => {
+                let st = client.stats();
+                (st.retransmissions, st.retransmissions, 0, 0)
+            }
+        };
+        let span = self.last_delivery_ns.map_or(0, |t| t - self.start_ns);
+        FlowSummary {
+            name: self.name.clone(),
+            app: app_name(self.app),
+            protocol: if self.app.is_tcp() { "tcp" } else { "udp" },
+            start_s: s(self.start_ns),
+            end_s: self.last_delivery_ns.map(s),
+            finished: self.finished,
+            bytes_delivered: self.delivered,
+            goodput_bps: if span > 0 {
+                self.delivered as f64 * 8.0 / s(span)
+            } else {
+                0.0
+            },
+            retransmissions,
+            timeouts,
+            fast_retransmits: fast,
+            ecn_reductions: ecn,
+            idle_s: s(self.idle_ns),
+            packets_sent: self.packets.0,
+            packets_returned: self.packets.1,
+        }
+    }
+}
+
+/// True when a bulk or bounded flow's sender has handed over everything and all of it
+/// is acknowledged.
+fn a_done(flow: &Flow) -> bool {
+    match &flow.transport {
+        Transport::Tcp { a, .. } => flow.backlog == 0 && a.all_data_acked(),
+        Transport::Rpc { client, .. } => client.finished_at().is_some(),
+    }
+}
+
+/// Builds flow `i` from its spec.
+pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<Flow, String> {
+    let mut rng = streams.stream(&format!("flow{}/isn", i + 1));
+    let isn = (rng.random::<u32>(), rng.random::<u32>());
+    let ts_offsets = (rng.random::<u32>(), rng.random::<u32>());
+    let transport = if spec.app.is_tcp() {
+        let config = build::tcp_config(spec.tcp.as_ref())?;
+        Transport::Tcp {
+            a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
+            b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),
+        }
+    } else {
+        let rpc = spec.rpc.clone().unwrap_or_default();
+        let op = if spec.app == AppKind::RpcRead {
+            rpc::Op::Read
+        } else {
+            rpc::Op::Write
+        };
+        let request_size = rpc.request_size.0 as u32;
+        Transport::Rpc {
+            client: Box::new(rpc::Client::new(rpc::ClientConfig {
+                op,
+                total: spec.bytes.map_or(0, |b| b.0),
+                request_size,
+                timeout_ns: rpc.timeout.0,
+                max_timeout_ns: rpc.max_timeout.0,
+                pacing_ns: rpc.pacing.0,
+                outstanding: rpc.outstanding,
+            })),
+            server: Box::new(rpc::Server::new(rpc.service_time.0)),
+            request_size,
+        }
+    };
+    let (client_port, server_port) = if spec.app.is_tcp() {
+        (TCP_CLIENT_PORT, TCP_SERVER_PORT)
+    } else {
+        (RPC_CLIENT_PORT, RPC_SERVER_PORT)
+    };
+    Ok(Flow {
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("flow{}", i + 1)),
+        app: spec.app,
+        ports: (client_port + i as u16, server_port + i as u16),
+        start_ns: spec.start.0,
+        stop_ns: spec.stop.map(|d| d.0),
+        transport,
+        isn,
+        backlog: 0,
+        limit: spec.bytes.map(|b| b.0),
+        written: 0,
+        started: false,
+        closed: false,
+        rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),
+        on_off: spec.on.zip(spec.off).map(|(on, off)| (on.0, off.0)),
+        next_write_ns: spec.start.0,
+        delivered: 0,
+        last_delivery_ns: None,
+        finished: false,
+        idle_ns: 0,
+        settled_ns: 0,
+        waiting: false,
+        packets: (0, 0),
+    })
+}
+
+pub(crate) fn app_name(app: AppKind) -> &'static str {
+    match app {
+        AppKind::Bulk => "bulk",
+        AppKind::Stream => "stream",
+        AppKind::Onoff => "onoff",
+        AppKind::RpcRead => "rpc_read",
+        AppKind::RpcWrite => "rpc_write",
+    }
+}
+
+pub(crate) fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Open => "open",
+        Phase::Disorder => "disorder",
+        Phase::Recovery => "recovery",
+        Phase::Loss => "loss",
+    }
+}
