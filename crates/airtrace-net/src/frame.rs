@@ -22,6 +22,11 @@ pub enum FrameKind {
     Ack,
 }
 
+/// EtherType of IPv4 (in the LLC/SNAP header of a data frame).
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// EtherType of ARP.
+pub const ETHERTYPE_ARP: u16 = 0x0806;
+
 /// What a data frame carries: the upper layer's token for its packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Payload {
@@ -29,6 +34,8 @@ pub struct Payload {
     pub token: u64,
     /// The packet's length, bytes (the MSDU).
     pub len: u32,
+    /// Its protocol: [`ETHERTYPE_IPV4`] or [`ETHERTYPE_ARP`].
+    pub ethertype: u16,
 }
 
 /// One frame on the air.

@@ -13,16 +13,26 @@
 //!   standard's settings and ns-2's.
 //! - [`wireless`]: the stations on one channel and the events between them; the
 //!   `send` / `next_deadline` / `poll_into` shape of `airtrace-link`'s links.
+//! - [`arp`]: one node's ARP table and its one-packet hold queue.
+//! - [`routing`]: static routes, given or computed as shortest paths.
+//! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
+//!   what a simulation drives.
 //!
 //! Time is an `i64` count of nanoseconds, as everywhere in airtrace.
 
+pub mod arp;
 pub mod dcf;
 pub mod frame;
+pub mod network;
 pub mod phy;
 pub mod radio;
+pub mod routing;
 pub mod wireless;
 
 pub use dcf::{DcfConfig, MacOut, Sdu};
+pub use arp::ArpConfig;
 pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
+pub use network::{DropReason, IpPacket, NetEvent, Network};
+pub use routing::Routes;
 pub use radio::{PhyProfile, Position, Propagation};
 pub use wireless::{AirRecord, Wireless, WirelessEvent};

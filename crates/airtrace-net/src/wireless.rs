@@ -171,6 +171,27 @@ impl Wireless {
         id
     }
 
+    /// The number of stations.
+    pub fn stations(&self) -> usize {
+        self.stations.len()
+    }
+
+    /// Where station `node` is.
+    pub fn position(&self, node: NodeId) -> Position {
+        self.stations[node as usize].position
+    }
+
+    /// Received power at `to` of a frame sent by `from`, W.
+    pub fn received_w(&self, from: NodeId, to: NodeId) -> f64 {
+        let d2 = self.position(from).dist2(self.position(to));
+        self.propagation.received_w(self.phy.tx_power_w, d2)
+    }
+
+    /// True when `to` decodes `from`'s frames on a quiet channel.
+    pub fn decodes(&self, from: NodeId, to: NodeId) -> bool {
+        self.received_w(from, to) >= self.phy.rx_threshold_w
+    }
+
     /// Starts recording every frame each radio decodes or fails to (see [`AirRecord`]).
     pub fn enable_air(&mut self) {
         self.air = Some(Vec::new());

@@ -23,7 +23,11 @@ fn channel(phy: PhyProfile, mac: DcfConfig, xs: &[f64]) -> Wireless {
 
 fn sdu(token: u64, len: u32, next_hop: NodeId) -> Sdu {
     Sdu {
-        payload: Payload { token, len },
+        payload: Payload {
+            token,
+            len,
+            ethertype: airtrace_net::frame::ETHERTYPE_IPV4,
+        },
         next_hop,
         priority: false,
     }

@@ -20,6 +20,8 @@ use airtrace_tcp::Segment;
 pub const ADDR_A: [u8; 4] = [198, 18, 0, 1];
 /// The IPv4 address of host `b` (the receiver side): 198.18.1.1.
 pub const ADDR_B: [u8; 4] = [198, 18, 1, 1];
+/// The TTL a host puts in the packets it sends (Linux's default).
+pub const DEFAULT_TTL: u8 = 64;
 /// IPv4 header length (no options).
 pub const IP_HEADER: u32 = 20;
 /// UDP header length.
@@ -125,6 +127,10 @@ pub struct Packet {
     pub ip_id: u16,
     /// The flow's ports on host `a` and host `b`.
     pub ports: (u16, u16),
+    /// The IPv4 addresses of host `a` and host `b`.
+    pub hosts: ([u8; 4], [u8; 4]),
+    /// Time to live, as the IPv4 header carries it where the packet is seen.
+    pub ttl: u8,
     /// The IP header's ECN field (RFC 3168 §5): 0 not ECN-capable, 2 ECT(0), 3 CE.
     pub ecn: u8,
     /// How VJ header compression sent it, on links that compress.
@@ -176,6 +182,7 @@ impl Packet {
 #[derive(Debug, Default)]
 pub struct Encoder {
     ecn: u8,
+    ttl: u8,
     transport: Vec<u8>,
     frames: Vec<u8>,
     bounds: Vec<(usize, usize)>,
@@ -225,10 +232,11 @@ impl Encoder {
     ) -> impl Iterator<Item = &[u8]> {
         self.ecn = packet.ecn & 3;
         let (src, dst) = if packet.from_a {
-            (ADDR_A, ADDR_B)
+            packet.hosts
         } else {
-            (ADDR_B, ADDR_A)
+            (packet.hosts.1, packet.hosts.0)
         };
+        self.ttl = packet.ttl;
         let (sport, dport) = if packet.from_a {
             packet.ports
         } else {
@@ -317,7 +325,7 @@ impl Encoder {
         header[2..4].copy_from_slice(&total.to_be_bytes());
         header[4..6].copy_from_slice(&ip_id.to_be_bytes());
         header[6..8].copy_from_slice(&flags_frag.to_be_bytes());
-        header[8] = 64;
+        header[8] = self.ttl;
         header[9] = proto;
         header[12..16].copy_from_slice(&src);
         header[16..20].copy_from_slice(&dst);
@@ -391,6 +399,8 @@ mod tests {
             from_a: true,
             ip_id: 42,
             ports: (40000, 5000),
+            hosts: (ADDR_A, ADDR_B),
+            ttl: DEFAULT_TTL,
             ecn: 2,
             vj: None,
             body: Body::Tcp(segment(100)),
@@ -446,6 +456,8 @@ mod tests {
             from_a: false,
             ip_id: 7,
             ports: (700, 20049),
+            hosts: (ADDR_A, ADDR_B),
+            ttl: DEFAULT_TTL,
             ecn: 0,
             vj: None,
             body: Body::Udp(d),

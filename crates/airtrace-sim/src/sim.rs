@@ -26,7 +26,7 @@ pub use crate::flows::{
     FlowSummary, APP_WRITE, RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
 };
 use crate::links::{link_dir, Link, PacketId};
-use crate::packet::{Body, Encoder, Packet};
+use crate::packet::{Body, Encoder, Packet, ADDR_A, ADDR_B, DEFAULT_TTL};
 use crate::scenario::{Scenario, Vantage};
 use crate::sched::{Component, Scheduler};
 
@@ -408,6 +408,8 @@ impl World {
             from_a,
             ip_id,
             ports: flow.ports,
+            hosts: (ADDR_A, ADDR_B),
+            ttl: DEFAULT_TTL,
             ecn: if ect { 2 } else { 0 },
             vj: None,
             body,

@@ -1,0 +1,394 @@
+//! The nodes' IP layer over one radio channel: static routes with a TTL, ARP, and
+//! forwarding hop by hop through each node's 802.11 MAC.
+//!
+//! Like [`Wireless`] it reads no clock: a node's transport hands it a packet with
+//! [`Network::send`], [`Network::next_deadline`] says when it next needs a poll, and
+//! [`Network::poll_into`] runs it up to a time and hands out what happened
+//! ([`NetEvent`]): packets going out of and coming into each node's interface (what an
+//! IP-layer capture there shows), packets reaching their destination, and drops with
+//! their reason.
+//!
+//! Each hop of a packet has its own entry in a generation-checked slab, created when
+//! the packet is handed to (or held for) that hop's MAC and removed when the MAC is
+//! done with it (acknowledged, given up, or refused by a full queue). The receiving
+//! node reads the entry when the frame arrives, which is always before the sender's
+//! MAC hears the ACK. ARP packets need no entry: the frame's token says all of it.
+
+use slotmap::{DefaultKey, Key, KeyData, SlotMap};
+
+use crate::arp::{Arp, ArpConfig, Resolution};
+use crate::dcf::Sdu;
+use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
+use crate::routing::Routes;
+use crate::wireless::{Wireless, WirelessEvent};
+
+/// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
+pub const ARP_BYTES: u32 = 28;
+
+/// A packet's IP header, as the network needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpPacket {
+    /// Node that sent it.
+    pub src: NodeId,
+    /// Node it is for.
+    pub dst: NodeId,
+    /// Time to live: a router decrements it and drops the packet at 0 (RFC 791 §3.2,
+    /// RFC 1812 §5.3.1).
+    pub ttl: u8,
+    /// IPv4 total length, bytes.
+    pub len: u32,
+    /// The transport's own id for the packet.
+    pub user: u64,
+}
+
+/// Why a node dropped a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// No route to the destination.
+    NoRoute,
+    /// The TTL ran out at a router.
+    TtlExpired,
+    /// The interface queue was full.
+    QueueFull,
+    /// Displaced from ARP's one-packet hold queue by a newer packet.
+    ArpHold,
+    /// The next hop never answered ARP.
+    ArpUnanswered,
+    /// The MAC gave up after its last attempt.
+    RetryLimit,
+}
+
+impl DropReason {
+    /// The name used in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::NoRoute => "no_route",
+            DropReason::TtlExpired => "ttl_expired",
+            DropReason::QueueFull => "queue",
+            DropReason::ArpHold => "arp_hold",
+            DropReason::ArpUnanswered => "arp_unanswered",
+            DropReason::RetryLimit => "retry_limit",
+        }
+    }
+}
+
+/// What happened in the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetEvent {
+    /// `node` handed `packet` to its interface for `next_hop`.
+    Out {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// The neighbour it goes to.
+        next_hop: NodeId,
+        /// The packet, with the TTL it leaves with.
+        packet: IpPacket,
+    },
+    /// `packet` came in at `node`'s interface from neighbour `from`.
+    In {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// The neighbour that sent it.
+        from: NodeId,
+        /// The packet, with the TTL it arrived with.
+        packet: IpPacket,
+    },
+    /// `packet` reached its destination `node`: hand it to the transport.
+    Local {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// The packet.
+        packet: IpPacket,
+    },
+    /// `node` dropped `packet`.
+    Dropped {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// The packet.
+        packet: IpPacket,
+        /// Why.
+        reason: DropReason,
+    },
+}
+
+/// ARP operation codes (RFC 826).
+const ARP_REQUEST: u64 = 1;
+const ARP_REPLY: u64 = 2;
+
+/// An ARP packet's frame token: operation, sender and target.
+fn arp_token(op: u64, sender: NodeId, target: NodeId) -> u64 {
+    (op << 32) | (u64::from(sender) << 16) | u64::from(target)
+}
+
+/// The operation, sender and target of an ARP frame's token.
+pub fn arp_fields(token: u64) -> (u16, NodeId, NodeId) {
+    ((token >> 32) as u16, (token >> 16) as NodeId, token as NodeId)
+}
+
+fn key_of(token: u64) -> DefaultKey {
+    KeyData::from_ffi(token).into()
+}
+
+/// The nodes on one channel and their IP layer (see the [module documentation](self)).
+#[derive(Debug)]
+pub struct Network {
+    wireless: Wireless,
+    routes: Routes,
+    arp: Vec<Arp<DefaultKey>>,
+    hops: SlotMap<DefaultKey, IpPacket>,
+    radio_events: Vec<WirelessEvent>,
+}
+
+impl Network {
+    /// The network of the stations of `wireless` (node `i` is station `i`), routing
+    /// by `routes`, each node with an ARP table set by `arp`.
+    pub fn new(wireless: Wireless, routes: Routes, arp: ArpConfig) -> Self {
+        let nodes = wireless.stations();
+        Network {
+            wireless,
+            routes,
+            arp: (0..nodes).map(|_| Arp::new(arp, nodes)).collect(),
+            hops: SlotMap::new(),
+            radio_events: Vec::new(),
+        }
+    }
+
+    /// The radio channel (for its MACs' counters and the air records).
+    pub fn wireless(&self) -> &Wireless {
+        &self.wireless
+    }
+
+    /// See [`Network::wireless`].
+    pub fn wireless_mut(&mut self) -> &mut Wireless {
+        &mut self.wireless
+    }
+
+    /// `node`'s ARP table.
+    pub fn arp(&self, node: NodeId) -> &Arp<DefaultKey> {
+        &self.arp[node as usize]
+    }
+
+    /// The routing tables.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// When the network next needs a poll.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.wireless.next_deadline()
+    }
+
+    /// `packet.src`'s transport sends `packet`; what follows at once is appended to
+    /// `out`.
+    pub fn send(&mut self, now: i64, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        self.route(now, packet.src, packet, out);
+        self.drain_radio(now, out);
+    }
+
+    /// Runs every event due up to `now` and appends what happened to `out`.
+    pub fn poll_into(&mut self, now: i64, out: &mut Vec<NetEvent>) {
+        self.drain_radio(now, out);
+    }
+
+    fn drain_radio(&mut self, now: i64, out: &mut Vec<NetEvent>) {
+        let mut events = std::mem::take(&mut self.radio_events);
+        loop {
+            self.wireless.poll_into(now, &mut events);
+            if events.is_empty() {
+                break;
+            }
+            for e in events.drain(..) {
+                self.on_radio(e, out);
+            }
+        }
+        self.radio_events = events;
+    }
+
+    fn on_radio(&mut self, e: WirelessEvent, out: &mut Vec<NetEvent>) {
+        match e {
+            WirelessEvent::Delivered {
+                at_ns,
+                node,
+                from,
+                payload,
+            } => {
+                if payload.ethertype == ETHERTYPE_ARP {
+                    self.on_arp(at_ns, node, payload.token, out);
+                    return;
+                }
+                let Some(&packet) = self.hops.get(key_of(payload.token)) else {
+                    debug_assert!(false, "a frame's packet outlives its hop");
+                    return;
+                };
+                out.push(NetEvent::In {
+                    at_ns,
+                    node,
+                    from,
+                    packet,
+                });
+                if packet.dst == node {
+                    out.push(NetEvent::Local {
+                        at_ns,
+                        node,
+                        packet,
+                    });
+                } else if packet.ttl <= 1 {
+                    out.push(NetEvent::Dropped {
+                        at_ns,
+                        node,
+                        packet,
+                        reason: DropReason::TtlExpired,
+                    });
+                } else {
+                    let forwarded = IpPacket {
+                        ttl: packet.ttl - 1,
+                        ..packet
+                    };
+                    self.route(at_ns, node, forwarded, out);
+                }
+            }
+            WirelessEvent::Sent { sdu, .. } => {
+                if sdu.payload.ethertype == ETHERTYPE_IPV4 {
+                    self.hops.remove(key_of(sdu.payload.token));
+                }
+            }
+            WirelessEvent::Failed { at_ns, node, sdu } => {
+                self.hop_dropped(at_ns, node, sdu, DropReason::RetryLimit, out)
+            }
+            WirelessEvent::QueueFull { at_ns, node, sdu } => {
+                self.hop_dropped(at_ns, node, sdu, DropReason::QueueFull, out)
+            }
+        }
+    }
+
+    fn hop_dropped(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        sdu: Sdu,
+        reason: DropReason,
+        out: &mut Vec<NetEvent>,
+    ) {
+        if sdu.payload.ethertype != ETHERTYPE_IPV4 {
+            return;
+        }
+        if let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) {
+            out.push(NetEvent::Dropped {
+                at_ns,
+                node,
+                packet,
+                reason,
+            });
+        }
+    }
+
+    /// `node` sends `packet` on towards its destination.
+    fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        let Some(next_hop) = self.routes.next_hop(node, packet.dst) else {
+            out.push(NetEvent::Dropped {
+                at_ns: now,
+                node,
+                packet,
+                reason: DropReason::NoRoute,
+            });
+            return;
+        };
+        let key = self.hops.insert(packet);
+        match self.arp[node as usize].resolve(now, next_hop, key) {
+            Resolution::Send => self.transmit(now, node, next_hop, key, out),
+            Resolution::Held { request, dropped } => {
+                if let Some(old) = dropped {
+                    self.arp_dropped(now, node, old, DropReason::ArpHold, out);
+                }
+                if request {
+                    let token = arp_token(ARP_REQUEST, node, next_hop);
+                    self.send_arp(now, node, BROADCAST, token);
+                }
+            }
+            Resolution::GaveUp { dropped } => {
+                for k in dropped.into_iter().chain([key]) {
+                    self.arp_dropped(now, node, k, DropReason::ArpUnanswered, out);
+                }
+            }
+        }
+    }
+
+    fn arp_dropped(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        key: DefaultKey,
+        reason: DropReason,
+        out: &mut Vec<NetEvent>,
+    ) {
+        if let Some(packet) = self.hops.remove(key) {
+            out.push(NetEvent::Dropped {
+                at_ns: now,
+                node,
+                packet,
+                reason,
+            });
+        }
+    }
+
+    /// Hands the hop `key` to `node`'s MAC for `next_hop`.
+    fn transmit(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        next_hop: NodeId,
+        key: DefaultKey,
+        out: &mut Vec<NetEvent>,
+    ) {
+        let packet = self.hops[key];
+        out.push(NetEvent::Out {
+            at_ns: now,
+            node,
+            next_hop,
+            packet,
+        });
+        let sdu = Sdu {
+            payload: Payload {
+                token: key.data().as_ffi(),
+                len: packet.len,
+                ethertype: ETHERTYPE_IPV4,
+            },
+            next_hop,
+            priority: false,
+        };
+        self.wireless.send(now, node, sdu);
+    }
+
+    fn send_arp(&mut self, now: i64, node: NodeId, to: NodeId, token: u64) {
+        let sdu = Sdu {
+            payload: Payload {
+                token,
+                len: ARP_BYTES,
+                ethertype: ETHERTYPE_ARP,
+            },
+            next_hop: to,
+            priority: false,
+        };
+        self.wireless.send(now, node, sdu);
+    }
+
+    /// `node` decoded an ARP packet: it learns the sender, answers a request for itself,
+    /// and sends the packet it held for the sender.
+    fn on_arp(&mut self, now: i64, node: NodeId, token: u64, out: &mut Vec<NetEvent>) {
+        let (op, sender, target) = arp_fields(token);
+        if let Some(key) = self.arp[node as usize].learn(sender) {
+            self.transmit(now, node, sender, key, out);
+        }
+        if u64::from(op) == ARP_REQUEST && target == node {
+            self.send_arp(now, node, sender, arp_token(ARP_REPLY, node, sender));
+        }
+    }
+}

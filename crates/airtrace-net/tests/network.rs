@@ -1,0 +1,195 @@
+//! Packets through the IP layer of a chain of radio nodes: ARP on each hop, the TTL
+//! decremented at each router, ARP's one-packet hold queue, drops with their reason.
+
+use airtrace_net::arp::ArpConfig;
+use airtrace_net::dcf::DcfConfig;
+use airtrace_net::network::{DropReason, IpPacket, NetEvent, Network};
+use airtrace_net::radio::{PhyProfile, Position, Propagation};
+use airtrace_net::{NodeId, Routes, Wireless};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// `n` nodes 200 m apart on a line, ns-2's WaveLAN and MAC, shortest-path routes.
+fn chain(n: usize, arp: ArpConfig) -> Network {
+    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for i in 0..n {
+        w.add_station(
+            Position {
+                x: 200.0 * i as f64,
+                y: 0.0,
+            },
+            DcfConfig::ns2_wavelan(),
+            ChaCha8Rng::seed_from_u64(i as u64),
+        );
+    }
+    let routes = Routes::shortest_paths(n, |a, b| w.decodes(a, b));
+    Network::new(w, routes, arp)
+}
+
+fn packet(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
+    IpPacket {
+        src,
+        dst,
+        ttl: 64,
+        len: 1000,
+        user,
+    }
+}
+
+fn run(net: &mut Network, out: &mut Vec<NetEvent>) {
+    while let Some(t) = net.next_deadline() {
+        net.poll_into(t, out);
+    }
+}
+
+#[test]
+fn a_packet_crosses_three_hops_resolving_each_with_arp() {
+    let mut net = chain(4, ArpConfig::bsd());
+    let mut events = Vec::new();
+    net.send(0, packet(0, 3, 7), &mut events);
+    // Held for ARP: nothing goes out yet.
+    assert!(events.is_empty(), "{events:?}");
+    run(&mut net, &mut events);
+    let outs: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Out {
+                node,
+                next_hop,
+                packet,
+                ..
+            } => Some((*node, *next_hop, packet.ttl)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outs, [(0, 1, 64), (1, 2, 63), (2, 3, 62)]);
+    let local: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Local { node, packet, .. } => Some((*node, packet.user, packet.ttl)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(local, [(3, 7, 62)]);
+    // Every node learnt its neighbours; 0 and 3 never exchanged ARP.
+    for (a, b) in [(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2)] {
+        assert!(net.arp(a).knows(b), "{a} knows {b}");
+    }
+    assert!(!net.arp(0).knows(3));
+}
+
+#[test]
+fn arp_holds_one_packet_and_drops_the_older() {
+    let mut net = chain(2, ArpConfig::bsd());
+    let mut events = Vec::new();
+    net.send(0, packet(0, 1, 1), &mut events);
+    net.send(10, packet(0, 1, 2), &mut events);
+    assert_eq!(
+        events,
+        [NetEvent::Dropped {
+            at_ns: 10,
+            node: 0,
+            packet: packet(0, 1, 1),
+            reason: DropReason::ArpHold
+        }]
+    );
+    run(&mut net, &mut events);
+    let delivered: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Local { packet, .. } => Some(packet.user),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, [2], "the newer packet is the one sent");
+}
+
+#[test]
+fn prefilled_tables_send_at_once_and_no_route_is_a_drop() {
+    let mut net = chain(
+        3,
+        ArpConfig {
+            prefill: true,
+            ..ArpConfig::bsd()
+        },
+    );
+    let mut events = Vec::new();
+    net.send(0, packet(0, 2, 1), &mut events);
+    assert!(matches!(
+        events[..],
+        [NetEvent::Out {
+            node: 0,
+            next_hop: 1,
+            ..
+        }]
+    ));
+    // Two nodes 1 km apart: no route between them.
+    let mut events = Vec::new();
+    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for x in [0.0, 1000.0] {
+        w.add_station(
+            Position { x, y: 0.0 },
+            DcfConfig::ns2_wavelan(),
+            ChaCha8Rng::seed_from_u64(1),
+        );
+    }
+    let routes = Routes::shortest_paths(2, |a, b| w.decodes(a, b));
+    let mut apart = Network::new(w, routes, ArpConfig::bsd());
+    apart.send(0, packet(0, 1, 5), &mut events);
+    assert_eq!(
+        events,
+        [NetEvent::Dropped {
+            at_ns: 0,
+            node: 0,
+            packet: packet(0, 1, 5),
+            reason: DropReason::NoRoute
+        }]
+    );
+}
+
+#[test]
+fn a_routing_loop_ends_when_the_ttl_does() {
+    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for x in [0.0, 200.0, 400.0] {
+        w.add_station(
+            Position { x, y: 0.0 },
+            DcfConfig::ns2_wavelan(),
+            ChaCha8Rng::seed_from_u64(x as u64),
+        );
+    }
+    let mut routes = Routes::new(3);
+    // 0 and 1 each think the other is the way to 2.
+    routes.set(0, 2, 1);
+    routes.set(1, 2, 0);
+    let mut net = Network::new(
+        w,
+        routes,
+        ArpConfig {
+            prefill: true,
+            ..ArpConfig::bsd()
+        },
+    );
+    let mut events = Vec::new();
+    net.send(
+        0,
+        IpPacket {
+            ttl: 5,
+            ..packet(0, 2, 9)
+        },
+        &mut events,
+    );
+    run(&mut net, &mut events);
+    let hops = events
+        .iter()
+        .filter(|e| matches!(e, NetEvent::Out { .. }))
+        .count();
+    assert_eq!(hops, 5, "sent with TTL 5, forwarded with 4, 3, 2, 1");
+    assert!(matches!(
+        events.last(),
+        Some(NetEvent::Dropped {
+            reason: DropReason::TtlExpired,
+            packet: IpPacket { ttl: 1, .. },
+            ..
+        })
+    ));
+}
