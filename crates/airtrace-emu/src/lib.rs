@@ -260,7 +260,8 @@ pub fn run(
             )));
         }
     }
-    if scenario.captures.contains(&Vantage::Air) {
+    let link_spec = scenario.one_link().map_err(EmuError::Setup)?;
+    if scenario.captures().contains(&Vantage::Air) {
         return Err(EmuError::Setup(
             "captures: the emulator does not write an air capture (radiotap frames per attempt); the simulator does"
                 .into(),
@@ -270,20 +271,20 @@ pub fn run(
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
     let (link, mtu) =
-        airtrace_sim::build::link(&scenario.link, &streams).map_err(EmuError::Setup)?;
+        airtrace_sim::build::link(link_spec, &streams).map_err(EmuError::Setup)?;
     let link_meta = link.meta();
     let snaplen = scenario
         .snaplen
         .map_or(262_144, |s| s.0.min(262_144) as u32);
     let bundle = BundleWriter::create(
         options.out,
-        &scenario.captures,
+        scenario.captures(),
         snaplen,
         scenario.link_log,
         scenario.tcp_state_log,
     )?;
     let captures = scenario
-        .captures
+        .captures()
         .iter()
         .fold(0u8, |m, &v| m | writer::bit(v));
 

@@ -385,6 +385,10 @@ impl Dcf {
         take(self.response.map(|(t, _)| t));
         match self.awaiting {
             Awaiting::Cts { deadline } | Awaiting::Ack { deadline } => take(Some(deadline)),
+            // A response to send comes first: access resumes after it (asking for the
+            // access timer now would wake the station over and over at a time it
+            // cannot act).
+            Awaiting::Nothing if self.response.is_some() => {}
             Awaiting::Nothing => {
                 take(self.defer_until);
                 if self.defer_until.is_none() && self.idle_from().is_some() {
@@ -739,5 +743,49 @@ impl Dcf {
         self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
         self.backoff = Some(self.draw_backoff());
         self.try_access(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// ns-2's first access waits out an unwatched DIFS and backoff; an RTS for the
+    /// station that arrives just before that ends makes it answer with a CTS one SIFS
+    /// later. Until the CTS is sent the station cannot access the medium, so its timer
+    /// must be the CTS's time, not the (past) end of the defer: asking for a time it
+    /// cannot act at woke it over and over at one instant (a run that never ended).
+    #[test]
+    fn a_pending_response_holds_back_the_access_timer() {
+        let cfg = DcfConfig::ns2_wavelan();
+        let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(3));
+        let mut out = Vec::new();
+        let sdu = Sdu {
+            payload: Payload {
+                token: 1,
+                len: 1000,
+                ethertype: crate::frame::ETHERTYPE_IPV4,
+            },
+            next_hop: 1,
+            priority: false,
+        };
+        mac.enqueue(0, sdu, &mut out);
+        let defer_end = mac.next_timer().expect("a deferred first access");
+        // An RTS from node 2 ends 5 µs before the defer does.
+        let rts = mac.frame(FrameKind::Rts, 0, 1_000_000, cfg.rts_bytes, cfg.basic_rate_bps);
+        let rts = Frame { src: 2, ..rts };
+        let now = defer_end - 5_000;
+        mac.on_cca(now - rts.airtime_ns, true, &mut out);
+        mac.on_cca(now, false, &mut out);
+        mac.on_rx(now, &rts, &mut out);
+        let cts_at = now + cfg.sifs_ns;
+        assert_eq!(mac.next_timer(), Some(cts_at));
+        mac.on_timer(cts_at, &mut out);
+        assert!(
+            matches!(out.last(), Some(MacOut::Transmit(f)) if f.kind == FrameKind::Cts),
+            "{out:?}"
+        );
     }
 }

@@ -35,4 +35,4 @@ pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
 pub use network::{DropReason, IpPacket, NetEvent, Network};
 pub use routing::Routes;
 pub use radio::{PhyProfile, Position, Propagation};
-pub use wireless::{AirRecord, Wireless, WirelessEvent};
+pub use wireless::{AirRecord, TxCounters, Wireless, WirelessEvent};

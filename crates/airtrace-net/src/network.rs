@@ -56,6 +56,8 @@ pub enum DropReason {
     ArpUnanswered,
     /// The MAC gave up after its last attempt.
     RetryLimit,
+    /// A packet for another node reached a host, which does not forward.
+    NotRouter,
 }
 
 impl DropReason {
@@ -68,6 +70,7 @@ impl DropReason {
             DropReason::ArpHold => "arp_hold",
             DropReason::ArpUnanswered => "arp_unanswered",
             DropReason::RetryLimit => "retry_limit",
+            DropReason::NotRouter => "not_router",
         }
     }
 }
@@ -142,6 +145,8 @@ fn key_of(token: u64) -> DefaultKey {
 pub struct Network {
     wireless: Wireless,
     routes: Routes,
+    /// Which nodes forward packets for others, by id.
+    routers: Vec<bool>,
     arp: Vec<Arp<DefaultKey>>,
     hops: SlotMap<DefaultKey, IpPacket>,
     radio_events: Vec<WirelessEvent>,
@@ -149,12 +154,15 @@ pub struct Network {
 
 impl Network {
     /// The network of the stations of `wireless` (node `i` is station `i`), routing
-    /// by `routes`, each node with an ARP table set by `arp`.
-    pub fn new(wireless: Wireless, routes: Routes, arp: ArpConfig) -> Self {
+    /// by `routes`, each node with an ARP table set by `arp`; `routers[i]` says
+    /// whether node `i` forwards packets for others.
+    pub fn new(wireless: Wireless, routes: Routes, arp: ArpConfig, routers: Vec<bool>) -> Self {
         let nodes = wireless.stations();
+        assert_eq!(routers.len(), nodes, "one router flag per node");
         Network {
             wireless,
             routes,
+            routers,
             arp: (0..nodes).map(|_| Arp::new(arp, nodes)).collect(),
             hops: SlotMap::new(),
             radio_events: Vec::new(),
@@ -239,6 +247,13 @@ impl Network {
                         at_ns,
                         node,
                         packet,
+                    });
+                } else if !self.routers[node as usize] {
+                    out.push(NetEvent::Dropped {
+                        at_ns,
+                        node,
+                        packet,
+                        reason: DropReason::NotRouter,
                     });
                 } else if packet.ttl <= 1 {
                     out.push(NetEvent::Dropped {

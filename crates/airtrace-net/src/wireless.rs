@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::dcf::{Dcf, DcfConfig, MacOut, Sdu};
-use crate::frame::{Frame, NodeId, Payload};
+use crate::frame::{Frame, FrameKind, NodeId, Payload};
 use crate::phy::{Receiver, RxEvent, SignalId};
 use crate::radio::{PhyProfile, Position, Propagation, LIGHT_M_PER_S};
 
@@ -81,9 +81,27 @@ pub struct AirRecord {
     pub intact: bool,
 }
 
+/// What one station put on the air.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TxCounters {
+    /// Data frames, first attempts and retries.
+    pub data: u64,
+    /// Data frames with the Retry bit set.
+    pub data_retries: u64,
+    /// RTS frames, first attempts and retries.
+    pub rts: u64,
+    /// RTS frames with the Retry bit set.
+    pub rts_retries: u64,
+    /// CTS frames.
+    pub cts: u64,
+    /// ACK frames.
+    pub acks: u64,
+}
+
 #[derive(Debug)]
 struct Station {
     position: Position,
+    sent: TxCounters,
     rx: Receiver,
     mac: Dcf,
     /// The earliest timer wake-up in the heap (`i64::MAX`: none).
@@ -163,6 +181,7 @@ impl Wireless {
         let id = self.stations.len() as NodeId;
         self.stations.push(Station {
             position,
+            sent: TxCounters::default(),
             rx: Receiver::default(),
             mac: Dcf::new(id, mac, rng),
             timer_at: i64::MAX,
@@ -202,6 +221,11 @@ impl Wireless {
         if let Some(air) = self.air.as_mut() {
             out.append(air);
         }
+    }
+
+    /// What station `node` put on the air.
+    pub fn sent(&self, node: NodeId) -> TxCounters {
+        self.stations[node as usize].sent
     }
 
     /// A station's MAC (for its counters and settings).
@@ -323,6 +347,19 @@ impl Wireless {
         let was_busy = st.rx.busy();
         st.rx.tx_start();
         st.sending = Some(frame);
+        let c = &mut st.sent;
+        match frame.kind {
+            FrameKind::Data => {
+                c.data += 1;
+                c.data_retries += u64::from(frame.retry);
+            }
+            FrameKind::Rts => {
+                c.rts += 1;
+                c.rts_retries += u64::from(frame.retry);
+            }
+            FrameKind::Cts => c.cts += 1,
+            FrameKind::Ack => c.acks += 1,
+        }
         let from = st.position;
         if !was_busy {
             st.mac.on_cca(now, true, macs);

@@ -23,7 +23,7 @@ fn chain(n: usize, arp: ArpConfig) -> Network {
         );
     }
     let routes = Routes::shortest_paths(n, |a, b| w.decodes(a, b));
-    Network::new(w, routes, arp)
+    Network::new(w, routes, arp, vec![true; n])
 }
 
 fn packet(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
@@ -134,7 +134,7 @@ fn prefilled_tables_send_at_once_and_no_route_is_a_drop() {
         );
     }
     let routes = Routes::shortest_paths(2, |a, b| w.decodes(a, b));
-    let mut apart = Network::new(w, routes, ArpConfig::bsd());
+    let mut apart = Network::new(w, routes, ArpConfig::bsd(), vec![false; 2]);
     apart.send(0, packet(0, 1, 5), &mut events);
     assert_eq!(
         events,
@@ -168,6 +168,7 @@ fn a_routing_loop_ends_when_the_ttl_does() {
             prefill: true,
             ..ArpConfig::bsd()
         },
+        vec![true; 3],
     );
     let mut events = Vec::new();
     net.send(

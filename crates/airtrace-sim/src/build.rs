@@ -1,5 +1,6 @@
 //! From scenario settings to the models that run: the link (from airtrace-link, the
-//! code the emulator shares) and TCP configurations (from airtrace-tcp).
+//! code the emulator shares), the network of nodes (from airtrace-net) and TCP
+//! configurations (from airtrace-tcp).
 
 use airtrace_link::aqm::QueueDiscipline;
 use airtrace_link::arq::{Backoff, Medium, RateAdaptation, StopAndWait, StopAndWaitConfig};
@@ -11,13 +12,112 @@ use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{Config, Variant};
 
+use airtrace_net::radio::{PhyProfile, Position, Propagation};
+use airtrace_net::{ArpConfig, DcfConfig, NodeId, Routes, Wireless};
+use rand::RngExt;
+
 use crate::links::{Link, PacketId};
-use crate::scenario::{self, ArqSpec, DirSpec, LinkSpec, TcpSpec};
+use crate::scenario::{
+    self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, NetworkSpec, Role, TcpSpec,
+};
 
 /// Default queue limit, in packets, when a scenario gives none.
 pub const DEFAULT_QUEUE_PACKETS: u64 = 100;
 /// Default IP MTU.
 pub const DEFAULT_MTU: u32 = 1500;
+
+/// A node of a network as built: its name, place, and whether it forwards.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    /// Its name in the scenario.
+    pub name: String,
+    /// Where it is.
+    pub position: Position,
+    /// It forwards packets for others.
+    pub router: bool,
+}
+
+/// Builds the network of a `[network]` scenario: the stations on the WaveLAN channel
+/// with their MACs (random streams `node/<name>/mac`), the routes (given, else shortest
+/// paths) and ARP. Returns it with the nodes in id order.
+pub fn network(
+    spec: &NetworkSpec,
+    streams: &Streams,
+) -> Result<(airtrace_net::Network, Vec<NodeInfo>), String> {
+    let names = spec.node_names();
+    let nodes: Vec<NodeInfo> = if let Some(c) = &spec.chain {
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| NodeInfo {
+                name,
+                position: Position {
+                    x: c.spacing_m * i as f64,
+                    y: 0.0,
+                },
+                router: true,
+            })
+            .collect()
+    } else if let Some(r) = &spec.random {
+        let mut rng = streams.stream("network/placement");
+        names
+            .into_iter()
+            .map(|name| NodeInfo {
+                name,
+                position: Position {
+                    x: rng.random::<f64>() * r.width_m,
+                    y: rng.random::<f64>() * r.height_m,
+                },
+                router: true,
+            })
+            .collect()
+    } else {
+        spec.nodes
+            .iter()
+            .map(|n| NodeInfo {
+                name: n.name.clone(),
+                position: Position { x: n.x, y: n.y },
+                router: n.role == Role::Router,
+            })
+            .collect()
+    };
+    let mut mac = match spec.mac {
+        MacProfile::Ns2 => DcfConfig::ns2_wavelan(),
+        MacProfile::Dsss => DcfConfig::dsss(spec.rate_bps()),
+    };
+    if let Some(t) = spec.rts_threshold {
+        mac.rts_threshold = u32::try_from(t.0).unwrap_or(u32::MAX);
+    }
+    if let Some(q) = spec.queue_packets {
+        mac.queue_packets = q as usize;
+    }
+    let mut wireless = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for n in &nodes {
+        wireless.add_station(
+            n.position,
+            mac,
+            streams.stream(&format!("node/{}/mac", n.name)),
+        );
+    }
+    let id = |name: &str| nodes.iter().position(|n| n.name == name).map(|i| i as NodeId);
+    let mut routes = Routes::shortest_paths(nodes.len(), |a, b| wireless.decodes(a, b));
+    for r in &spec.routes {
+        let (Some(node), Some(to), Some(via)) = (id(&r.node), id(&r.to), id(&r.via)) else {
+            return Err(format!("network.route: unknown node in {r:?}"));
+        };
+        routes.set(node, to, via);
+    }
+    let arp = match spec.arp {
+        ArpProfile::Bsd => ArpConfig::bsd(),
+        ArpProfile::Ns2 => ArpConfig::ns2(),
+        ArpProfile::Prefilled => ArpConfig {
+            prefill: true,
+            ..ArpConfig::bsd()
+        },
+    };
+    let routers: Vec<bool> = nodes.iter().map(|n| n.router).collect();
+    Ok((airtrace_net::Network::new(wireless, routes, arp, routers), nodes))
+}
 
 /// Builds the link: two plain directions, or a two-way ARQ link. Returns it with the
 /// IP MTU of each direction (for writing fragments in the captures).

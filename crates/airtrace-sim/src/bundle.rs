@@ -54,6 +54,9 @@ pub struct BundleWriter {
     dest: Dest,
     partial: Partial,
     captures: Vec<(Vantage, PcapWriter<Out>)>,
+    /// Captures named by the scenario's nodes (`<node>.pcap`), by index.
+    node_captures: Vec<PcapWriter<Out>>,
+    snaplen: u32,
     /// The link event log, when the scenario asks for it.
     pub link_log: Option<Out>,
     /// The TCP state log, when the scenario asks for it.
@@ -93,6 +96,8 @@ impl BundleWriter {
             dest,
             partial,
             captures: Vec::new(),
+            node_captures: Vec::new(),
+            snaplen,
             link_log: None,
             tcp_log: None,
         };
@@ -118,6 +123,21 @@ impl BundleWriter {
             .iter_mut()
             .find(|(v, _)| *v == vantage)
             .map(|(_, w)| w)
+    }
+
+    /// Starts `<name>.pcap` (a node's capture) with `linktype`; returns the index
+    /// [`BundleWriter::node_capture`] takes.
+    pub fn add_node_capture(&mut self, name: &str, linktype: u32) -> io::Result<usize> {
+        let path = self.partial.path.join(format!("{name}.pcap"));
+        let pcap = PcapWriter::new(create(&path)?, linktype, self.snaplen, Resolution::Nano)
+            .map_err(|e| io_error(&path, e))?;
+        self.node_captures.push(pcap);
+        Ok(self.node_captures.len() - 1)
+    }
+
+    /// The node capture number `index`.
+    pub fn node_capture(&mut self, index: usize) -> &mut PcapWriter<Out> {
+        &mut self.node_captures[index]
     }
 
     /// Which vantage points are captured.
@@ -160,14 +180,16 @@ impl BundleWriter {
             dest,
             partial,
             captures,
+            node_captures,
             link_log,
             tcp_log,
+            ..
         } = self;
         let flush = |out: Out| -> io::Result<()> {
             let file = out.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()
         };
-        for (_, pcap) in captures {
+        for pcap in captures.into_iter().map(|(_, p)| p).chain(node_captures) {
             let mut out = pcap.into_inner();
             out.flush()?;
             flush(out)?;

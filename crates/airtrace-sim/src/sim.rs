@@ -44,8 +44,12 @@ pub struct Summary {
     pub end_s: f64,
     /// Wake-ups processed.
     pub events: u64,
-    /// Per-link-direction counters.
-    pub link: LinkSummary,
+    /// Per-link-direction counters (a one-link scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkSummary>,
+    /// Per-node counters and drops (a network scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::netsim::NetworkSummary>,
     /// One entry per `[[flow]]`, in order.
     pub flows: Vec<FlowSummary>,
 }
@@ -159,9 +163,13 @@ pub fn run(
     scenario_text: &str,
     options: Options<'_>,
 ) -> Result<Summary, SimError> {
+    if let Some(network) = &scenario.network {
+        return crate::netsim::run(scenario, network, scenario_text, options);
+    }
+    let spec = scenario.one_link().map_err(SimError::Setup)?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (mut link, mtu) = build::link(&scenario.link, &streams).map_err(SimError::Setup)?;
+    let (mut link, mtu) = build::link(spec, &streams).map_err(SimError::Setup)?;
     let log_link = options.out.is_some() && scenario.link_log;
     if log_link {
         link.enable_log();
@@ -176,7 +184,7 @@ pub fn run(
     let bundle = match options.out {
         Some(dir) => Some(BundleWriter::create(
             dir,
-            &scenario.captures,
+            scenario.captures(),
             scenario
                 .snaplen
                 .map_or(262_144, |s| s.0.min(262_144) as u32),
@@ -193,7 +201,7 @@ pub fn run(
         packet_info: Vec::new(),
         records: Vec::new(),
         log_link,
-        vj: scenario.link.header_compression.then(|| {
+        vj: spec.header_compression.then(|| {
             Box::new([0, 1].map(|_| (Compressor::new(VJ_SLOTS), Decompressor::new(VJ_SLOTS))))
         }),
         flows,
@@ -591,10 +599,11 @@ impl World {
             seed,
             end_s: end as f64 / 1e9,
             events,
-            link: LinkSummary {
+            link: Some(LinkSummary {
                 forward: self.counters[0],
                 reverse: self.counters[1],
-            },
+            }),
+            network: None,
             flows,
         }
     }

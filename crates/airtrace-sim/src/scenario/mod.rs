@@ -19,6 +19,11 @@ use serde::Deserialize;
 
 use crate::units::{Duration, Rate, Size};
 
+mod network;
+pub use network::{
+    ArpProfile, ChainSpec, MacProfile, NetworkSpec, NodeSpec, RandomSpec, Role, RouteSpec,
+};
+
 /// A scenario, as read from its file (see the [module documentation](self)).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,10 +41,11 @@ pub struct Scenario {
     /// Default 1 hour.
     #[serde(default = "default_duration")]
     pub duration: Duration,
-    /// Where pcaps are taken: any of `sender`, `receiver`, `link_in`, `link_out`.
-    /// Default `["sender", "receiver"]`; `[]` writes none (fastest).
-    #[serde(default = "default_captures")]
-    pub captures: Vec<Vantage>,
+    /// Where pcaps are taken on a one-link scenario: any of `sender`, `receiver`,
+    /// `link_in`, `link_out`, `air`. Default `["sender", "receiver"]`; `[]` writes none
+    /// (fastest). A network names its capture points in `network.captures`.
+    #[serde(default)]
+    captures: Option<Vec<Vantage>>,
     /// Bytes kept of each captured packet. Default: all of it.
     #[serde(default)]
     pub snaplen: Option<Size>,
@@ -49,8 +55,12 @@ pub struct Scenario {
     /// Write the TCP sender state log (tcpstate.jsonl). Default true.
     #[serde(default = "yes")]
     pub tcp_state_log: bool,
-    /// The link between the two hosts.
-    pub link: LinkSpec,
+    /// The link between the two hosts (a one-link scenario).
+    #[serde(default)]
+    pub link: Option<LinkSpec>,
+    /// The nodes, their radios and routes (a network scenario).
+    #[serde(default)]
+    pub network: Option<NetworkSpec>,
     /// The flows (at least one), each a `[[flow]]` table.
     #[serde(rename = "flow")]
     pub flows: Vec<FlowSpec>,
@@ -62,9 +72,8 @@ fn default_seed() -> u64 {
 fn default_duration() -> Duration {
     Duration(3600 * 1_000_000_000)
 }
-fn default_captures() -> Vec<Vantage> {
-    vec![Vantage::Sender, Vantage::Receiver]
-}
+/// Where a one-link scenario captures when it does not say.
+const DEFAULT_CAPTURES: [Vantage; 2] = [Vantage::Sender, Vantage::Receiver];
 fn yes() -> bool {
     true
 }
@@ -350,6 +359,14 @@ pub struct FlowSpec {
     /// Name in summary.json. Default `flow<N>` (1-based).
     #[serde(default)]
     pub name: Option<String>,
+    /// The node the flow starts at (its sender or RPC client), in a network (in a
+    /// chain: default its first node).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// The node it goes to (its receiver or RPC server), in a network (in a chain:
+    /// default its last node).
+    #[serde(default)]
+    pub to: Option<String>,
     /// The application.
     pub app: AppKind,
     /// Bytes to transfer (bulk, rpc_*: required; stream, onoff: optional limit).
@@ -576,7 +593,9 @@ impl Scenario {
     /// Makes the delivery-trace and loss-trace paths relative to the scenario file
     /// absolute.
     fn resolve_paths(&mut self, base: &Path) {
-        let link = &mut self.link;
+        let Some(link) = self.link.as_mut() else {
+            return;
+        };
         let mut dirs: Vec<(&mut Option<PathBuf>, &mut Option<LossSpec>)> =
             vec![(&mut link.trace, &mut link.loss)];
         for dir in [link.forward.as_mut(), link.reverse.as_mut()]
@@ -615,149 +634,21 @@ impl Scenario {
                 ));
             }
         }
-        let mut seen = Vec::new();
-        for (i, v) in self.captures.iter().enumerate() {
-            if seen.contains(v) {
+        match (&self.link, &self.network) {
+            (Some(link), None) => self.validate_link(link)?,
+            (None, Some(network)) => self.validate_network(network)?,
+            (Some(_), Some(_)) => {
                 return Err(invalid(
-                    &[Name("captures"), Index(i)],
-                    format!("{} is listed twice", v.name()),
-                ));
+                    &[Name("network")],
+                    "a scenario has one [link] or a [network], not both",
+                ))
             }
-            if *v == Vantage::Air && !matches!(self.link.arq, Some(ArqSpec::StopAndWait { .. })) {
+            (None, None) => {
                 return Err(invalid(
-                    &[Name("captures"), Index(i)],
-                    "an air capture needs an 802.11-like link: link.arq = { kind = \"stop_and_wait\" }",
-                ));
+                    &[],
+                    "a scenario needs a [link] (two hosts) or a [network] (nodes)",
+                ))
             }
-            seen.push(*v);
-        }
-        for (name, dir) in [
-            ("forward", Direction::Forward),
-            ("reverse", Direction::Reverse),
-        ] {
-            let resolved = self.link.resolve(dir);
-            let path = vec![Name("link")];
-            let overrides = match dir {
-                Direction::Forward => self.link.forward.as_ref(),
-                Direction::Reverse => self.link.reverse.as_ref(),
-            };
-            let blame = |key: &'static str| {
-                let mut p = path.clone();
-                if overrides.is_some_and(|o| o.has(key)) {
-                    p.push(Name(name));
-                }
-                p.push(Name(key));
-                p
-            };
-            let rlp = matches!(self.link.arq, Some(ArqSpec::GsmRlp { .. }));
-            if rlp {
-                for key in [
-                    "rate",
-                    "trace",
-                    "mtu",
-                    "queue_packets",
-                    "queue_bytes",
-                    "aqm",
-                ] {
-                    if resolved.has(key) {
-                        return Err(invalid(
-                            &blame(key),
-                            "a gsm_rlp link sets its own rate and buffer; remove this key",
-                        ));
-                    }
-                }
-            } else if resolved.rate.is_none()
-                && resolved.trace.is_none()
-                && !matches!(
-                    &self.link.arq,
-                    Some(ArqSpec::StopAndWait { rates: Some(_), .. })
-                )
-            {
-                return Err(invalid(
-                    &path,
-                    format!("the {name} direction needs a rate or a trace"),
-                ));
-            }
-            if resolved.rate.is_some() && resolved.trace.is_some() {
-                return Err(invalid(
-                    &blame("trace"),
-                    format!("the {name} direction has both a rate and a trace; give one"),
-                ));
-            }
-            if let Some(Size(mtu)) = resolved.mtu {
-                if !(68..=65535).contains(&mtu) {
-                    return Err(invalid(
-                        &blame("mtu"),
-                        "must be between 68 and 65535 bytes (RFC 791)",
-                    ));
-                }
-            }
-            if resolved.queue_packets.is_some() && resolved.queue_bytes.is_some() {
-                return Err(invalid(
-                    &blame("queue_bytes"),
-                    "give queue_packets or queue_bytes, not both",
-                ));
-            }
-            if resolved.queue_packets == Some(0) || resolved.queue_bytes == Some(Size(0)) {
-                let key = if resolved.queue_packets.is_some() {
-                    "queue_packets"
-                } else {
-                    "queue_bytes"
-                };
-                return Err(invalid(
-                    &blame(key),
-                    "a queue must hold at least one packet",
-                ));
-            }
-            if let Some(loss) = &resolved.loss {
-                loss.model().map_err(|m| invalid(&blame("loss"), m))?;
-            }
-            if let Some(aqm) = &resolved.aqm {
-                aqm.discipline().map_err(|m| invalid(&blame("aqm"), m))?;
-            }
-        }
-        if let Some(ArqSpec::StopAndWait { .. }) = &self.link.arq {
-            for (name, o) in [
-                ("forward", &self.link.forward),
-                ("reverse", &self.link.reverse),
-            ] {
-                if let Some(o) = o {
-                    for key in [
-                        "rate",
-                        "trace",
-                        "delay",
-                        "mtu",
-                        "queue_packets",
-                        "queue_bytes",
-                        "aqm",
-                    ] {
-                        if o.has(key) {
-                            return Err(invalid(
-                                &[Name("link"), Name(name), Name(key)],
-                                "a stop_and_wait link is the same both ways: set this in [link] (only loss differs per direction)",
-                            ));
-                        }
-                    }
-                }
-            }
-            if self.link.trace.is_some() {
-                return Err(invalid(
-                    &[Name("link"), Name("trace")],
-                    "a stop_and_wait link needs a rate, not a trace",
-                ));
-            }
-            if let Some(ArqSpec::StopAndWait { rates: Some(_), .. }) = &self.link.arq {
-                if self.link.rate.is_some() {
-                    return Err(invalid(
-                        &[Name("link"), Name("rate")],
-                        "with arq.rates the rate adapts: leave [link] rate out",
-                    ));
-                }
-            }
-        }
-        if let Some(arq) = &self.link.arq {
-            arq.check()
-                .map_err(|m| invalid(&[Name("link"), Name("arq")], m))?;
         }
         for (i, flow) in self.flows.iter().enumerate() {
             let at = |key: &'static str| vec![Name("flow"), Index(i), Name(key)];
@@ -831,6 +722,178 @@ impl Scenario {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Where a one-link scenario takes captures.
+    pub fn captures(&self) -> &[Vantage] {
+        self.captures.as_deref().unwrap_or(&DEFAULT_CAPTURES)
+    }
+
+    /// The link of a one-link scenario, or why the emulator or simulator cannot run it.
+    pub fn one_link(&self) -> Result<&LinkSpec, String> {
+        self.link
+            .as_ref()
+            .ok_or_else(|| "this scenario is a network of nodes; only a [link] scenario runs here".to_string())
+    }
+
+    /// The checks of a one-link scenario.
+    fn validate_link(&self, link: &LinkSpec) -> Result<(), Invalid> {
+        use Key::{Index, Name};
+        for (i, flow) in self.flows.iter().enumerate() {
+            for (key, given) in [("from", &flow.from), ("to", &flow.to)] {
+                if given.is_some() {
+                    return Err(invalid(
+                        &[Name("flow"), Index(i), Name(key)],
+                        "flows of a [link] scenario run from host a to host b; `from` and `to` name nodes of a [network]",
+                    ));
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        for (i, v) in self.captures().iter().enumerate() {
+            if seen.contains(v) {
+                return Err(invalid(
+                    &[Name("captures"), Index(i)],
+                    format!("{} is listed twice", v.name()),
+                ));
+            }
+            if *v == Vantage::Air && !matches!(link.arq, Some(ArqSpec::StopAndWait { .. })) {
+                return Err(invalid(
+                    &[Name("captures"), Index(i)],
+                    "an air capture needs an 802.11-like link: link.arq = { kind = \"stop_and_wait\" }",
+                ));
+            }
+            seen.push(*v);
+        }
+        for (name, dir) in [
+            ("forward", Direction::Forward),
+            ("reverse", Direction::Reverse),
+        ] {
+            let resolved = link.resolve(dir);
+            let path = vec![Name("link")];
+            let overrides = match dir {
+                Direction::Forward => link.forward.as_ref(),
+                Direction::Reverse => link.reverse.as_ref(),
+            };
+            let blame = |key: &'static str| {
+                let mut p = path.clone();
+                if overrides.is_some_and(|o| o.has(key)) {
+                    p.push(Name(name));
+                }
+                p.push(Name(key));
+                p
+            };
+            let rlp = matches!(link.arq, Some(ArqSpec::GsmRlp { .. }));
+            if rlp {
+                for key in [
+                    "rate",
+                    "trace",
+                    "mtu",
+                    "queue_packets",
+                    "queue_bytes",
+                    "aqm",
+                ] {
+                    if resolved.has(key) {
+                        return Err(invalid(
+                            &blame(key),
+                            "a gsm_rlp link sets its own rate and buffer; remove this key",
+                        ));
+                    }
+                }
+            } else if resolved.rate.is_none()
+                && resolved.trace.is_none()
+                && !matches!(
+                    &link.arq,
+                    Some(ArqSpec::StopAndWait { rates: Some(_), .. })
+                )
+            {
+                return Err(invalid(
+                    &path,
+                    format!("the {name} direction needs a rate or a trace"),
+                ));
+            }
+            if resolved.rate.is_some() && resolved.trace.is_some() {
+                return Err(invalid(
+                    &blame("trace"),
+                    format!("the {name} direction has both a rate and a trace; give one"),
+                ));
+            }
+            if let Some(Size(mtu)) = resolved.mtu {
+                if !(68..=65535).contains(&mtu) {
+                    return Err(invalid(
+                        &blame("mtu"),
+                        "must be between 68 and 65535 bytes (RFC 791)",
+                    ));
+                }
+            }
+            if resolved.queue_packets.is_some() && resolved.queue_bytes.is_some() {
+                return Err(invalid(
+                    &blame("queue_bytes"),
+                    "give queue_packets or queue_bytes, not both",
+                ));
+            }
+            if resolved.queue_packets == Some(0) || resolved.queue_bytes == Some(Size(0)) {
+                let key = if resolved.queue_packets.is_some() {
+                    "queue_packets"
+                } else {
+                    "queue_bytes"
+                };
+                return Err(invalid(
+                    &blame(key),
+                    "a queue must hold at least one packet",
+                ));
+            }
+            if let Some(loss) = &resolved.loss {
+                loss.model().map_err(|m| invalid(&blame("loss"), m))?;
+            }
+            if let Some(aqm) = &resolved.aqm {
+                aqm.discipline().map_err(|m| invalid(&blame("aqm"), m))?;
+            }
+        }
+        if let Some(ArqSpec::StopAndWait { .. }) = &link.arq {
+            for (name, o) in [
+                ("forward", &link.forward),
+                ("reverse", &link.reverse),
+            ] {
+                if let Some(o) = o {
+                    for key in [
+                        "rate",
+                        "trace",
+                        "delay",
+                        "mtu",
+                        "queue_packets",
+                        "queue_bytes",
+                        "aqm",
+                    ] {
+                        if o.has(key) {
+                            return Err(invalid(
+                                &[Name("link"), Name(name), Name(key)],
+                                "a stop_and_wait link is the same both ways: set this in [link] (only loss differs per direction)",
+                            ));
+                        }
+                    }
+                }
+            }
+            if link.trace.is_some() {
+                return Err(invalid(
+                    &[Name("link"), Name("trace")],
+                    "a stop_and_wait link needs a rate, not a trace",
+                ));
+            }
+            if let Some(ArqSpec::StopAndWait { rates: Some(_), .. }) = &link.arq {
+                if link.rate.is_some() {
+                    return Err(invalid(
+                        &[Name("link"), Name("rate")],
+                        "with arq.rates the rate adapts: leave [link] rate out",
+                    ));
+                }
+            }
+        }
+        if let Some(arq) = &link.arq {
+            arq.check()
+                .map_err(|m| invalid(&[Name("link"), Name("arq")], m))?;
         }
         Ok(())
     }
@@ -1228,8 +1291,8 @@ bytes = "5 MB"
     fn minimal_scenario_resolves_directions() {
         let s = parse(MINIMAL).unwrap();
         assert_eq!(s.name.as_deref(), Some("s"));
-        let fwd = s.link.resolve(Direction::Forward);
-        let rev = s.link.resolve(Direction::Reverse);
+        let fwd = s.link.as_ref().unwrap().resolve(Direction::Forward);
+        let rev = s.link.as_ref().unwrap().resolve(Direction::Reverse);
         assert_eq!(fwd.rate, Some(Rate(Some(2_000_000))));
         assert_eq!(rev.delay, Some(Duration(50_000_000)));
         assert!(matches!(fwd.loss, Some(LossSpec::Bernoulli { p }) if p == 0.01));
@@ -1304,6 +1367,8 @@ bytes = "5 MB"
         .unwrap();
         let model = s
             .link
+            .as_ref()
+            .unwrap()
             .resolve(Direction::Forward)
             .loss
             .unwrap()
@@ -1323,6 +1388,8 @@ bytes = "5 MB"
         .unwrap();
         let model = s
             .link
+            .as_ref()
+            .unwrap()
             .resolve(Direction::Forward)
             .loss
             .unwrap()

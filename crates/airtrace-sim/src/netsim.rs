@@ -1,0 +1,511 @@
+//! The simulation of a network of nodes: each flow's two ends at the nodes its
+//! scenario names, the radio network between them (`airtrace-net`: 802.11 DCF, ARP,
+//! static routes), and the same wake-up loop as the one-link simulation
+//! ([`crate::sim`]).
+//!
+//! Component 0 is the network; each flow has three more (side a, side b, its
+//! application), polled when due. A packet a flow sends is kept here, with its
+//! transport content, until the network delivers it at its destination or drops it;
+//! the network carries only its IP header. Node `i` has the address 198.18.x.y with
+//! x.y = i + 1, inside the 198.18.0.0/15 benchmarking block (RFC 2544).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use airtrace_link::rng::Streams;
+use airtrace_net::network::{IpPacket, NetEvent, Network};
+use airtrace_net::{NodeId, TxCounters};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::build::{self, NodeInfo};
+use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
+use crate::flows::{app_name, new_flow, phase_name, Flow};
+use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
+use crate::scenario::{NetworkSpec, Scenario};
+use crate::sched::{Component, Scheduler};
+use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
+
+/// MTU of every radio interface (802.11 carries 2304 bytes; IP over it uses 1500).
+const MTU: u32 = 1500;
+
+/// What summary.json reports of a network.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NetworkSummary {
+    /// One entry per node, in id order.
+    pub nodes: Vec<NodeSummary>,
+    /// Packets dropped in the network, by reason (`retry_limit`, `queue`, `arp_hold`,
+    /// `arp_unanswered`, `no_route`, `ttl_expired`, `not_router`).
+    pub drops: BTreeMap<&'static str, u64>,
+}
+
+/// What one node did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeSummary {
+    /// Its name.
+    pub name: String,
+    /// Its IPv4 address.
+    pub address: String,
+    /// Where it is, m.
+    pub x: f64,
+    /// See `x`.
+    pub y: f64,
+    /// The 802.11 frames it sent.
+    pub frames_sent: TxCounters,
+    /// Packets its MAC gave up on after the last attempt.
+    pub mac_drops: u64,
+    /// Packets dropped at its full interface queue.
+    pub queue_drops: u64,
+}
+
+/// Node `id`'s IPv4 address.
+pub fn address(id: NodeId) -> [u8; 4] {
+    let n = u32::from(id) + 1;
+    [198, 18 + (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+fn dotted(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+const NET: Component = 0;
+fn side_component(flow: usize, side_a: bool) -> Component {
+    1 + 3 * flow as Component + u32::from(!side_a)
+}
+fn app_component(flow: usize) -> Component {
+    1 + 3 * flow as Component + 2
+}
+
+struct World {
+    now: i64,
+    sched: Scheduler,
+    net: Network,
+    nodes: Vec<NodeInfo>,
+    /// Each flow's nodes: (side a, side b).
+    ends: Vec<(NodeId, NodeId)>,
+    flows: Vec<Flow>,
+    /// Packets in the network, by id.
+    packets: FxHashMap<u64, Packet>,
+    next_packet_id: u64,
+    /// Next IP ID of each node.
+    ip_id: Vec<u16>,
+    bundle: Option<BundleWriter>,
+    /// Each node's capture in the bundle, if it has one.
+    node_capture: Vec<Option<usize>>,
+    encoder: Encoder,
+    drops: BTreeMap<&'static str, u64>,
+    mac_drops: Vec<u64>,
+    queue_drops: Vec<u64>,
+    bodies: Vec<Body>,
+    line: Vec<u8>,
+}
+
+/// Runs a network scenario (see the [module documentation](self)).
+pub(crate) fn run(
+    scenario: &Scenario,
+    spec: &NetworkSpec,
+    scenario_text: &str,
+    options: Options<'_>,
+) -> Result<Summary, SimError> {
+    let seed = options.seed.unwrap_or(scenario.seed);
+    let streams = Streams::new(seed);
+    let (net, nodes) = build::network(spec, &streams).map_err(SimError::Setup)?;
+    let id_of = |name: &Option<String>| {
+        let name = name.as_deref().unwrap_or_default();
+        nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+            .ok_or_else(|| SimError::Setup(format!("no node is named {name:?}")))
+    };
+    let mut flows = Vec::with_capacity(scenario.flows.len());
+    let mut ends = Vec::with_capacity(scenario.flows.len());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        flows.push(
+            new_flow(i, f, &streams).map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?,
+        );
+        let (from, to) = spec.flow_ends(f);
+        ends.push((id_of(&from)?, id_of(&to)?));
+    }
+    let mut node_capture = vec![None; nodes.len()];
+    let bundle = match options.out {
+        Some(dir) => {
+            let snaplen = scenario.snaplen.map_or(262_144, |s| s.0.min(262_144) as u32);
+            let mut b =
+                BundleWriter::create(dir, &[], snaplen, scenario.link_log, scenario.tcp_state_log)?;
+            for name in &spec.captures {
+                let id = id_of(&Some(name.clone()))?;
+                node_capture[id as usize] = Some(b.add_node_capture(name, LINKTYPE_RAW)?);
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    let n = nodes.len();
+    let mut world = World {
+        now: 0,
+        sched: Scheduler::new(1 + 3 * flows.len()),
+        net,
+        nodes,
+        ends,
+        flows,
+        packets: FxHashMap::default(),
+        next_packet_id: 0,
+        ip_id: vec![0; n],
+        bundle,
+        node_capture,
+        encoder: Encoder::default(),
+        drops: BTreeMap::new(),
+        mac_drops: vec![0; n],
+        queue_drops: vec![0; n],
+        bodies: Vec::new(),
+        line: Vec::with_capacity(256),
+    };
+    for (i, flow) in world.flows.iter().enumerate() {
+        world.sched.wake(app_component(i), Some(flow.start_ns));
+    }
+    let end_ns = scenario.duration.0;
+    let (mut progress, mut cancel) = (options.progress, options.cancel);
+    let mut events = 0u64;
+    let result = (|| -> Result<(), SimError> {
+        while let Some((at, component)) = world.sched.pop() {
+            if at > end_ns {
+                break;
+            }
+            if events & (CANCEL_EVERY - 1) == 0 && cancel.as_mut().is_some_and(|c| c()) {
+                return Err(SimError::Cancelled);
+            }
+            world.now = at;
+            events += 1;
+            match component {
+                NET => world.service_net()?,
+                c => {
+                    let flow = ((c - 1) / 3) as usize;
+                    match (c - 1) % 3 {
+                        0 => world.service_side(flow, true)?,
+                        1 => world.service_side(flow, false)?,
+                        _ => world.service_app(flow)?,
+                    }
+                }
+            }
+            if events & 0xffff == 0 {
+                if let Some(report) = progress.as_mut() {
+                    report(world.now, end_ns);
+                }
+            }
+            if world.flows.iter().all(Flow::done) {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if let Some(b) = world.bundle.take() {
+            b.abandon();
+        }
+        return Err(e);
+    }
+    let end = world.now;
+    let summary = Summary {
+        scenario: scenario.name.clone().unwrap_or_default(),
+        seed,
+        end_s: end as f64 / 1e9,
+        events,
+        link: None,
+        network: Some(world.network_summary()),
+        flows: world.flows.iter().map(Flow::summary).collect(),
+    };
+    if let Some(bundle) = world.bundle.take() {
+        let meta = world.meta_json(scenario, spec, seed, end, events);
+        bundle.complete(&meta, scenario_text, &summary)?;
+    }
+    Ok(summary)
+}
+
+impl World {
+    /// Polls the network and handles what happened.
+    fn service_net(&mut self) -> io::Result<()> {
+        let mut events = Vec::new();
+        self.net.poll_into(self.now, &mut events);
+        self.handle(events)?;
+        self.sched.wake(NET, self.net.next_deadline());
+        Ok(())
+    }
+
+    fn handle(&mut self, events: Vec<NetEvent>) -> io::Result<()> {
+        for e in events {
+            match e {
+                NetEvent::Out { node, packet, .. } | NetEvent::In { node, packet, .. } => {
+                    self.capture(node, packet)?
+                }
+                NetEvent::Local { packet, .. } => {
+                    let p = self
+                        .packets
+                        .remove(&packet.user)
+                        .expect("a delivered packet is kept until then");
+                    let i = p.flow as usize;
+                    let to_a = !p.from_a;
+                    self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
+                    self.service_side(i, to_a)?;
+                }
+                NetEvent::Dropped {
+                    at_ns,
+                    node,
+                    packet,
+                    reason,
+                } => {
+                    let p = self.packets.remove(&packet.user);
+                    *self.drops.entry(reason.name()).or_default() += 1;
+                    match reason {
+                        airtrace_net::DropReason::RetryLimit => self.mac_drops[node as usize] += 1,
+                        airtrace_net::DropReason::QueueFull => self.queue_drops[node as usize] += 1,
+                        _ => {}
+                    }
+                    self.log_drop(at_ns, node, p.as_ref(), reason.name())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `ip`'s packet to `node`'s capture, if it has one, with the TTL it has
+    /// there.
+    fn capture(&mut self, node: NodeId, ip: IpPacket) -> io::Result<()> {
+        let (Some(index), Some(bundle)) = (self.node_capture[node as usize], self.bundle.as_mut())
+        else {
+            return Ok(());
+        };
+        let Some(packet) = self.packets.get_mut(&ip.user) else {
+            return Ok(());
+        };
+        packet.ttl = ip.ttl;
+        let offset = self.flows[packet.flow as usize].stream_offset(packet);
+        let pcap = bundle.node_capture(index);
+        for frame in self.encoder.encode(packet, offset, MTU) {
+            pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32)?;
+        }
+        Ok(())
+    }
+
+    /// A `packet_dropped` record in link.jsonl, naming the node.
+    fn log_drop(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        packet: Option<&Packet>,
+        reason: &str,
+    ) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        self.line.clear();
+        let (id, flow, ip_id, bytes) = match packet {
+            Some(p) => (
+                p.id.to_string(),
+                p.flow.to_string(),
+                p.ip_id.to_string(),
+                p.ip_len().to_string(),
+            ),
+            None => ("null".into(), "null".into(), "null".into(), "null".into()),
+        };
+        write!(
+            self.line,
+            r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"packet_dropped","packet":{id},"frame":null,"attempt":null,"bytes":{bytes},"queue_packets":null,"reason":"{reason}","fragments":null,"flow":{flow},"ip_id":{ip_id}}}"#,
+            self.nodes[node as usize].name
+        )?;
+        self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    /// Lets one side of a flow send what it can now, then asks when it is next due.
+    fn service_side(&mut self, i: usize, side_a: bool) -> io::Result<()> {
+        let mut bodies = std::mem::take(&mut self.bodies);
+        let (wake, state) = self.flows[i].service_side(self.now, side_a, &mut bodies);
+        if let Some(state) = state {
+            self.log_tcp_state(i, &state)?;
+        }
+        for body in bodies.drain(..) {
+            self.transmit(i, side_a, body)?;
+        }
+        self.bodies = bodies;
+        if self.flows[i].started {
+            self.sched.wake(side_component(i, side_a), wake);
+        }
+        Ok(())
+    }
+
+    fn service_app(&mut self, i: usize) -> io::Result<()> {
+        let next = self.flows[i].service_app(self.now);
+        self.sched.wake(app_component(i), next);
+        self.service_side(i, true)
+    }
+
+    /// Hands a packet from one side of flow `i` to its node's IP layer.
+    fn transmit(&mut self, i: usize, from_a: bool, body: Body) -> io::Result<()> {
+        let (a, b) = self.ends[i];
+        let (src, dst) = if from_a { (a, b) } else { (b, a) };
+        let ip_id = self.ip_id[src as usize];
+        self.ip_id[src as usize] = ip_id.wrapping_add(1);
+        let flow = &mut self.flows[i];
+        if from_a {
+            flow.packets.0 += 1;
+        } else {
+            flow.packets.1 += 1;
+        }
+        let ect = matches!(&body, Body::Tcp(seg) if seg.ect);
+        let packet = Packet {
+            id: self.next_packet_id,
+            flow: i as u32,
+            from_a,
+            ip_id,
+            ports: flow.ports,
+            hosts: (address(a), address(b)),
+            ttl: DEFAULT_TTL,
+            ecn: if ect { 2 } else { 0 },
+            vj: None,
+            body,
+        };
+        self.next_packet_id += 1;
+        let ip = IpPacket {
+            src,
+            dst,
+            ttl: DEFAULT_TTL,
+            len: packet.ip_len(),
+            user: packet.id,
+        };
+        self.packets.insert(packet.id, packet);
+        let mut events = Vec::new();
+        self.net.send(self.now, ip, &mut events);
+        self.handle(events)?;
+        self.sched.wake(NET, self.net.next_deadline());
+        Ok(())
+    }
+
+    fn log_tcp_state(&mut self, i: usize, s: &airtrace_tcp::SenderState) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
+            return Ok(());
+        };
+        let retransmits = self.flows[i].retransmitted_segments();
+        self.line.clear();
+        write!(
+            self.line,
+            r#"{{"t_ns":{},"flow":{},"cwnd":{},"ssthresh":{},"srtt_ns":{},"rttvar_ns":{},"rto_ns":{},"phase":"{}","in_flight":{},"backoff":{},"retransmits":{}}}"#,
+            self.now,
+            i,
+            s.cwnd,
+            s.ssthresh,
+            s.srtt_ns,
+            s.rttvar_ns,
+            s.rto_ns,
+            phase_name(s.phase),
+            s.bytes_in_flight,
+            s.backoff,
+            retransmits
+        )?;
+        self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    fn network_summary(&self) -> NetworkSummary {
+        let w = self.net.wireless();
+        NetworkSummary {
+            nodes: self
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeSummary {
+                    name: n.name.clone(),
+                    address: dotted(address(i as NodeId)),
+                    x: n.position.x,
+                    y: n.position.y,
+                    frames_sent: w.sent(i as NodeId),
+                    mac_drops: self.mac_drops[i],
+                    queue_drops: self.queue_drops[i],
+                })
+                .collect(),
+            drops: self.drops.clone(),
+        }
+    }
+
+    /// meta.json of a network bundle: nodes, vantage points (node captures), flows with
+    /// their nodes.
+    fn meta_json(
+        &self,
+        scenario: &Scenario,
+        spec: &NetworkSpec,
+        seed: u64,
+        end: i64,
+        events: u64,
+    ) -> Vec<u8> {
+        let nodes: Vec<_> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                serde_json::json!({
+                    "name": n.name,
+                    "address": dotted(address(i as NodeId)),
+                    "x": n.position.x,
+                    "y": n.position.y,
+                    "role": if n.router { "router" } else { "host" },
+                    "interfaces": [{ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() }],
+                })
+            })
+            .collect();
+        let vantage_points: Vec<_> = spec
+            .captures
+            .iter()
+            .map(|name| {
+                serde_json::json!({
+                    "name": name,
+                    "node": name,
+                    "file": format!("{name}.pcap"),
+                    "linktype": LINKTYPE_RAW,
+                })
+            })
+            .collect();
+        let flows: Vec<_> = self
+            .flows
+            .iter()
+            .zip(&self.ends)
+            .map(|(f, &(a, b))| {
+                serde_json::json!({
+                    "name": f.name,
+                    "app": app_name(f.app),
+                    "protocol": if f.app.is_tcp() { "tcp" } else { "udp" },
+                    "from": self.nodes[a as usize].name,
+                    "to": self.nodes[b as usize].name,
+                    "a": format!("{}:{}", dotted(address(a)), f.ports.0),
+                    "b": format!("{}:{}", dotted(address(b)), f.ports.1),
+                })
+            })
+            .collect();
+        let meta = serde_json::json!({
+            "format": "airtrace-bundle/1",
+            "source": "simulation",
+            "producer": format!("airtrace-sim {}", env!("CARGO_PKG_VERSION")),
+            "scenario": scenario.name,
+            "seed": seed,
+            "clock": {
+                "kind": "simulated",
+                "epoch_ns": EPOCH_NS,
+                "note": "pcap time stamps are epoch_ns + simulated time; every vantage point shares this clock",
+            },
+            "end_ns": end,
+            "events": events,
+            "nodes": nodes,
+            "vantage_points": vantage_points,
+            "flows": flows,
+            "link": null,
+            "files": {
+                "scenario": "scenario.toml",
+                "summary": "summary.json",
+                "link_log": scenario.link_log.then_some("link.jsonl"),
+                "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
+            },
+        });
+        let mut out = serde_json::to_vec_pretty(&meta).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+}

@@ -1,0 +1,316 @@
+//! The `[network]` table of a scenario: nodes on a radio channel (a chain, a random
+//! placement, or listed one by one), their PHY and MAC profile, ARP, static routes and
+//! where captures are taken. docs/scenarios.md is the reference.
+
+use serde::Deserialize;
+
+use super::{invalid, FlowSpec, Invalid, Key, Scenario};
+use crate::units::{Rate, Size};
+
+/// The nodes of a network scenario and their radios.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// The 802.11 MAC: `ns2` (ns-2's CMU 802.11 at 2 Mbit/s, as Holland & Vaidya ran it;
+    /// default) or `dsss` (IEEE 802.11b DSSS/CCK).
+    #[serde(default)]
+    pub mac: MacProfile,
+    /// Data rate of a `dsss` MAC: 1, 2, 5.5 or 11 Mbit/s. Default 11 Mbit/s.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Data frames longer than this go after RTS/CTS (`"0 B"`: every unicast frame,
+    /// ns-2's default; omit for the profile's own).
+    #[serde(default)]
+    pub rts_threshold: Option<Size>,
+    /// Interface queue, packets. Default 50.
+    #[serde(default)]
+    pub queue_packets: Option<u64>,
+    /// ARP: `bsd` (4.4BSD: a request at most once a second, 5 tries; default), `ns2`
+    /// (a request per packet, 3 tries) or `prefilled` (every table full from the
+    /// start). Both hold one packet per unresolved neighbour.
+    #[serde(default)]
+    pub arp: ArpProfile,
+    /// Nodes n0 … nN on a line, `spacing_m` apart.
+    #[serde(default)]
+    pub chain: Option<ChainSpec>,
+    /// Nodes n0 … placed uniformly at random in a rectangle.
+    #[serde(default)]
+    pub random: Option<RandomSpec>,
+    /// Nodes one by one, each a `[[network.node]]` table.
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    /// Routes given by hand, each a `[[network.route]]`; every other route is the
+    /// shortest path in hops over the links whose frames are decoded both ways.
+    #[serde(default, rename = "route")]
+    pub routes: Vec<RouteSpec>,
+    /// Nodes at which an IP-layer capture `<node>.pcap` is taken.
+    #[serde(default)]
+    pub captures: Vec<String>,
+}
+
+/// Which 802.11 MAC the nodes run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MacProfile {
+    /// ns-2's CMU 802.11 (`airtrace_net::DcfConfig::ns2_wavelan`).
+    #[default]
+    Ns2,
+    /// IEEE 802.11b (`airtrace_net::DcfConfig::dsss`).
+    Dsss,
+}
+
+/// How ARP behaves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArpProfile {
+    /// 4.4BSD.
+    #[default]
+    Bsd,
+    /// ns-2's CMU ARP.
+    Ns2,
+    /// Tables full from the start.
+    Prefilled,
+}
+
+/// A chain of nodes on a line.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSpec {
+    /// Hops from the first node to the last (nodes: hops + 1).
+    pub hops: u32,
+    /// Distance between neighbours, m. Default 200 (Holland & Vaidya).
+    #[serde(default = "default_spacing")]
+    pub spacing_m: f64,
+}
+
+fn default_spacing() -> f64 {
+    200.0
+}
+
+/// Nodes placed uniformly at random (stream `network/placement`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomSpec {
+    /// How many.
+    pub nodes: u32,
+    /// The rectangle's width (x), m.
+    pub width_m: f64,
+    /// Its height (y), m.
+    pub height_m: f64,
+}
+
+/// What a node does with packets for others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Forwards packets (every node of an ad hoc network does).
+    #[default]
+    Router,
+    /// Only sends and receives its own.
+    Host,
+}
+
+/// One node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Its name (in flows, routes, captures and file names).
+    pub name: String,
+    /// Position east, m.
+    pub x: f64,
+    /// Position north, m.
+    #[serde(default)]
+    pub y: f64,
+    /// `router` (default) or `host`.
+    #[serde(default)]
+    pub role: Role,
+}
+
+/// A route given by hand.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// The node whose table it is in.
+    pub node: String,
+    /// The destination.
+    pub to: String,
+    /// The neighbour to send to.
+    pub via: String,
+}
+
+/// Largest network: node ids are 16-bit, and the last one is the broadcast address.
+const MAX_NODES: u64 = 10_000;
+
+impl NetworkSpec {
+    /// The nodes' names, in id order (n0 … for a chain or a random placement).
+    pub fn node_names(&self) -> Vec<String> {
+        let generated = |n: u64| (0..n).map(|i| format!("n{i}")).collect();
+        match (&self.chain, &self.random) {
+            (Some(c), _) => generated(u64::from(c.hops) + 1),
+            (None, Some(r)) => generated(u64::from(r.nodes)),
+            (None, None) => self.nodes.iter().map(|n| n.name.clone()).collect(),
+        }
+    }
+
+    /// The names of a flow's two nodes: as given, or in a chain the first and the last
+    /// node, so that changing the hop count moves the flow's end with it.
+    pub fn flow_ends(&self, flow: &FlowSpec) -> (Option<String>, Option<String>) {
+        let end = |given: &Option<String>, default: u32| {
+            given
+                .clone()
+                .or_else(|| self.chain.map(|_| format!("n{default}")))
+        };
+        let last = self.chain.map_or(0, |c| c.hops);
+        (end(&flow.from, 0), end(&flow.to, last))
+    }
+
+    /// The 802.11 data rate, bit/s.
+    pub fn rate_bps(&self) -> u64 {
+        match self.mac {
+            MacProfile::Ns2 => 2_000_000,
+            MacProfile::Dsss => self.rate.and_then(|r| r.0).unwrap_or(11_000_000),
+        }
+    }
+}
+
+impl Scenario {
+    /// The checks of a network scenario.
+    pub(super) fn validate_network(&self, net: &NetworkSpec) -> Result<(), Invalid> {
+        use Key::{Index, Name};
+        let at = |key: &'static str| vec![Name("network"), Name(key)];
+        if self.captures.is_some() {
+            return Err(invalid(
+                &[Name("captures")],
+                "a network names its capture points (nodes) in network.captures",
+            ));
+        }
+        let layouts = [net.chain.is_some(), net.random.is_some(), !net.nodes.is_empty()];
+        if layouts.iter().filter(|&&b| b).count() != 1 {
+            return Err(invalid(
+                &[Name("network")],
+                "give the nodes one way: network.chain, network.random or [[network.node]]",
+            ));
+        }
+        if let Some(c) = &net.chain {
+            if c.hops == 0 || u64::from(c.hops) >= MAX_NODES {
+                return Err(invalid(
+                    &[Name("network"), Name("chain"), Name("hops")],
+                    format!("must be between 1 and {}", MAX_NODES - 1),
+                ));
+            }
+            if !(c.spacing_m.is_finite() && c.spacing_m > 0.0) {
+                return Err(invalid(
+                    &[Name("network"), Name("chain"), Name("spacing_m")],
+                    "must be a distance above 0 m",
+                ));
+            }
+        }
+        if let Some(r) = &net.random {
+            if !(2..=MAX_NODES).contains(&u64::from(r.nodes)) {
+                return Err(invalid(
+                    &[Name("network"), Name("random"), Name("nodes")],
+                    format!("must be between 2 and {MAX_NODES}"),
+                ));
+            }
+            for (key, v) in [("width_m", r.width_m), ("height_m", r.height_m)] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(invalid(
+                        &[Name("network"), Name("random"), Name(key)],
+                        "must be a distance of 0 m or more",
+                    ));
+                }
+            }
+        }
+        if net.nodes.len() as u64 > MAX_NODES {
+            return Err(invalid(&at("node"), format!("at most {MAX_NODES} nodes")));
+        }
+        for (i, n) in net.nodes.iter().enumerate() {
+            let here = |key| vec![Name("network"), Name("node"), Index(i), Name(key)];
+            if n.name.is_empty()
+                || !n
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(invalid(
+                    &here("name"),
+                    "a node name is letters, digits, '_' and '-' (it names files)",
+                ));
+            }
+            if net.nodes[..i].iter().any(|m| m.name == n.name) {
+                return Err(invalid(&here("name"), format!("{:?} is named twice", n.name)));
+            }
+            if !(n.x.is_finite() && n.y.is_finite()) {
+                return Err(invalid(&here("x"), "a position is a finite number of metres"));
+            }
+        }
+        let names = net.node_names();
+        let known = |name: &str| names.iter().any(|n| n == name);
+        let unknown = |name: &str| format!("no node is named {name:?}");
+        for (i, r) in net.routes.iter().enumerate() {
+            for (key, name) in [("node", &r.node), ("to", &r.to), ("via", &r.via)] {
+                if !known(name) {
+                    return Err(invalid(
+                        &[Name("network"), Name("route"), Index(i), Name(key)],
+                        unknown(name),
+                    ));
+                }
+            }
+            if r.via == r.node {
+                return Err(invalid(
+                    &[Name("network"), Name("route"), Index(i), Name("via")],
+                    "a node cannot be its own next hop",
+                ));
+            }
+        }
+        for (i, c) in net.captures.iter().enumerate() {
+            let here = vec![Name("network"), Name("captures"), Index(i)];
+            if !known(c) {
+                return Err(invalid(&here, unknown(c)));
+            }
+            if net.captures[..i].contains(c) {
+                return Err(invalid(&here, format!("{c:?} is listed twice")));
+            }
+        }
+        match net.mac {
+            MacProfile::Ns2 => {
+                if net.rate.is_some_and(|r| r.0 != Some(2_000_000)) {
+                    return Err(invalid(
+                        &at("rate"),
+                        "ns-2's 802.11 runs at 2 Mbit/s; for other rates use mac = \"dsss\"",
+                    ));
+                }
+            }
+            MacProfile::Dsss => {
+                let ok = [1_000_000, 2_000_000, 5_500_000, 11_000_000];
+                if net.rate.is_some_and(|r| !r.0.is_some_and(|b| ok.contains(&b))) {
+                    return Err(invalid(
+                        &at("rate"),
+                        "802.11b rates are 1, 2, 5.5 and 11 Mbit/s (IEEE 802.11-2020 §16, §17)",
+                    ));
+                }
+            }
+        }
+        if net.queue_packets == Some(0) {
+            return Err(invalid(&at("queue_packets"), "must be at least 1 packet"));
+        }
+        for (i, flow) in self.flows.iter().enumerate() {
+            let here = |key| vec![Name("flow"), Index(i), Name(key)];
+            let (Some(from), Some(to)) = net.flow_ends(flow) else {
+                return Err(invalid(
+                    &[Name("flow"), Index(i)],
+                    "a flow in a network needs `from` and `to` (node names; in a chain they default to its two ends)",
+                ));
+            };
+            for (key, name) in [("from", &from), ("to", &to)] {
+                if !known(name) {
+                    return Err(invalid(&here(key), unknown(name)));
+                }
+            }
+            if from == to {
+                return Err(invalid(&here("to"), "a flow goes between two different nodes"));
+            }
+        }
+        Ok(())
+    }
+}
