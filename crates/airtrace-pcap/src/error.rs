@@ -7,10 +7,12 @@
 //! capture.pcap: record 1234 at byte 56789: file ends inside the record (needs 1530 bytes, 700 left)
 //! x.pcap: byte 0: not a capture file (magic number 0x3c68746d)
 //! x.pcap.gz: record 3 at byte 1234 of the decompressed data: captured length 300000000 exceeds the limit of 268435456 bytes
+//! rotated.pcap: byte 2097172: the file shrank from 4194304 to 2097500 bytes while it was read
 //! ```
 //!
-//! Callers that read as much as they can tell a cut-off tail ([`ErrorKind::Truncated`])
-//! from damage inside the file ([`ErrorKind::Corrupt`]) by the [`ReadError::kind`].
+//! Callers that read as much as they can tell a cut-off tail ([`ErrorKind::Truncated`],
+//! or [`ErrorKind::Shrank`] for a file cut while it was read) from damage inside the file
+//! ([`ErrorKind::Corrupt`]) by the [`ReadError::kind`].
 
 use std::fmt;
 use std::io;
@@ -83,6 +85,16 @@ pub enum ErrorKind {
     /// The data breaks a rule of the format; the text states the rule and the value.
     #[error("{0}")]
     Corrupt(String),
+    /// Another process cut the file short while it was read (it truncated, rotated or
+    /// rewrote it): it had `from` bytes when it was opened, `to` when the reader saw the
+    /// cut. The place is where the reader stopped; the records before it were returned.
+    #[error("the file shrank from {from} to {to} bytes while it was read")]
+    Shrank {
+        /// The file's length when it was opened.
+        from: u64,
+        /// Its length when the cut was seen.
+        to: u64,
+    },
     /// The operating system (or the gzip decoder) failed to read.
     #[error("{0}")]
     Io(io::Error),
@@ -96,9 +108,13 @@ fn detail(needed: Option<u64>, left: u64) -> String {
 }
 
 impl ReadError {
-    /// Whether the file was cut short (as opposed to corrupt, not a capture, or unreadable).
+    /// Whether the file was cut short, before or while it was read (as opposed to
+    /// corrupt, not a capture, or unreadable).
     pub fn is_truncated(&self) -> bool {
-        matches!(self.kind, ErrorKind::Truncated { .. })
+        matches!(
+            self.kind,
+            ErrorKind::Truncated { .. } | ErrorKind::Shrank { .. }
+        )
     }
 }
 
@@ -200,6 +216,18 @@ mod tests {
         assert_eq!(
             err(Place::Byte(24), true, cut),
             "x.pcap: byte 24 of the decompressed data: file ends inside the gzip stream"
+        );
+        assert_eq!(
+            err(
+                Place::Byte(2_097_172),
+                false,
+                ErrorKind::Shrank {
+                    from: 4_194_304,
+                    to: 2_097_500
+                }
+            ),
+            "x.pcap: byte 2097172: the file shrank from 4194304 to 2097500 bytes while it \
+             was read"
         );
         assert_eq!(
             err(

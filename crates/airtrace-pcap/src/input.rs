@@ -8,9 +8,11 @@
 //! The bytes are in one of two places ([`Store`]):
 //!
 //! - The map path: an uncompressed file opened by path ([`Input::open`]) is mapped into
-//!   memory, read-only, whole. `fill` has nothing to do, and records are lent straight
-//!   out of the page cache: no `read()` copies them. The kernel's copy into the buffer
-//!   was 10-16 % of the analyzer's run on a 5 M-packet capture.
+//!   memory, read-only, whole ([`Mapped`]), and records are lent straight out of the
+//!   page cache: no `read()` copies them. The kernel's copy into the buffer was 10-16 %
+//!   of the analyzer's run on a 5 M-packet capture. The parsers see the map a window of
+//!   [`WINDOW`] bytes at a time: `fill` moves the window on, and first checks that the
+//!   file still holds it (see "A file that shrinks" below).
 //! - The read path: gzip files, readers ([`Input::new`]), and files that do not map (a
 //!   pipe, a terminal, an empty file, a `/proc` file) are read with `read()` into a
 //!   refilled buffer. The buffer starts at 64 KiB and doubles at each refill up to
@@ -18,12 +20,32 @@
 //!   that it only grows for a record larger than itself, and then only as the record's
 //!   bytes arrive: memory is bounded by the largest record, whatever a length field
 //!   claims.
+//!
+//! # A file that shrinks
+//!
+//! If another process truncates a mapped file while it is read, the pages past the new
+//! end leave the map; [`Mapped`]'s SIGBUS handler turns a touch of one into zeros and
+//! notes where the map was cut. Before the parsers see a new window, `fill` touches the
+//! page after it (a file that still holds that page holds the whole window), and asks
+//! whether the map was cut; at the last window, which has no page after it, it compares
+//! the file's length. A window
+//! that reaches past the cut, or past the file's new end, is cut short there, so the
+//! parsers stop at the last whole record before it, and [`Input::changed`] tells the
+//! reader why. This costs the hot path nothing: it is done once a window, where the
+//! parsers already leave their fast path for the record that crosses the window's end.
+//!
+//! A truncation that falls inside the window being parsed, after it was checked, is
+//! seen later: the parsers may read zeros past the new end (a pcap record header of
+//! zeros is caught when the reader sees it, and a pcapng block of zeros is not a valid
+//! block), and a record that the cut falls into may be lent with zeros for its tail.
 
 use std::fs::{File, Metadata};
 use std::io::{self, Chain, Cursor, Read};
 
 use flate2::read::MultiGzDecoder;
-use memmap2::Mmap;
+
+use crate::error::ErrorKind;
+use crate::mapped::{self, Mapped, PAGE};
 
 /// Size the buffer grows to, and so of most reads. Timed with `examples/count.rs`
 /// (median of 5 runs, 3 rounds, from page cache) on 5 M records of 96 bytes and 1 M of
@@ -62,8 +84,8 @@ enum Source {
 enum Store {
     /// The read path: a buffer refilled from `source`.
     Buffer { source: Source, buf: Vec<u8> },
-    /// The map path: the whole file, never refilled.
-    Map(Mmap),
+    /// The map path: the whole file, read a window at a time.
+    Map(Mapped),
 }
 
 impl Store {
@@ -71,7 +93,7 @@ impl Store {
     fn as_slice(&self) -> &[u8] {
         match self {
             Store::Buffer { buf, .. } => buf,
-            Store::Map(map) => map,
+            Store::Map(map) => map.bytes(),
         }
     }
 }
@@ -85,12 +107,14 @@ pub(crate) struct Input {
     /// Stream offset of `store[start]`.
     offset: u64,
     /// No more bytes will come: the source returned end of file (or, for gzip, a cut-off
-    /// stream), or the file is mapped.
+    /// stream), or the window reached the end of the map (or a cut).
     eof: bool,
     /// The gzip stream ended before its trailer.
     cut_short: bool,
     /// Map path: the pages of the map before this offset were handed back.
     released: usize,
+    /// Map path: the window end at which [`Input::recheck`] last looked.
+    rechecked: usize,
 }
 
 /// The map path hands back the pages it has read every this many bytes, so that the
@@ -98,26 +122,35 @@ pub(crate) struct Input {
 /// the page cache; touching them again only faults them back in).
 const RELEASE_EVERY: usize = 16 << 20;
 
+/// The map path shows the parsers this many bytes more at each `fill` that needs more
+/// (a multiple of [`PAGE`]). Each window costs one trip through the parsers' slow path
+/// and a check of the file (see "A file that shrinks" in the module doc), a few hundred
+/// instructions: 256 KiB holds 2,340 records of 96 captured bytes, so that is a fraction
+/// of an instruction per record. A smaller window would see a truncation sooner.
+const WINDOW: usize = 256 << 10;
+
 impl Input {
     /// Reads `file`, whose metadata is `meta`: through a memory map if it is a non-empty
     /// regular file, not gzip-compressed, and mapping works; else as [`Input::new`] does.
     /// Returns the input and whether it is compressed.
     pub(crate) fn open(file: File, meta: &Metadata) -> io::Result<(Input, bool)> {
         if meta.is_file() && meta.len() > 0 {
-            match map(&file) {
-                Ok(map) if !map.is_empty() && !map.starts_with(&GZIP_MAGIC) => {
+            match Mapped::new(&file) {
+                Ok(Some(map)) if map.len() > 0 && !map.bytes().starts_with(&GZIP_MAGIC) => {
                     let input = Input {
                         start: 0,
-                        end: map.len(),
+                        end: 0,
                         offset: 0,
-                        eof: true,
+                        eof: false,
                         cut_short: false,
                         released: 0,
+                        rechecked: 0,
                         store: Store::Map(map),
                     };
                     return Ok((input, false));
                 }
-                // gzip, or the file did not map (or emptied itself since `meta`): read it.
+                // gzip, or the file did not map (or emptied itself since `meta`), or the
+                // map could not be guarded against the file shrinking: read it.
                 _ => {}
             }
         }
@@ -151,6 +184,7 @@ impl Input {
             eof: false,
             cut_short: false,
             released: 0,
+            rechecked: 0,
         };
         Ok((input, gzip))
     }
@@ -179,8 +213,8 @@ impl Input {
     }
 
     /// Makes at least `need` unconsumed bytes available, unless the file ends first.
-    /// Returns the number available (less than `need` only at end of file). A mapped
-    /// file has all its bytes available from the start.
+    /// Returns the number available (less than `need` only at end of file, or, mapped,
+    /// where the file was cut while it was read).
     #[inline]
     pub(crate) fn fill(&mut self, need: usize) -> io::Result<usize> {
         let have = self.end - self.start;
@@ -193,7 +227,7 @@ impl Input {
     #[cold]
     fn fill_slow(&mut self, need: usize) -> io::Result<usize> {
         let Store::Buffer { source, buf } = &mut self.store else {
-            // Mapped: `eof` is set, `fill` never comes here.
+            self.next_window(need);
             return Ok(self.end - self.start);
         };
         // Move the partial record to the front, so that the read is a big one.
@@ -252,14 +286,6 @@ impl Input {
         let at = self.start;
         self.start += n;
         self.offset += n as u64;
-        if let Store::Map(map) = &self.store {
-            if at - self.released >= RELEASE_EVERY {
-                // Everything before this record has been parsed; its pages can go.
-                let upto = at & !(PAGE - 1);
-                release(map, self.released, upto);
-                self.released = upto;
-            }
-        }
         at
     }
 
@@ -267,6 +293,102 @@ impl Input {
     #[inline]
     pub(crate) fn buffer(&self) -> &[u8] {
         self.store.as_slice()
+    }
+
+    /// Map path: shows the parsers the next window, at least up to `need` unconsumed
+    /// bytes, once the file is known to still hold it; cut short where the file was cut
+    /// (see "A file that shrinks" in the module doc). Hands back the pages behind.
+    #[cold]
+    #[inline(never)]
+    fn next_window(&mut self, need: usize) {
+        let Store::Map(map) = &self.store else { return };
+        let len = map.len();
+        let to = (self.start.saturating_add(need))
+            .max(self.end + WINDOW)
+            .next_multiple_of(PAGE)
+            .min(len);
+        mapped::test_stop(self.end, to);
+        // The file holds the whole window if it still holds the page after it.
+        if to < len {
+            map.probe(to);
+        }
+        let cut = map.cut();
+        let trusted = if cut.is_some() || to == len {
+            // The map was cut (at a page: the file's end may be before it, with zeros
+            // in between), or this is the last window, with no page after it: ask the
+            // file's length.
+            let now = map
+                .file_len()
+                .map_or(len, |n| usize::try_from(n).unwrap_or(len));
+            cut.unwrap_or(len).min(now)
+        } else {
+            len
+        };
+        if self.start - self.released >= RELEASE_EVERY {
+            // Everything before `start` has been parsed, and the parsers let go of it
+            // when they called `fill`: its pages can go.
+            let upto = self.start & !(PAGE - 1);
+            map.release(self.released, upto);
+            self.released = upto;
+        }
+        if trusted < to {
+            self.cut_at(to, trusted);
+        } else {
+            self.end = to;
+            self.eof = to == len;
+        }
+    }
+
+    /// Map path: the bytes from `trusted` on are no longer the file's: the window, which
+    /// would end at `end`, stops there, and nothing past it is shown to the parsers.
+    fn cut_at(&mut self, end: usize, trusted: usize) {
+        self.end = end.min(trusted).max(self.start);
+        self.eof = true;
+    }
+
+    /// Map path: looks again whether the file still holds the window (whether the map
+    /// was cut, and the file's length), at most once a window; cuts the window short if
+    /// not. For the parsers, when what they read looks like zeros the file may have left
+    /// behind: a pcap record of no bytes.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn recheck(&mut self) {
+        let Store::Map(map) = &self.store else { return };
+        if self.rechecked == self.end {
+            return;
+        }
+        self.rechecked = self.end;
+        let len = map.len();
+        let now = map
+            .file_len()
+            .map_or(len, |n| usize::try_from(n).unwrap_or(len));
+        let trusted = map.cut().unwrap_or(len).min(now);
+        if trusted < self.end {
+            self.cut_at(self.end, trusted);
+        }
+    }
+
+    /// Map path: whether the file changed under the map while it was read, as the error
+    /// that ends the reading: it shrank (its length now is below the map's), or a page
+    /// of the map faulted though the file is as long as it was (it was cut and grew
+    /// again, or the storage failed). For the reader at the end of the records or at an
+    /// error, which the change explains better.
+    pub(crate) fn changed(&self) -> Option<ErrorKind> {
+        let Store::Map(map) = &self.store else {
+            return None;
+        };
+        let len = map.len() as u64;
+        let now = map.file_len();
+        match (map.cut(), now) {
+            (_, Some(now)) if now < len => Some(ErrorKind::Shrank { from: len, to: now }),
+            (Some(cut), _) => Some(ErrorKind::Io(io::Error::other(format!(
+                "the map of the file lost its bytes from byte {cut} on while they were \
+                 read, though the file still has {} bytes (it was cut and written again, \
+                 or the storage failed)",
+                now.unwrap_or(len)
+            )))),
+            (None, _) => None,
+        }
     }
 }
 
@@ -277,48 +399,6 @@ fn grow(buf: &mut Vec<u8>, len: usize) {
         *buf = vec![0; len];
     } else {
         buf.resize(len, 0);
-    }
-}
-
-/// Maps `file` into memory, read-only, and tells the kernel it will be read in order.
-/// The crate's one `unsafe` (see "Memory map" in the crate doc).
-#[allow(unsafe_code)]
-fn map(file: &File) -> io::Result<Mmap> {
-    // SAFETY: `Mmap::map` is unsafe because Rust takes the bytes behind the `&[u8]` it
-    // lends to be unchanging, and only the users of the file can promise that. airtrace
-    // never writes to a capture it reads: the file is opened read-only and mapped
-    // read-only. Another process could. If it truncates the file, touching a page past
-    // the new end makes the kernel send SIGBUS, and the process dies (no error message,
-    // no partial report). If it writes into the file in place, records may change under
-    // the parsers; every index they use is checked against the map's fixed length, so
-    // the worst expected is a wrong record or a corrupt-record error. ripgrep maps the
-    // files it searches and accepts the same risk. Capture files are written once and
-    // then read; one still being written is only appended to, which is harmless (the map
-    // ends where the file ended when it was mapped).
-    let map = unsafe { Mmap::map(file) }?;
-    // Read-ahead, and pages behind may be dropped early. Only a hint: errors are ignored.
-    #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
-    Ok(map)
-}
-
-/// A page size that divides every real one (4 KiB); releasing whole multiples of it
-/// is always page-aligned.
-const PAGE: usize = 4096;
-
-/// Hands the pages of `map[from..to]` back to the kernel (`madvise(MADV_DONTNEED)`).
-/// The map stays valid: the next touch of those bytes faults them in again from the
-/// page cache (a read-only shared file mapping has no private copy to lose).
-#[allow(unsafe_code)]
-fn release(map: &Mmap, from: usize, to: usize) {
-    if to > from {
-        // SAFETY: `unchecked_advise_range` is unsafe because MADV_DONTNEED discards a
-        // private mapping's modified pages. This map is read-only and shared with the
-        // file: there are no such pages, and later reads see the file's bytes as before.
-        #[cfg(unix)]
-        let _ = unsafe {
-            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
-        };
     }
 }
 
@@ -396,13 +476,17 @@ mod tests {
             Input::open(file, &meta).unwrap()
         };
 
-        let data: Vec<u8> = (0..3 * BUF_SIZE as u32).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..3 * BUF_SIZE as u32 + 5)
+            .map(|i| (i % 251) as u8)
+            .collect();
         let (mut input, gzip) = open("plain", &data);
         assert!(!gzip);
         assert!(matches!(input.store, Store::Map(_)));
-        // All of it at once, and no more than there is.
-        assert_eq!(input.fill(10).unwrap(), data.len());
+        // A window at a time; what a record needs at once; no more than there is.
+        assert_eq!(input.fill(10).unwrap(), WINDOW);
+        assert_eq!(input.fill(WINDOW + 1).unwrap(), 2 * WINDOW);
         assert_eq!(input.fill(data.len() + 1).unwrap(), data.len());
+        assert!(input.changed().is_none());
         let at = input.consume(BUF_SIZE + 3);
         assert_eq!(at, 0);
         assert_eq!(
@@ -423,5 +507,40 @@ mod tests {
         assert!(matches!(input.store, Store::Buffer { .. }));
         assert_eq!(input.fill(1).unwrap(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A page of the map that faulted, in a file that is as long again as it was (cut
+    /// and written again): zeros are read in its place, and the change is an I/O error
+    /// naming the byte where the map was cut.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_map_cut_and_grown_again() {
+        let path =
+            std::env::temp_dir().join(format!("airtrace-pcap-regrown-{}", std::process::id()));
+        let data = vec![7u8; 2 * WINDOW];
+        std::fs::write(&path, &data).unwrap();
+        let file = File::open(&path).unwrap();
+        let (mut input, _) = Input::open(file, &std::fs::metadata(&path).unwrap()).unwrap();
+        assert_eq!(input.fill(10).unwrap(), WINDOW);
+        let writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        writer.set_len(0).unwrap();
+        assert_eq!(input.bytes()[WINDOW - 1], 0);
+        writer.set_len(data.len() as u64).unwrap();
+        let Some(ErrorKind::Io(e)) = input.changed() else {
+            panic!("not an I/O error")
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the map of the file lost its bytes from byte {} on while they were read, \
+                 though the file still has {} bytes (it was cut and written again, or the \
+                 storage failed)",
+                WINDOW - PAGE,
+                2 * WINDOW
+            )
+        );
+        // The window after it, checked, is cut where the map was.
+        assert_eq!(input.fill(WINDOW + 1).unwrap(), WINDOW - PAGE);
+        std::fs::remove_file(&path).unwrap();
     }
 }

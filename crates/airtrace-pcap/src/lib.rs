@@ -19,8 +19,10 @@
 //! - `reader/pcap.rs`: classic pcap, parsed by pcap-parser; refills, limits, messages.
 //! - `reader/pcapng.rs`: pcapng block framing and checks, sections and interfaces; the
 //!   Enhanced Packet Block by hand in the hot path, the other blocks by pcap-parser.
-//! - `input.rs`: the bytes the parsers see: a memory map of a plain file, or a refilled
-//!   buffer over a gzip file or a reader; and the progress count.
+//! - `input.rs`: the bytes the parsers see: a memory map of a plain file, shown a window
+//!   at a time, or a refilled buffer over a gzip file or a reader; and the progress count.
+//! - `mapped.rs`: the memory map, and the SIGBUS handler that lets reading survive the
+//!   file shrinking under it.
 //! - `time.rs`: [`TsResolution`], raw time stamps to nanoseconds and back.
 //! - `error.rs`: [`ReadError`], [`ErrorKind`], [`Place`].
 //! - `writer.rs`: [`PcapWriter`], [`PcapNgWriter`].
@@ -34,22 +36,36 @@
 //! `/dev/stdin`, other special files, empty files) are read with `read()`. Both ways give
 //! the same records, errors and progress.
 //!
-//! Mapping is the crate's one `unsafe` call (`map` in `input.rs`), and it has a cost
-//! that reading does not: if another process truncates the file while airtrace reads
-//! it, the next touch of a page past the new end makes the kernel send SIGBUS, and the
-//! process dies without an error message. (A process writing into the file in place can
-//! change records as they are read; every index is still checked, so the worst is a
-//! wrong record or a corrupt-record error.) airtrace never writes to a capture it reads.
-//! ripgrep maps the files it searches and accepts the same risk. A capture still being
-//! written is only appended to, which is harmless: the reader stops where the file ended
-//! when it was opened. Read such files through `from_reader` to see what is appended.
+//! Mapping is the crate's main `unsafe` (`map` in `mapped.rs`), and it has a risk that
+//! reading does not: another process may truncate the file while airtrace reads it (a
+//! capture rotated or rewritten), and then touching a page past the new end makes the
+//! kernel send SIGBUS, which kills the process. On Linux the crate catches it: a SIGBUS
+//! handler, installed once, turns a fault inside one of the reader's maps into zeros
+//! (and hands any other to the handler before it, or to the default action), and the
+//! reader checks, once per 256 KiB window of the map, that the file still holds the
+//! window. Reading then stops at the last whole record before the cut, with an
+//! [`ErrorKind::Shrank`] error after the records before it:
+//!
+//! ```text
+//! rotated.pcap: byte 2097172: the file shrank from 4194304 to 2097500 bytes while it was read
+//! ```
+//!
+//! (see `mapped.rs` for the handler, and "A file that shrinks" in `input.rs` for what the
+//! reader checks when, and the narrow case it sees late). On other Unix systems the
+//! process still dies of the SIGBUS (Windows does not let a mapped file be truncated).
+//! A process writing into the file in place can change
+//! records as they are read; every index is still checked, so the worst is a wrong
+//! record or a corrupt-record error. airtrace never writes to a capture it reads. A
+//! capture still being written is only appended to, which is harmless: the reader stops
+//! where the file ended when it was opened. Read such files through `from_reader` to see
+//! what is appended.
 //!
 //! The map takes address space the size of the file; its pages are the page cache's,
 //! shared and clean, and the kernel is told the file is read in order
 //! (`MADV_SEQUENTIAL`), so it reads ahead. Every 16 MiB read, the pages behind are
-//! handed back (`MADV_DONTNEED`, the second `unsafe`, `release` in `input.rs`): they
-//! stay in the page cache but leave the process's resident memory, which therefore
-//! stays around 20 MB whatever the size of the file.
+//! handed back (`MADV_DONTNEED`, `release` in `mapped.rs`): they stay in the page cache
+//! but leave the process's resident memory, which therefore stays around 20 MB whatever
+//! the size of the file.
 //!
 //! What this crate does not do: decode the frames (that is `airtrace-wire`), read
 //! pcapng comments, name resolution blocks, or statistics other than the drop counters
@@ -79,6 +95,7 @@
 
 mod error;
 mod input;
+mod mapped;
 mod reader;
 mod time;
 mod writer;

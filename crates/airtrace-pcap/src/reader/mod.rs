@@ -112,8 +112,12 @@ impl Failure {
 }
 
 /// What a parser does when no bytes are left where the next record would start: a clean
-/// end of file, unless a gzip stream was cut short.
+/// end of file, unless a gzip stream was cut short, or a mapped file was cut while it
+/// was read.
 fn end_of_input(input: &Input) -> Result<Option<Meta>, Failure> {
+    if let Some(failure) = changed(input) {
+        return Err(failure);
+    }
     if input.cut_short() {
         let kind = ErrorKind::Truncated {
             inside: "the gzip stream",
@@ -126,6 +130,18 @@ fn end_of_input(input: &Input) -> Result<Option<Meta>, Failure> {
         });
     }
     Ok(None)
+}
+
+/// If the file changed under its map while it was read (another process truncated
+/// it), the failure that says so, at the place where reading stopped (see
+/// [`Input::changed`]).
+#[cold]
+#[inline(never)]
+fn changed(input: &Input) -> Option<Failure> {
+    input.changed().map(|kind| Failure {
+        place: Place::Byte(input.offset()),
+        kind,
+    })
 }
 
 /// Reads a `u32` at `at` in `bytes`, in the given byte order.
@@ -248,7 +264,9 @@ impl CaptureReader {
 
     /// The next packet record, `None` at the end of the file. After an error the reader
     /// is finished: further calls return `None`. Every whole record before a cut-off
-    /// tail is returned before the [`ErrorKind::Truncated`] error.
+    /// tail is returned before the [`ErrorKind::Truncated`] error; when another process
+    /// truncates a mapped file while it is read, the records before the cut are returned
+    /// before the [`ErrorKind::Shrank`] error.
     #[inline]
     pub fn next_record(&mut self) -> Option<Result<Record<'_>, ReadError>> {
         let next = match &mut self.parser {
@@ -292,6 +310,9 @@ impl CaptureReader {
     }
 
     fn error(&self, failure: Failure) -> ReadError {
+        // Zeros where a mapped file was cut are no valid record: the cut, not what the
+        // parser made of them, is the error.
+        let failure = changed(&self.input).unwrap_or(failure);
         ReadError {
             file: self.file.clone(),
             place: failure.place,
