@@ -168,6 +168,15 @@ def _parser() -> argparse.ArgumentParser:
         help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
     )
     simulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
+    simulate.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="overrides",
+        metavar="KEY=VALUE",
+        help="override a value of the scenario, checked as the file is: seed=7, link.forward.loss.p=0.02, "
+        "flow[1].tcp.variant=newreno (repeatable; docs/scenarios.md)",
+    )
     simulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     simulate.set_defaults(run=_simulate)
@@ -423,7 +432,7 @@ def _simulate(args: argparse.Namespace) -> int:
     with _StoppedBySignals():
         try:
             progress = not args.no_progress and sys.stderr.isatty()
-            summary = simulate(args.scenario, args.out, seed=args.seed, progress=progress)
+            summary = simulate(args.scenario, args.out, seed=args.seed, progress=progress, set=args.overrides)
         except (ScenarioError, OSError) as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 1

@@ -9,7 +9,8 @@
 //!
 //! - [`scenario`]: the TOML scenario file (strict: unknown keys, wrong types and
 //!   impossible values are `FILE:LINE:COL` errors), with [`units`] for `"20 ms"`,
-//!   `"11 Mbit/s"`, `"128 KiB"`. Start here.
+//!   `"11 Mbit/s"`, `"128 KiB"`. Start here. [`overrides`]: `--set KEY=VALUE` on top
+//!   of a scenario file.
 //! - [`sim`]: the run: two hosts, the link between them, the flows, and the loop that
 //!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
 //! - [`build`]: scenario settings → the link (from `airtrace-link`, the code the
@@ -33,6 +34,7 @@ pub mod build;
 pub mod bundle;
 pub mod dest;
 pub mod links;
+pub mod overrides;
 pub mod packet;
 pub mod rpc;
 pub mod scenario;
@@ -40,5 +42,6 @@ pub mod sched;
 pub mod sim;
 pub mod units;
 
+pub use overrides::Override;
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{run, Options, SimError, Summary};
