@@ -21,6 +21,8 @@
 //!   fragments) for the captures.
 //! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
 //!   802.11-like link: attempts, retries, collisions, ACKs).
+//! - [`plan`]: sweep plans (`airtrace sweep`): parameters expanded into runs, each
+//!   combination loaded before any run; [`plan::metrics`] makes a run's row.
 //! - [`bundle`]: the output directory, written atomically; [`dest`]: where it goes
 //!   (what may be replaced, the lock, temporary names, what killed runs left).
 //!
@@ -36,6 +38,7 @@ pub mod dest;
 pub mod links;
 pub mod overrides;
 pub mod packet;
+pub mod plan;
 pub mod rpc;
 pub mod scenario;
 pub mod sched;
