@@ -181,6 +181,43 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     simulate.set_defaults(run=_simulate)
 
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a parameter study declared in a plan, on every core or a Dask cluster, into a Parquet dataset",
+        description="Run the sweep PLAN (TOML; docs/sweeps.md): a base scenario, the values to vary, the seeds. "
+        "Every combination is checked before any run. Rows (parameters, seed, metrics, error, version, wall "
+        "time) go to RESULTS/runs/*.parquet in atomic batches; the plan's reports to RESULTS/report.html and "
+        "RESULTS/report-N.png, their tables to stdout. Query them with `airtrace query RESULTS \"SQL\"`.",
+        epilog="Exit status: 0 when every run was made (a run that failed is a row with its error); 1 when the "
+        "plan does not load or RESULTS cannot take the results; 130, 143, 129 when SIGINT, SIGTERM, SIGHUP "
+        "stopped it (the rows written so far stay: --resume runs the rest).",
+    )
+    sweep.add_argument("plan", metavar="PLAN", help="sweep plan (.toml)")
+    sweep.add_argument("--out", "-o", metavar="RESULTS", help="results directory (required unless --check)")
+    sweep.add_argument("--resume", action="store_true", help="run only the runs RESULTS does not hold yet")
+    sweep.add_argument("--jobs", "-j", type=int, help="worker processes (default: one per core; 1 runs in this process)")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS")
+    where.add_argument("--cluster", choices=["local"], help="start a Dask LocalCluster of --jobs workers and run on it")
+    sweep.add_argument("--check", action="store_true", help="check the plan and print what it would run; run nothing")
+    sweep.add_argument("--no-progress", action="store_true", help="never show the progress line")
+    sweep.set_defaults(run=_sweep)
+
+    query = sub.add_parser(
+        "query",
+        help="SQL (DuckDB) over sweep results or analyze --parquet output",
+        description="Run SQL over RESULTS: a sweep's rows are the table `runs`; the files `airtrace analyze "
+        "--parquet DIR` writes are `connections` and `packets`. Column names with dots or brackets need "
+        'double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
+        epilog="Exit status: 0 on success; 1 when RESULTS holds nothing to query or the SQL fails.",
+    )
+    query.add_argument("results", metavar="RESULTS", help="a sweep's results directory, or an analyze --parquet directory")
+    query.add_argument("sql", metavar="SQL", help="the query")
+    out_format = query.add_mutually_exclusive_group()
+    out_format.add_argument("--csv", action="store_true", help="print CSV")
+    out_format.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    query.set_defaults(run=_query)
+
     report = sub.add_parser(
         "report",
         help="write an interactive HTML report of a bundle or captures",
@@ -442,6 +479,67 @@ def _simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(_summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """`airtrace sweep`: run the plan, print its report tables."""
+    from airtrace import sweep_report
+    from airtrace.dataset import ResultsError
+    from airtrace.sweeps import PlanError, load, run
+
+    if args.check:
+        try:
+            plan = load(args.plan, args.out or ".")
+        except PlanError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+        meta = plan.meta
+        print(f"{args.plan}: {meta['runs']} runs of {meta['scenario']}")
+        for p in meta["parameters"]:
+            values = list(dict.fromkeys(t.values[p["name"]] for t in plan.tasks))
+            print(f"  {p['name']} ({p['key']}): {len(values)} values, {', '.join(map(str, values[:8]))}{' ...' if len(values) > 8 else ''}")
+        print(f"  seeds: {len({t.seed for t in plan.tasks})}")
+        print("  columns: " + ", ".join(c["name"] for c in meta["columns"]))
+        return 0
+    if not args.out:
+        print(f"{PROG}: error: sweep needs --out RESULTS (or --check)", file=sys.stderr)
+        return 2
+    with _StoppedBySignals():
+        try:
+            plan = load(args.plan, args.out)
+            progress = not args.no_progress and sys.stderr.isatty()
+            frame = run(
+                plan, args.out, jobs=args.jobs, scheduler=args.scheduler, cluster=args.cluster,
+                resume=args.resume, progress=progress,
+            )
+        except (PlanError, ResultsError, OSError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+    for report, table in sweep_report.tables(frame, plan.meta):
+        print(f"{report['title']}\n{table.to_string(index=False, float_format=sweep_report.number)}\n")
+    failed = int(frame["error"].notna().sum())
+    print(f"{PROG}: {len(frame)} runs ({failed} failed) in {os.path.join(args.out, 'runs')}", file=sys.stderr)
+    if plan.meta["reports"]:
+        print(f"{PROG}: wrote {os.path.join(args.out, 'report.html')}", file=sys.stderr)
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    """`airtrace query`: SQL over results, printed as a table, CSV or JSON."""
+    from airtrace.dataset import ResultsError, query
+
+    try:
+        frame = query(args.results, args.sql)
+    except ResultsError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    if args.csv:
+        frame.to_csv(sys.stdout, index=False)
+    elif args.json:
+        sys.stdout.write(frame.to_json(orient="records") + "\n")
+    else:
+        sys.stdout.write((frame.to_string(index=False) if len(frame) else "(no rows)") + "\n")
     return 0
 
 

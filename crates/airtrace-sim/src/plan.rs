@@ -315,6 +315,13 @@ impl Plan {
             scenario_seed = loaded.seed;
             runs_set.push(overrides.iter().map(|o| o.arg().to_string()).collect::<Vec<_>>());
         }
+        if runs_set.iter().collect::<BTreeSet<_>>().len() != runs_set.len() {
+            let repeats = parameters.iter().find(|p| {
+                p.values.iter().map(|v| v.set.arg()).collect::<BTreeSet<_>>().len() != p.values.len()
+            });
+            let span = repeats.map(|p| p.span.clone()).or(file.combine.as_ref().map(|c| c.span()));
+            return Err(error(span, "a value is listed twice: two combinations would be the same runs".into()));
+        }
         let seeds = match &file.seeds {
             None => vec![scenario_seed],
             Some(s) => seeds(s.get_ref()).map_err(|m| error(Some(s.span()), m))?,
@@ -432,10 +439,6 @@ fn expand(spec: &Spanned<ParamSpec>) -> Result<Expanded, (Range<usize>, String)>
             value.column = Json::String(label.clone());
         }
         column_type = "string";
-    }
-    let distinct: BTreeSet<&str> = values.iter().map(|v| v.set.arg()).collect();
-    if distinct.len() != values.len() {
-        return Err(bad("a value is listed twice"));
     }
     Ok(Expanded {
         name: s.name.as_ref().unwrap_or(&s.key).get_ref().clone(),
@@ -799,6 +802,17 @@ values = ["reno", "newreno"]
             let err = refused(body);
             assert!(err.starts_with("p.toml:") && err.contains(rule), "{body}: {err}");
         }
+    }
+
+    #[test]
+    fn zip_pairs_values_and_may_repeat_one() {
+        let plan = parse(
+            "combine = \"zip\"\n[[parameter]]\nkey = \"link.delay\"\nvalues = [\"1 ms\", \"2 ms\"]\n[[parameter]]\nkey = \"duration\"\nvalues = [\"10 s\", \"10 s\"]\n",
+        )
+        .unwrap();
+        assert_eq!(plan.runs.len(), 2);
+        assert_eq!(plan.runs[1].set, ["link.delay=\"2 ms\"", "duration=\"10 s\""]);
+        assert_eq!(plan.runs[0].seed, 1, "the scenario's seed");
     }
 
     #[test]
