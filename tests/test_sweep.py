@@ -4,7 +4,6 @@ run, survive `kill -9`, refuse bad values before running, and answer SQL."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

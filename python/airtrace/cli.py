@@ -526,21 +526,50 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    """`airtrace query`: SQL over results, printed as a table, CSV or JSON."""
-    from airtrace.dataset import ResultsError, query
+    """`airtrace query`: SQL over results, printed as a table, CSV or JSON (without
+    pandas, which would take longer to import than most queries take)."""
+    from airtrace.dataset import ResultsError, rows
 
     try:
-        frame = query(args.results, args.sql)
+        columns, answer = rows(args.results, args.sql)
     except ResultsError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     if args.csv:
-        frame.to_csv(sys.stdout, index=False)
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(answer)
     elif args.json:
-        sys.stdout.write(frame.to_json(orient="records") + "\n")
+        import json
+
+        records = [dict(zip(columns, row)) for row in answer]
+        sys.stdout.write(json.dumps(records, default=str) + "\n")
     else:
-        sys.stdout.write((frame.to_string(index=False) if len(frame) else "(no rows)") + "\n")
+        sys.stdout.write(_text_table(columns, answer))
     return 0
+
+
+def _text_table(columns: list[str], rows: list[tuple]) -> str:  # type: ignore[type-arg]
+    """Rows as aligned text: numbers to the right, NULL for a missing value."""
+    if not rows:
+        return "  ".join(columns) + "\n(no rows)\n"
+
+    def cell(v: object) -> str:
+        if v is None:
+            return "NULL"
+        if isinstance(v, float):
+            return f"{v:.10g}"
+        return str(v)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) for i in range(len(columns))]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    line = lambda values: "  ".join(  # noqa: E731
+        v.rjust(w) if right else v.ljust(w) for v, w, right in zip(values, widths, numeric)
+    ).rstrip()
+    return "\n".join([line(columns), *(line(r) for r in cells)]) + "\n"
 
 
 def _simulate_cleanup(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ class ResultsError(ValueError):
     """A results directory that cannot be used as asked: one line saying why."""
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Makes the file `path` by `write`, to a temporary name in its directory, synced
     and renamed into place, the directory synced after: there is the whole file or
     none, even after a crash."""
@@ -48,6 +48,11 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
         os.unlink(tmp)
         raise
     _sync_dir(path.parent)
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """`write_atomically` of `data`."""
+    write_atomically(path, lambda f: f.write(data))
 
 
 def _sync_dir(path: Path) -> None:
@@ -106,13 +111,13 @@ class Results:
             before = json.loads(path.read_text()) if path.is_file() else {}
             if before.get("columns") != meta["columns"]:
                 raise ResultsError(f"{self.root} holds a sweep with other columns (another plan): give another --out")
-        write_atomically(path, lambda f: f.write((json.dumps(meta, indent=2) + "\n").encode()))
+        write_bytes_atomically(path, (json.dumps(meta, indent=2) + "\n").encode())
 
     def done(self) -> dict[str, bool]:
         """The runs the directory holds: their ids, and whether each failed."""
         import pyarrow.parquet as pq
 
-        done = {}
+        done: dict[str, bool] = {}
         for part in sorted(self.runs.glob("part-*.parquet")):
             table = pq.read_table(part, columns=["id", "error"])
             done.update(zip(table["id"].to_pylist(), (e is not None for e in table["error"].to_pylist())))
@@ -163,6 +168,21 @@ def query(results: str | os.PathLike[str], sql: str) -> pd.DataFrame:
     rows are the table `runs`; `airtrace analyze --parquet DIR`'s files are
     `connections` and `packets`. Raises ResultsError when there is nothing to query or
     the SQL fails."""
+    frame: pd.DataFrame = _answer(results, sql, lambda result: result.df())
+    return frame
+
+
+def rows(results: str | os.PathLike[str], sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """`query`'s answer as column names and rows of Python values (no pandas: what
+    `airtrace query` prints, started fast)."""
+    answer: tuple[list[str], list[tuple[Any, ...]]] = _answer(
+        results, sql, lambda result: ([d[0] for d in result.description], result.fetchall())
+    )
+    return answer
+
+
+def _answer(results: str | os.PathLike[str], sql: str, fetch: Callable[[Any], Any]) -> Any:
+    """`fetch` of the result of `sql` over the tables of `results` (see `query`)."""
     import duckdb
 
     root = Path(results)
@@ -176,7 +196,7 @@ def query(results: str | os.PathLike[str], sql: str) -> pd.DataFrame:
     try:
         for name, glob in views.items():
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_sql_string(glob)})")
-        return con.execute(sql).df()
+        return fetch(con.execute(sql))
     except duckdb.Error as e:
         first = str(e).strip().splitlines()[0]
         raise ResultsError(f"{first} (tables: {', '.join(views)})") from None

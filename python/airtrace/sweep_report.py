@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airtrace.dataset import write_atomically
+from airtrace.dataset import write_bytes_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,9 +64,9 @@ def _figure(report: dict[str, Any], table: pd.DataFrame, log_x: bool) -> Figure:
         names = [str(c) for c in categories]
         ax.set_xticks(range(len(names)), names)
         if sum(map(len, names)) > 80:  # they would run into each other
-            for label in ax.get_xticklabels():
-                label.set_rotation(20)
-                label.set_horizontalalignment("right")
+            for tick in ax.get_xticklabels():
+                tick.set_rotation(20)
+                tick.set_horizontalalignment("right")
     if numeric and log_x:
         ax.set_xscale("log")
     ax.set_xlabel(x)
@@ -90,7 +90,7 @@ def draw(frame: pd.DataFrame, meta: dict[str, Any], out: Path) -> list[Path]:
         if not table.empty:
             _figure(report, table, scales.get(report["x"]) == "log").savefig(png, format="png", dpi=110)
             path = out / f"report-{i}.png"
-            write_atomically(path, lambda f: f.write(png.getvalue()))
+            write_bytes_atomically(path, png.getvalue())
             written.append(path)
         image = f'<img alt="" src="data:image/png;base64,{base64.b64encode(png.getvalue()).decode()}">' if png.tell() else ""
         sections.append(
@@ -107,5 +107,5 @@ def draw(frame: pd.DataFrame, meta: dict[str, Any], out: Path) -> list[Path]:
         f"of the tables.</p>{''.join(sections)}</body></html>\n"
     )
     path = out / "report.html"
-    write_atomically(path, lambda f: f.write(page.encode()))
+    write_bytes_atomically(path, page.encode())
     return [*written, path]

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from distributed import Client
 
 
+#: The machine this process runs on, for the rows it makes.
+_HOST = socket.gethostname()
+
+
 class PlanError(ValueError):
     """A plan that does not load: the message is `PLAN:LINE:COL: what is wrong`."""
 
@@ -141,7 +145,7 @@ def _run(task: Task) -> dict[str, Any]:
             shutil.rmtree(scratch, ignore_errors=True)
     row["airtrace_version"] = _core.__version__
     row["wall_s"] = time.perf_counter() - started
-    row["host"] = socket.gethostname()
+    row["host"] = _HOST
     return row
 
 
@@ -213,9 +217,11 @@ def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Client]:
         with Client(scheduler) as client:
             yield client
         return
-    with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with Client(cluster) as client:
-            yield client
+    with (
+        LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 class _Progress:

@@ -45,7 +45,7 @@ pub fn run(
     progress: bool,
     overrides: &[String],
 ) -> PyResult<Summary> {
-    let (scenario, text) = load(path, overrides)?;
+    let (scenario, text) = load(path, overrides, out.is_some())?;
     let result = py.detach(move || {
         let started = Instant::now();
         let mut bar: Option<indicatif::ProgressBar> = None;
@@ -100,8 +100,9 @@ pub fn run(
     }
 }
 
-/// The scenario at `path` with `overrides` applied, and its text as the bundle keeps it.
-fn load(path: &Path, overrides: &[String]) -> PyResult<(Scenario, String)> {
+/// The scenario at `path` with `overrides` applied, and, when there is a bundle to
+/// write it into (`bundle`), its text as the bundle keeps it.
+fn load(path: &Path, overrides: &[String], bundle: bool) -> PyResult<(Scenario, String)> {
     let bad = |m: String| PyValueError::new_err(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let overrides = overrides
@@ -111,6 +112,9 @@ fn load(path: &Path, overrides: &[String]) -> PyResult<(Scenario, String)> {
         .map_err(bad)?;
     let scenario = Scenario::parse_with(path, &text, &overrides)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if !bundle {
+        return Ok((scenario, String::new()));
+    }
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let text = effective_text(&name, &text, &overrides).map_err(bad)?;
     Ok((scenario, text))
