@@ -70,11 +70,9 @@ impl Override {
                     .and_then(|r| r.split_once(']'))
                     .and_then(|(n, r)| Some((n.parse::<usize>().ok()?, r)));
                 match index {
-                    Some((0, _)) => {
-                        return Err(bad(
-                            "indices count from 1, as in error messages: flow[1] is the first [[flow]]",
-                        ))
-                    }
+                    Some((0, _)) => return Err(bad(
+                        "indices count from 1, as in error messages: flow[1] is the first [[flow]]",
+                    )),
                     Some((n, r)) => {
                         path.push(Step::Index(n - 1));
                         rest = r;
@@ -99,11 +97,15 @@ impl Override {
     /// holds it: a rule broken there may be the override's doing.
     pub(crate) fn meets(&self, path: &[Key]) -> bool {
         !path.is_empty()
-            && self.path.iter().zip(path).all(|(step, key)| match (step, key) {
-                (Step::Key(a), Key::Name(b)) => a == b,
-                (Step::Index(a), Key::Index(b)) => a == b,
-                _ => false,
-            })
+            && self
+                .path
+                .iter()
+                .zip(path)
+                .all(|(step, key)| match (step, key) {
+                    (Step::Key(a), Key::Name(b)) => a == b,
+                    (Step::Index(a), Key::Index(b)) => a == b,
+                    _ => false,
+                })
     }
 
     /// The value, as TOML or else as a string.
@@ -141,11 +143,11 @@ impl Marks {
     }
 
     /// The override an error at `span` is about, if any.
-    pub(crate) fn blamed<'o>(
+    pub(crate) fn blamed(
         self,
-        overrides: &'o [Override],
+        overrides: &[Override],
         span: Option<Range<usize>>,
-    ) -> Option<&'o Override> {
+    ) -> Option<&Override> {
         overrides.get(span?.start.checked_sub(self.start)?)
     }
 }
@@ -283,10 +285,13 @@ pub fn effective_text(name: &str, text: &str, overrides: &[Override]) -> Result<
     }
     let mut root = DeTable::parse(text).map_err(|e| e.to_string())?;
     apply(root.get_mut(), overrides, Marks::after(text))?;
-    let table = toml::Table::deserialize(toml::de::Deserializer::from(root))
-        .map_err(|e| e.to_string())?;
+    let table =
+        toml::Table::deserialize(toml::de::Deserializer::from(root)).map_err(|e| e.to_string())?;
     let body = toml::to_string(&table).map_err(|e| e.to_string())?;
-    let args: Vec<String> = overrides.iter().map(|o| format!("{o:?}", o = o.arg)).collect();
+    let args: Vec<String> = overrides
+        .iter()
+        .map(|o| format!("{o:?}", o = o.arg))
+        .collect();
     Ok(format!(
         "# {name} with --set {}\n# (the file's comments and key order are not kept)\n{body}",
         args.join(" --set ")
@@ -342,7 +347,14 @@ bytes = "5 MB"
             ]
         );
         assert_eq!(path(" link.delay = 20 ms ").len(), 2);
-        for bad in ["seed", "flow[0].bytes=1", "flow[x].bytes=1", "a..b=1", "=1", "a b=1"] {
+        for bad in [
+            "seed",
+            "flow[0].bytes=1",
+            "flow[x].bytes=1",
+            "a..b=1",
+            "=1",
+            "a b=1",
+        ] {
             let err = Override::parse(bad).unwrap_err();
             assert!(err.starts_with(&format!("--set {bad}: ")), "{err}");
         }
@@ -350,14 +362,28 @@ bytes = "5 MB"
 
     #[test]
     fn values_are_toml_or_else_strings() {
-        let is = |arg: &str, want: fn(&DeValue<'_>) -> bool| want(&Override::parse(arg).unwrap().value());
+        let is = |arg: &str, want: fn(&DeValue<'_>) -> bool| {
+            want(&Override::parse(arg).unwrap().value())
+        };
         assert!(is("a=0.02", |v| matches!(v, DeValue::Float(_))));
         assert!(is("a=7", |v| matches!(v, DeValue::Integer(_))));
         assert!(is("a=[]", |v| matches!(v, DeValue::Array(_))));
-        assert!(is("a={ model = \"none\" }", |v| matches!(v, DeValue::Table(_))));
-        assert!(is("a=newreno", |v| matches!(v, DeValue::String(s) if s == "newreno")));
-        assert!(is("a=10 ms", |v| matches!(v, DeValue::String(s) if s == "10 ms")));
-        assert!(is("a=\"true\"", |v| matches!(v, DeValue::String(s) if s == "true")));
+        assert!(is("a={ model = \"none\" }", |v| matches!(
+            v,
+            DeValue::Table(_)
+        )));
+        assert!(is(
+            "a=newreno",
+            |v| matches!(v, DeValue::String(s) if s == "newreno")
+        ));
+        assert!(is(
+            "a=10 ms",
+            |v| matches!(v, DeValue::String(s) if s == "10 ms")
+        ));
+        assert!(is(
+            "a=\"true\"",
+            |v| matches!(v, DeValue::String(s) if s == "true")
+        ));
     }
 
     #[test]
@@ -379,7 +405,10 @@ bytes = "5 MB"
         assert_eq!(s.captures, [Vantage::Sender]);
         let loss = s.link.forward.unwrap().loss.unwrap();
         assert!(matches!(loss, crate::scenario::LossSpec::Bernoulli { p } if p == 0.02));
-        assert_eq!(s.flows[0].tcp.as_ref().unwrap().variant.as_deref(), Some("newreno"));
+        assert_eq!(
+            s.flows[0].tcp.as_ref().unwrap().variant.as_deref(),
+            Some("newreno")
+        );
         assert_eq!(s.flows[0].bytes, Some(Size(1000)));
     }
 
@@ -392,29 +421,46 @@ bytes = "5 MB"
         );
         let wrong_type = message(&["link.queue_packets=fifty"]);
         assert!(
-            wrong_type.starts_with("s.toml: --set link.queue_packets=fifty: invalid type: string \"fifty\""),
+            wrong_type.starts_with(
+                "s.toml: --set link.queue_packets=fifty: invalid type: string \"fifty\""
+            ),
             "{wrong_type}"
         );
         let impossible = message(&["link.loss={ model = \"bernoulli\", p = 1.5 }"]);
-        assert!(impossible.contains("--set link.loss={ model"), "{impossible}");
-        assert!(impossible.contains(": link.loss: ") && impossible.contains("[0, 1]"), "{impossible}");
+        assert!(
+            impossible.contains("--set link.loss={ model"),
+            "{impossible}"
+        );
+        assert!(
+            impossible.contains(": link.loss: ") && impossible.contains("[0, 1]"),
+            "{impossible}"
+        );
         let inside = message(&["flow[1].tcp.variant=vegas"]);
         assert!(
             inside.ends_with("--set flow[1].tcp.variant=vegas: flow[1].tcp.variant: unknown variant \"vegas\" (tahoe, reno, newreno or sack)"),
             "{inside}"
         );
         let missing = message(&["link.reverse.loss.model=bernoulli"]);
-        assert!(missing.contains("--set link.reverse.loss.model=bernoulli: missing field `p`"), "{missing}");
+        assert!(
+            missing.contains("--set link.reverse.loss.model=bernoulli: missing field `p`"),
+            "{missing}"
+        );
     }
 
     #[test]
     fn an_override_must_fit_the_document() {
         let array = message(&["flow.tcp.variant=reno"]);
-        assert!(array.ends_with("`flow` is an array: index it, as in flow[1].tcp.variant"), "{array}");
+        assert!(
+            array.ends_with("`flow` is an array: index it, as in flow[1].tcp.variant"),
+            "{array}"
+        );
         let beyond = message(&["flow[2].bytes=1"]);
         assert!(beyond.ends_with("`flow` has 1 entries, no [2]"), "{beyond}");
         let scalar = message(&["link.rate.unit=x"]);
-        assert!(scalar.ends_with("`rate` is a string, not a table"), "{scalar}");
+        assert!(
+            scalar.ends_with("`rate` is a string, not a table"),
+            "{scalar}"
+        );
     }
 
     #[test]
@@ -424,15 +470,25 @@ bytes = "5 MB"
         assert_eq!(err.place.map(|p| p.0), Some(5), "{err}");
         let zero = FILE.replace("\"5 MB\"", "0");
         let err = load(&zero, &["link.delay=1 ms"]).unwrap_err();
-        assert!(err.to_string().starts_with("s.toml:9:9: flow[1].bytes:"), "{err}");
+        assert!(
+            err.to_string().starts_with("s.toml:9:9: flow[1].bytes:"),
+            "{err}"
+        );
     }
 
     #[test]
     fn the_effective_text_loads_as_the_overridden_file() {
-        let args = ["seed=7", "link.forward.loss={ model = \"bernoulli\", p = 0.01 }", "flow[1].tcp.mss=536"];
+        let args = [
+            "seed=7",
+            "link.forward.loss={ model = \"bernoulli\", p = 0.01 }",
+            "flow[1].tcp.mss=536",
+        ];
         let overrides: Vec<Override> = args.iter().map(|a| Override::parse(a).unwrap()).collect();
         let text = effective_text("s.toml", FILE, &overrides).unwrap();
-        assert!(text.starts_with("# s.toml with --set \"seed=7\" --set "), "{text}");
+        assert!(
+            text.starts_with("# s.toml with --set \"seed=7\" --set "),
+            "{text}"
+        );
         let again = Scenario::parse(Path::new("s.toml"), &text).unwrap();
         let direct = load(FILE, &args).unwrap();
         assert_eq!(format!("{again:?}"), format!("{direct:?}"));

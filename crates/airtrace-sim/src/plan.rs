@@ -249,8 +249,8 @@ impl Plan {
             place: span.map(|s| line_col(text, s.start)),
             message,
         };
-        let file: PlanFile = toml::from_str(text)
-            .map_err(|e| error(e.span(), e.message().trim().to_string()))?;
+        let file: PlanFile =
+            toml::from_str(text).map_err(|e| error(e.span(), e.message().trim().to_string()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let scenario = base.join(file.scenario.get_ref());
         let scenario_text = std::fs::read_to_string(&scenario).map_err(|e| {
@@ -267,21 +267,25 @@ impl Plan {
         let mut parameters: Vec<Expanded> = Vec::new();
         for spec in &file.parameters {
             let p = expand(spec).map_err(|(span, m)| error(Some(span), m))?;
-            if RESERVED.contains(&p.name.as_str()) || parameters.iter().any(|q| q.name == p.name)
-            {
+            if RESERVED.contains(&p.name.as_str()) || parameters.iter().any(|q| q.name == p.name) {
                 let why = if p.name == "seed" {
                     "vary the seed with `seeds = [...]`, not a parameter".to_string()
                 } else {
-                    format!("the column name {:?} is taken: give this parameter another `name`", p.name)
+                    format!(
+                        "the column name {:?} is taken: give this parameter another `name`",
+                        p.name
+                    )
                 };
                 return Err(error(Some(p.span.clone()), why));
             }
             parameters.push(p);
         }
-        let combine = file.combine.as_ref().map_or(Combine::Product, |c| *c.get_ref());
-        let combinations = combinations(combine, &parameters).map_err(|m| {
-            error(file.combine.as_ref().map(|c| c.span()), m)
-        })?;
+        let combine = file
+            .combine
+            .as_ref()
+            .map_or(Combine::Product, |c| *c.get_ref());
+        let combinations = combinations(combine, &parameters)
+            .map_err(|m| error(file.combine.as_ref().map(|c| c.span()), m))?;
         // Load the scenario with every combination, before any run.
         let mut flows = None;
         let mut scenario_seed = 0;
@@ -291,11 +295,11 @@ impl Plan {
             for (p, &i) in parameters.iter().zip(combination) {
                 overrides.push(p.values[i].set.clone());
             }
-            let loaded = Scenario::parse_with(&scenario, &scenario_text, &overrides)
-                .map_err(|e| {
-                    let blamed = overrides.iter().position(|o| {
-                        e.message.starts_with(&format!("{o}: "))
-                    });
+            let loaded =
+                Scenario::parse_with(&scenario, &scenario_text, &overrides).map_err(|e| {
+                    let blamed = overrides
+                        .iter()
+                        .position(|o| e.message.starts_with(&format!("{o}: ")));
                     let span = match blamed {
                         Some(k) if k < set.len() => file.set[k].span(),
                         Some(k) => {
@@ -313,14 +317,29 @@ impl Plan {
                 ));
             }
             scenario_seed = loaded.seed;
-            runs_set.push(overrides.iter().map(|o| o.arg().to_string()).collect::<Vec<_>>());
+            runs_set.push(
+                overrides
+                    .iter()
+                    .map(|o| o.arg().to_string())
+                    .collect::<Vec<_>>(),
+            );
         }
         if runs_set.iter().collect::<BTreeSet<_>>().len() != runs_set.len() {
             let repeats = parameters.iter().find(|p| {
-                p.values.iter().map(|v| v.set.arg()).collect::<BTreeSet<_>>().len() != p.values.len()
+                p.values
+                    .iter()
+                    .map(|v| v.set.arg())
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    != p.values.len()
             });
-            let span = repeats.map(|p| p.span.clone()).or(file.combine.as_ref().map(|c| c.span()));
-            return Err(error(span, "a value is listed twice: two combinations would be the same runs".into()));
+            let span = repeats
+                .map(|p| p.span.clone())
+                .or(file.combine.as_ref().map(|c| c.span()));
+            return Err(error(
+                span,
+                "a value is listed twice: two combinations would be the same runs".into(),
+            ));
         }
         let seeds = match &file.seeds {
             None => vec![scenario_seed],
@@ -333,10 +352,15 @@ impl Plan {
                 let mut kept = Vec::new();
                 for name in names {
                     let Some(c) = all_metrics.iter().find(|c| c.name == *name.get_ref()) else {
-                        let known: Vec<&str> = all_metrics.iter().map(|c| c.name.as_str()).collect();
+                        let known: Vec<&str> =
+                            all_metrics.iter().map(|c| c.name.as_str()).collect();
                         return Err(error(
                             Some(name.span()),
-                            format!("unknown metric {:?}; the metrics of this scenario are {}", name.get_ref(), known.join(", ")),
+                            format!(
+                                "unknown metric {:?}; the metrics of this scenario are {}",
+                                name.get_ref(),
+                                known.join(", ")
+                            ),
                         ));
                     };
                     kept.push(c.clone());
@@ -393,13 +417,24 @@ fn expand(spec: &Spanned<ParamSpec>) -> Result<Expanded, (Range<usize>, String)>
     let s = spec.get_ref();
     let at = spec.span();
     let bad = |m: &str| (at.clone(), m.to_string());
-    let range = [s.from.is_some(), s.to.is_some(), s.step.is_some(), s.count.is_some(), s.scale.is_some()];
+    let range = [
+        s.from.is_some(),
+        s.to.is_some(),
+        s.step.is_some(),
+        s.count.is_some(),
+        s.scale.is_some(),
+    ];
     let raw: Vec<(toml::Value, Range<usize>)> = match &s.values {
         Some(_) if range.contains(&true) => {
-            return Err(bad("give `values` or a range (`from`, `to`, `step` or `count`), not both"))
+            return Err(bad(
+                "give `values` or a range (`from`, `to`, `step` or `count`), not both",
+            ))
         }
         Some(list) if list.is_empty() => return Err(bad("`values` is empty")),
-        Some(list) => list.iter().map(|v| (v.get_ref().clone(), v.span())).collect(),
+        Some(list) => list
+            .iter()
+            .map(|v| (v.get_ref().clone(), v.span()))
+            .collect(),
         None => range_values(s)
             .map_err(|m| (at.clone(), m))?
             .into_iter()
@@ -414,10 +449,19 @@ fn expand(spec: &Spanned<ParamSpec>) -> Result<Expanded, (Range<usize>, String)>
             (Some(unit), toml::Value::Integer(_) | toml::Value::Float(_)) => {
                 toml::Value::String(format!("{v} {unit}")).to_string()
             }
-            (Some(_), _) => return Err((span.clone(), "a parameter with a `unit` takes numbers".into())),
+            (Some(_), _) => {
+                return Err((
+                    span.clone(),
+                    "a parameter with a `unit` takes numbers".into(),
+                ))
+            }
         };
         let set = Override::parse(&format!("{key}={text}")).map_err(|m| (s.key.span(), m))?;
-        values.push(Value { set, column: column_value(v), span: span.clone() });
+        values.push(Value {
+            set,
+            column: column_value(v),
+            span: span.clone(),
+        });
     }
     let mut column_type = column_type(raw.iter().map(|(v, _)| v));
     if column_type == "string" {
@@ -475,9 +519,7 @@ fn range_values(s: &ParamSpec) -> Result<Vec<toml::Value>, String> {
                 return Err(format!("{n} values: too many"));
             }
             let ints = ints && matches!(step, Number::Int(_));
-            return Ok((0..n)
-                .map(|i| number(a + i as f64 * d, ints))
-                .collect());
+            return Ok((0..n).map(|i| number(a + i as f64 * d, ints)).collect());
         }
         (None, Some(0), _) => return Err("`count` must be at least 1".into()),
         (None, Some(1), _) => vec![a],
@@ -487,12 +529,20 @@ fn range_values(s: &ParamSpec) -> Result<Vec<toml::Value>, String> {
             }
             let ratio = (b / a).ln() / f64::from(n - 1);
             (0..n)
-                .map(|i| if i == n - 1 { b } else { a * (ratio * f64::from(i)).exp() })
+                .map(|i| {
+                    if i == n - 1 {
+                        b
+                    } else {
+                        a * (ratio * f64::from(i)).exp()
+                    }
+                })
                 .collect()
         }
         (None, Some(n), _) => {
             let d = (b - a) / f64::from(n - 1);
-            (0..n).map(|i| if i == n - 1 { b } else { a + d * f64::from(i) }).collect()
+            (0..n)
+                .map(|i| if i == n - 1 { b } else { a + d * f64::from(i) })
+                .collect()
         }
         (None, None, _) => return Err("a range needs a `step` or a `count`".into()),
     };
@@ -595,7 +645,10 @@ fn report(
     let is_metric = |n: &str| metrics.iter().any(|c| c.name == n);
     let x = spec.x.get_ref();
     if !is_parameter(x) && !is_metric(x) {
-        return Err((spec.x.span(), format!("x = {x:?} is neither a parameter, `seed` nor a kept metric")));
+        return Err((
+            spec.x.span(),
+            format!("x = {x:?} is neither a parameter, `seed` nor a kept metric"),
+        ));
     }
     let y = spec.y.get_ref();
     if !is_metric(y) {
@@ -603,7 +656,13 @@ fn report(
     }
     if let Some(g) = &spec.group_by {
         if !is_parameter(g.get_ref()) {
-            return Err((g.span(), format!("group_by = {:?} is not a parameter (or `seed`)", g.get_ref())));
+            return Err((
+                g.span(),
+                format!(
+                    "group_by = {:?} is not a parameter (or `seed`)",
+                    g.get_ref()
+                ),
+            ));
         }
     }
     let group_by = spec.group_by.as_ref().map(|g| g.get_ref().clone());
@@ -632,12 +691,22 @@ pub fn metrics(summary: &Summary) -> Map<String, Json> {
             }
         }
     };
-    for (dir, counters) in [("forward", &summary.link.forward), ("reverse", &summary.link.reverse)] {
-        put(format!("{dir}_"), serde_json::to_value(counters).unwrap_or_default());
+    for (dir, counters) in [
+        ("forward", &summary.link.forward),
+        ("reverse", &summary.link.reverse),
+    ] {
+        put(
+            format!("{dir}_"),
+            serde_json::to_value(counters).unwrap_or_default(),
+        );
     }
     let one = summary.flows.len() == 1;
     for (i, flow) in summary.flows.iter().enumerate() {
-        let prefix = if one { String::new() } else { format!("flow{}_", i + 1) };
+        let prefix = if one {
+            String::new()
+        } else {
+            format!("flow{}_", i + 1)
+        };
         put(prefix, serde_json::to_value(flow).unwrap_or_default());
     }
     out
@@ -747,30 +816,66 @@ values = ["reno", "newreno"]
             }
             seen
         };
-        assert_eq!(distinct("p"), [Json::from(0.001), Json::from(0.01), Json::from(0.1)]);
-        assert_eq!(distinct("link.delay"), [Json::from(10), Json::from(30), Json::from(50)]);
-        assert_eq!(distinct("flow[1].tcp.variant"), [Json::from("reno"), Json::from("newreno")]);
+        assert_eq!(
+            distinct("p"),
+            [Json::from(0.001), Json::from(0.01), Json::from(0.1)]
+        );
+        assert_eq!(
+            distinct("link.delay"),
+            [Json::from(10), Json::from(30), Json::from(50)]
+        );
+        assert_eq!(
+            distinct("flow[1].tcp.variant"),
+            [Json::from("reno"), Json::from("newreno")]
+        );
         assert_eq!(plan.runs.last().unwrap().set[3], "link.delay=\"50 ms\"");
-        let kinds: Vec<(&str, &str)> = plan.parameters.iter().map(|p| (p.name.as_str(), p.column_type)).collect();
-        assert_eq!(kinds, [("p", "float64"), ("link.delay", "int64"), ("flow[1].tcp.variant", "string")]);
+        let kinds: Vec<(&str, &str)> = plan
+            .parameters
+            .iter()
+            .map(|p| (p.name.as_str(), p.column_type))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("p", "float64"),
+                ("link.delay", "int64"),
+                ("flow[1].tcp.variant", "string")
+            ]
+        );
         assert_eq!(plan.parameters[0].scale, Some(Scale::Log));
-        assert!(plan.metrics.iter().any(|c| c.name == "goodput_bps" && c.column_type == "float64"));
-        assert!(plan.metrics.iter().any(|c| c.name == "forward_lost" && c.column_type == "int64"));
+        assert!(plan
+            .metrics
+            .iter()
+            .any(|c| c.name == "goodput_bps" && c.column_type == "float64"));
+        assert!(plan
+            .metrics
+            .iter()
+            .any(|c| c.name == "forward_lost" && c.column_type == "int64"));
     }
 
     #[test]
     fn a_value_the_scenario_refuses_is_named_where_the_plan_gives_it() {
         let unknown = refused("[[parameter]]\nkey = \"link.dealy\"\nvalues = [\"1 ms\"]\n");
         assert!(unknown.starts_with("p.toml:4:11: "), "{unknown}");
-        assert!(unknown.contains("clean.toml: --set link.dealy=\"1 ms\": unknown field `dealy`"), "{unknown}");
-        let wrong_type = refused("[[parameter]]\nkey = \"link.queue_packets\"\nvalues = [10, \"fifty\"]\n");
+        assert!(
+            unknown.contains("clean.toml: --set link.dealy=\"1 ms\": unknown field `dealy`"),
+            "{unknown}"
+        );
+        let wrong_type =
+            refused("[[parameter]]\nkey = \"link.queue_packets\"\nvalues = [10, \"fifty\"]\n");
         assert!(wrong_type.starts_with("p.toml:4:15: "), "{wrong_type}");
-        assert!(wrong_type.contains("invalid type: string \"fifty\""), "{wrong_type}");
+        assert!(
+            wrong_type.contains("invalid type: string \"fifty\""),
+            "{wrong_type}"
+        );
         let impossible = refused(
             "set = [\"link.forward.loss.model=bernoulli\"]\n[[parameter]]\nkey = \"link.forward.loss.p\"\nvalues = [0.01,\n  1.5]\n",
         );
         assert!(impossible.starts_with("p.toml:6:3: "), "{impossible}");
-        assert!(impossible.contains("--set link.forward.loss.p=1.5: link.forward.loss: "), "{impossible}");
+        assert!(
+            impossible.contains("--set link.forward.loss.p=1.5: link.forward.loss: "),
+            "{impossible}"
+        );
         let in_set = refused("set = [\"captures=[]\",\n  \"link.mtu=20\"]\n");
         assert!(in_set.starts_with("p.toml:3:3: "), "{in_set}");
         assert!(in_set.contains("RFC 791"), "{in_set}");
@@ -781,26 +886,65 @@ values = ["reno", "newreno"]
     #[test]
     fn the_plan_itself_is_read_strictly() {
         let typo = refused("seed = [1]\n");
-        assert!(typo.starts_with("p.toml:2:1: unknown field `seed`"), "{typo}");
+        assert!(
+            typo.starts_with("p.toml:2:1: unknown field `seed`"),
+            "{typo}"
+        );
         let zip = refused(
             "combine = \"zip\"\n[[parameter]]\nkey = \"seed\"\nname = \"s\"\nvalues = [1, 2]\n[[parameter]]\nkey = \"link.mtu\"\nvalues = [1500]\n",
         );
-        assert!(zip.starts_with("p.toml:2:11: zip needs as many values"), "{zip}");
+        assert!(
+            zip.starts_with("p.toml:2:11: zip needs as many values"),
+            "{zip}"
+        );
         for (body, rule) in [
-            ("[[parameter]]\nkey = \"link.mtu\"\nfrom = 1\nto = 2\n", "needs a `step` or a `count`"),
-            ("[[parameter]]\nkey = \"link.mtu\"\nfrom = 100\nto = 200\nstep = 0\n", "`step` must be above 0"),
-            ("[[parameter]]\nkey = \"link.mtu\"\nvalues = [100]\nstep = 1\n", "not both"),
-            ("[[parameter]]\nkey = \"link.mtu\"\nvalues = [100, 100]\n", "listed twice"),
-            ("[[parameter]]\nkey = \"seed\"\nvalues = [1]\n", "seeds = [...]"),
-            ("[[parameter]]\nkey = \"flow.bytes\"\nvalues = [1]\n", "`flow` is an array: index it"),
-            ("[[parameter]]\nkey = \"link..mtu\"\nvalues = [1]\n", "is not a key path"),
-            ("[[parameter]]\nkey = \"link.delay\"\nvalues = [\"a\"]\nunit = \"ms\"\n", "takes numbers"),
+            (
+                "[[parameter]]\nkey = \"link.mtu\"\nfrom = 1\nto = 2\n",
+                "needs a `step` or a `count`",
+            ),
+            (
+                "[[parameter]]\nkey = \"link.mtu\"\nfrom = 100\nto = 200\nstep = 0\n",
+                "`step` must be above 0",
+            ),
+            (
+                "[[parameter]]\nkey = \"link.mtu\"\nvalues = [100]\nstep = 1\n",
+                "not both",
+            ),
+            (
+                "[[parameter]]\nkey = \"link.mtu\"\nvalues = [100, 100]\n",
+                "listed twice",
+            ),
+            (
+                "[[parameter]]\nkey = \"seed\"\nvalues = [1]\n",
+                "seeds = [...]",
+            ),
+            (
+                "[[parameter]]\nkey = \"flow.bytes\"\nvalues = [1]\n",
+                "`flow` is an array: index it",
+            ),
+            (
+                "[[parameter]]\nkey = \"link..mtu\"\nvalues = [1]\n",
+                "is not a key path",
+            ),
+            (
+                "[[parameter]]\nkey = \"link.delay\"\nvalues = [\"a\"]\nunit = \"ms\"\n",
+                "takes numbers",
+            ),
             ("seeds = []\n", "no seeds"),
-            ("[keep]\nmetrics = [\"goodput\"]\n", "unknown metric \"goodput\"; the metrics of this scenario are bytes_delivered, "),
-            ("[[report]]\nx = \"seed\"\ny = \"goodput\"\n", "y = \"goodput\" is not a kept metric"),
+            (
+                "[keep]\nmetrics = [\"goodput\"]\n",
+                "unknown metric \"goodput\"; the metrics of this scenario are bytes_delivered, ",
+            ),
+            (
+                "[[report]]\nx = \"seed\"\ny = \"goodput\"\n",
+                "y = \"goodput\" is not a kept metric",
+            ),
         ] {
             let err = refused(body);
-            assert!(err.starts_with("p.toml:") && err.contains(rule), "{body}: {err}");
+            assert!(
+                err.starts_with("p.toml:") && err.contains(rule),
+                "{body}: {err}"
+            );
         }
     }
 
@@ -811,7 +955,10 @@ values = ["reno", "newreno"]
         )
         .unwrap();
         assert_eq!(plan.runs.len(), 2);
-        assert_eq!(plan.runs[1].set, ["link.delay=\"2 ms\"", "duration=\"10 s\""]);
+        assert_eq!(
+            plan.runs[1].set,
+            ["link.delay=\"2 ms\"", "duration=\"10 s\""]
+        );
         assert_eq!(plan.runs[0].seed, 1, "the scenario's seed");
     }
 
@@ -821,6 +968,8 @@ values = ["reno", "newreno"]
         assert!(one.contains(&"goodput_bps".to_string()) && one.contains(&"run_end_s".to_string()));
         assert!(!one.iter().any(|n| n == "name" || n == "app"));
         let two: Vec<String> = metric_columns(2).into_iter().map(|c| c.name).collect();
-        assert!(two.contains(&"flow2_timeouts".to_string()) && !two.contains(&"timeouts".to_string()));
+        assert!(
+            two.contains(&"flow2_timeouts".to_string()) && !two.contains(&"timeouts".to_string())
+        );
     }
 }

@@ -573,13 +573,14 @@ impl Scenario {
             .map_err(|e| error(at(e.span()), e.message().trim().to_string()))?;
         let marks = Marks::after(text);
         overrides::apply(root.get_mut(), overrides, marks).map_err(|m| error(None, m))?;
-        let mut scenario = Scenario::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
-            let message = e.message().trim().to_string();
-            match marks.blamed(overrides, e.span()) {
-                Some(o) => error(None, format!("{o}: {message}")),
-                None => error(at(e.span()), message),
-            }
-        })?;
+        let mut scenario =
+            Scenario::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
+                let message = e.message().trim().to_string();
+                match marks.blamed(overrides, e.span()) {
+                    Some(o) => error(None, format!("{o}: {message}")),
+                    None => error(at(e.span()), message),
+                }
+            })?;
         scenario.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         if let Err(bad) = scenario.validate() {
             let rule = format!("{}: {}", dotted(&bad.path), bad.message);
