@@ -297,6 +297,8 @@ impl Plan {
             }
             let loaded =
                 Scenario::parse_with(&scenario, &scenario_text, &overrides).map_err(|e| {
+                    // The place in the plan of the override the scenario blames (its
+                    // message starts with it), else of the scenario itself.
                     let blamed = overrides
                         .iter()
                         .position(|o| e.message.starts_with(&format!("{o}: ")));
@@ -317,57 +319,16 @@ impl Plan {
                 ));
             }
             scenario_seed = loaded.seed;
-            runs_set.push(
-                overrides
-                    .iter()
-                    .map(|o| o.arg().to_string())
-                    .collect::<Vec<_>>(),
-            );
+            runs_set.push(overrides.iter().map(|o| o.arg().to_string()).collect());
         }
-        if runs_set.iter().collect::<BTreeSet<_>>().len() != runs_set.len() {
-            let repeats = parameters.iter().find(|p| {
-                p.values
-                    .iter()
-                    .map(|v| v.set.arg())
-                    .collect::<BTreeSet<_>>()
-                    .len()
-                    != p.values.len()
-            });
-            let span = repeats
-                .map(|p| p.span.clone())
-                .or(file.combine.as_ref().map(|c| c.span()));
-            return Err(error(
-                span,
-                "a value is listed twice: two combinations would be the same runs".into(),
-            ));
-        }
+        distinct(&runs_set, &parameters)
+            .map_err(|(span, m)| error(span.or(file.combine.as_ref().map(|c| c.span())), m))?;
         let seeds = match &file.seeds {
             None => vec![scenario_seed],
             Some(s) => seeds(s.get_ref()).map_err(|m| error(Some(s.span()), m))?,
         };
-        let all_metrics = metric_columns(flows.unwrap_or(1));
-        let metrics = match &file.keep.metrics {
-            None => all_metrics,
-            Some(names) => {
-                let mut kept = Vec::new();
-                for name in names {
-                    let Some(c) = all_metrics.iter().find(|c| c.name == *name.get_ref()) else {
-                        let known: Vec<&str> =
-                            all_metrics.iter().map(|c| c.name.as_str()).collect();
-                        return Err(error(
-                            Some(name.span()),
-                            format!(
-                                "unknown metric {:?}; the metrics of this scenario are {}",
-                                name.get_ref(),
-                                known.join(", ")
-                            ),
-                        ));
-                    };
-                    kept.push(c.clone());
-                }
-                kept
-            }
-        };
+        let metrics = kept_metrics(file.keep.metrics.as_deref(), flows.unwrap_or(1))
+            .map_err(|(span, m)| error(Some(span), m))?;
         let reports = file
             .reports
             .iter()
@@ -410,6 +371,52 @@ impl Plan {
             runs,
         })
     }
+}
+
+/// Refuses combinations that would make the same runs (the overrides of each are in
+/// `runs_set`), blaming a parameter that repeats a value when there is one.
+fn distinct(
+    runs_set: &[Vec<String>],
+    parameters: &[Expanded],
+) -> Result<(), (Option<Range<usize>>, String)> {
+    if runs_set.iter().collect::<BTreeSet<_>>().len() == runs_set.len() {
+        return Ok(());
+    }
+    let repeats = parameters.iter().find(|p| {
+        let values: BTreeSet<&str> = p.values.iter().map(|v| v.set.arg()).collect();
+        values.len() != p.values.len()
+    });
+    Err((
+        repeats.map(|p| p.span.clone()),
+        "a value is listed twice: two combinations would be the same runs".into(),
+    ))
+}
+
+/// The metric columns `[keep] metrics` names (all of them when it names none) of a
+/// scenario with `flows` flows.
+fn kept_metrics(
+    names: Option<&[Spanned<String>]>,
+    flows: usize,
+) -> Result<Vec<Column>, (Range<usize>, String)> {
+    let all = metric_columns(flows);
+    let Some(names) = names else { return Ok(all) };
+    names
+        .iter()
+        .map(|name| {
+            all.iter()
+                .find(|c| c.name == *name.get_ref())
+                .cloned()
+                .ok_or_else(|| {
+                    let known: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+                    let why = format!(
+                        "unknown metric {:?}; the metrics of this scenario are {}",
+                        name.get_ref(),
+                        known.join(", ")
+                    );
+                    (name.span(), why)
+                })
+        })
+        .collect()
 }
 
 /// A parameter's values, or the rule its spec breaks (and where).
