@@ -127,6 +127,40 @@ def test_bad_scenario_is_one_line_with_file_and_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and "typo.toml:3:1: unknown field `dealy`" in done.stderr
 
 
+def test_set_overrides_any_value_and_the_bundle_keeps_the_result(tmp_path: Path) -> None:
+    small = ["flow[1].bytes=200 kB", "captures=[]"]
+    done = cli("simulate", str(SCENARIOS / "clean.toml"), "--out", str(tmp_path / "b"), "--json", "--no-progress",
+               *(f"--set={s}" for s in [*small, "seed=7", "link.forward.loss.model=bernoulli", "link.forward.loss.p=0.02"]))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["seed"] == 7 and summary["flows"][0]["bytes_delivered"] == 200_000
+    assert summary["link"]["forward"]["lost"] > 0
+    kept = (tmp_path / "b" / "scenario.toml").read_text()
+    assert kept.startswith('# clean.toml with --set "flow[1].bytes=200 kB" --set "captures=[]" --set "seed=7"')
+    again = airtrace.simulate(tmp_path / "b" / "scenario.toml")
+    assert again == summary, "the bundle's scenario.toml runs as the run ran"
+    mapping = airtrace.simulate(SCENARIOS / "clean.toml", set={
+        "flow[1].bytes": "200 kB", "captures": [], "seed": 7, "link.forward.loss": {"model": "bernoulli", "p": 0.02},
+    })
+    assert mapping == summary, "a mapping of Python values sets what the KEY=VALUE strings set"
+
+
+@pytest.mark.parametrize(
+    ("override", "rule"),
+    [
+        ("link.dealy=5 ms", "unknown field `dealy`, expected one of `rate`"),
+        ("link.queue_packets=fifty", 'invalid type: string "fifty", expected u64'),
+        ("flow[1].tcp.variant=vegas", 'flow[1].tcp.variant: unknown variant "vegas" (tahoe, reno, newreno or sack)'),
+        ("flow[2].bytes=1", "`flow` has 1 entries, no [2]"),
+    ],
+)
+def test_a_bad_override_is_one_line_naming_it_and_the_rule(override: str, rule: str) -> None:
+    done = cli("simulate", str(SCENARIOS / "clean.toml"), "--set", override)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"airtrace: error: {SCENARIOS / 'clean.toml'}: --set {override}: {rule}")
+    assert done.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq", "wlan_collisions"])
 def test_tshark_reads_other_link_kinds_cleanly(tshark: str, tmp_path: Path, scenario: str) -> None:
     """UDP fragments (RPC), ECN bits, RLP and 802.11-like ARQ links: still clean captures."""

@@ -6,6 +6,7 @@
     >>> trace.packets()[lambda p: p.retransmission]     # doctest: +SKIP
 
     >>> airtrace.simulate("scenarios/rais_burst_fixed.toml", out="run1")  # doctest: +SKIP
+    >>> airtrace.sweep("plans/mathis.toml", "results/mathis")              # doctest: +SKIP
 
 This module stays light so that the command line starts fast: `read`, `simulate`
 and the rest are loaded on first use, and pandas and pyarrow only when a table
@@ -19,12 +20,15 @@ from airtrace._core import __version__
 __all__ = [
     "AnalysisError",
     "DiagnosisError",
+    "PlanError",
     "ScenarioError",
     "Trace",
     "diagnose",
     "emulate",
+    "query",
     "read",
     "simulate",
+    "sweep",
     "__version__",
 ]
 
@@ -42,6 +46,14 @@ def __getattr__(name: str) -> object:
         from airtrace import simulation
 
         return getattr(simulation, name)
+    if name in ("sweep", "PlanError"):
+        from airtrace import sweeps
+
+        return getattr(sweeps, name)
+    if name == "query":
+        from airtrace import dataset
+
+        return dataset.query
     if name == "emulate":
         from airtrace import emulation
 

@@ -168,9 +168,55 @@ def _parser() -> argparse.ArgumentParser:
         help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
     )
     simulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
+    simulate.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="overrides",
+        metavar="KEY=VALUE",
+        help="override a value of the scenario, checked as the file is: seed=7, link.forward.loss.p=0.02, "
+        "flow[1].tcp.variant=newreno (repeatable; docs/scenarios.md)",
+    )
     simulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     simulate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     simulate.set_defaults(run=_simulate)
+
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a parameter study declared in a plan, on every core or a Dask cluster, into a Parquet dataset",
+        description="Run the sweep PLAN (TOML; docs/sweeps.md): a base scenario, the values to vary, the seeds. "
+        "Every combination is checked before any run. Rows (parameters, seed, metrics, error, version, wall "
+        "time) go to RESULTS/runs/*.parquet in atomic batches; the plan's reports to RESULTS/report.html and "
+        "RESULTS/report-N.png, their tables to stdout. Query them with `airtrace query RESULTS \"SQL\"`.",
+        epilog="Exit status: 0 when every run was made (a run that failed is a row with its error); 1 when the "
+        "plan does not load or RESULTS cannot take the results; 130, 143, 129 when SIGINT, SIGTERM, SIGHUP "
+        "stopped it (the rows written so far stay: --resume runs the rest).",
+    )
+    sweep.add_argument("plan", metavar="PLAN", help="sweep plan (.toml)")
+    sweep.add_argument("--out", "-o", metavar="RESULTS", help="results directory (required unless --check)")
+    sweep.add_argument("--resume", action="store_true", help="run only the runs RESULTS does not hold yet")
+    sweep.add_argument("--jobs", "-j", type=int, help="worker processes (default: one per core; 1 runs in this process)")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS")
+    where.add_argument("--cluster", choices=["local"], help="start a Dask LocalCluster of --jobs workers and run on it")
+    sweep.add_argument("--check", action="store_true", help="check the plan and print what it would run; run nothing")
+    sweep.add_argument("--no-progress", action="store_true", help="never show the progress line")
+    sweep.set_defaults(run=_sweep)
+
+    query = sub.add_parser(
+        "query",
+        help="SQL (DuckDB) over sweep results or analyze --parquet output",
+        description="Run SQL over RESULTS: a sweep's rows are the table `runs`; the files `airtrace analyze "
+        "--parquet DIR` writes are `connections` and `packets`. Column names with dots or brackets need "
+        'double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
+        epilog="Exit status: 0 on success; 1 when RESULTS holds nothing to query or the SQL fails.",
+    )
+    query.add_argument("results", metavar="RESULTS", help="a sweep's results directory, or an analyze --parquet directory")
+    query.add_argument("sql", metavar="SQL", help="the query")
+    out_format = query.add_mutually_exclusive_group()
+    out_format.add_argument("--csv", action="store_true", help="print CSV")
+    out_format.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    query.set_defaults(run=_query)
 
     report = sub.add_parser(
         "report",
@@ -423,7 +469,7 @@ def _simulate(args: argparse.Namespace) -> int:
     with _StoppedBySignals():
         try:
             progress = not args.no_progress and sys.stderr.isatty()
-            summary = simulate(args.scenario, args.out, seed=args.seed, progress=progress)
+            summary = simulate(args.scenario, args.out, seed=args.seed, progress=progress, set=args.overrides)
         except (ScenarioError, OSError) as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 1
@@ -434,6 +480,96 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """`airtrace sweep`: run the plan, print its report tables."""
+    from airtrace import sweep_report
+    from airtrace.dataset import ResultsError
+    from airtrace.sweeps import PlanError, load, run
+
+    if args.check:
+        try:
+            plan = load(args.plan, args.out or ".")
+        except PlanError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+        meta = plan.meta
+        print(f"{args.plan}: {meta['runs']} runs of {meta['scenario']}")
+        for p in meta["parameters"]:
+            values = list(dict.fromkeys(t.values[p["name"]] for t in plan.tasks))
+            print(f"  {p['name']} ({p['key']}): {len(values)} values, {', '.join(map(str, values[:8]))}{' ...' if len(values) > 8 else ''}")
+        print(f"  seeds: {len({t.seed for t in plan.tasks})}")
+        print("  columns: " + ", ".join(c["name"] for c in meta["columns"]))
+        return 0
+    if not args.out:
+        print(f"{PROG}: error: sweep needs --out RESULTS (or --check)", file=sys.stderr)
+        return 2
+    with _StoppedBySignals():
+        try:
+            plan = load(args.plan, args.out)
+            progress = not args.no_progress and sys.stderr.isatty()
+            frame = run(
+                plan, args.out, jobs=args.jobs, scheduler=args.scheduler, cluster=args.cluster,
+                resume=args.resume, progress=progress,
+            )
+        except (PlanError, ResultsError, OSError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+    for report, table in sweep_report.tables(frame, plan.meta):
+        print(f"{report['title']}\n{table.to_string(index=False, float_format=sweep_report.number)}\n")
+    failed = int(frame["error"].notna().sum())
+    print(f"{PROG}: {len(frame)} runs ({failed} failed) in {os.path.join(args.out, 'runs')}", file=sys.stderr)
+    if plan.meta["reports"]:
+        print(f"{PROG}: wrote {os.path.join(args.out, 'report.html')}", file=sys.stderr)
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    """`airtrace query`: SQL over results, printed as a table, CSV or JSON (without
+    pandas, which would take longer to import than most queries take)."""
+    from airtrace.dataset import ResultsError, rows
+
+    try:
+        columns, answer = rows(args.results, args.sql)
+    except ResultsError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    if args.csv:
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(answer)
+    elif args.json:
+        import json
+
+        records = [dict(zip(columns, row)) for row in answer]
+        sys.stdout.write(json.dumps(records, default=str) + "\n")
+    else:
+        sys.stdout.write(_text_table(columns, answer))
+    return 0
+
+
+def _text_table(columns: list[str], rows: list[tuple]) -> str:  # type: ignore[type-arg]
+    """Rows as aligned text: numbers to the right, NULL for a missing value."""
+    if not rows:
+        return "  ".join(columns) + "\n(no rows)\n"
+
+    def cell(v: object) -> str:
+        if v is None:
+            return "NULL"
+        if isinstance(v, float):
+            return f"{v:.10g}"
+        return str(v)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) for i in range(len(columns))]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    line = lambda values: "  ".join(  # noqa: E731
+        v.rjust(w) if right else v.ljust(w) for v, w, right in zip(values, widths, numeric)
+    ).rstrip()
+    return "\n".join([line(columns), *(line(r) for r in cells)]) + "\n"
 
 
 def _simulate_cleanup(args: argparse.Namespace) -> int:

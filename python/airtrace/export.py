@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
-import tempfile
+from pathlib import Path
+
+from airtrace.dataset import write_atomically
 
 
 def write_parquet(paths: list[str], out_dir: str, *, progress: bool = False) -> list[str]:
     """Write DIR/connections.parquet and DIR/packets.parquet for the given captures.
 
-    Each table gets a `file` column naming the capture. Files are written to a
-    temporary name in DIR and renamed into place, so a reader never sees half a file.
+    Each table gets a `file` column naming the capture. Files are written
+    atomically (dataset.write_atomically), so a reader never sees half a file.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -28,14 +30,7 @@ def write_parquet(paths: list[str], out_dir: str, *, progress: bool = False) -> 
     written = []
     for name, tables in (("connections", conn_tables), ("packets", packet_tables)):
         table = pa.concat_tables(tables, promote_options="permissive")
-        final = os.path.join(out_dir, f"{name}.parquet")
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, final)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        written.append(final)
+        final = Path(out_dir) / f"{name}.parquet"
+        write_atomically(final, lambda f: pq.write_table(table, f))
+        written.append(str(final))
     return written

@@ -5,7 +5,8 @@ Every figure is measured here, from the bundles the simulator writes (summary.js
 link log, the captures); the published values are quoted from the papers in
 ../shared/seeds/ with the section they come from. The scenarios are the bundled ones
 (`scenarios/` in the repository); a variant (another seed, loss model or retry limit)
-is the same file with one line changed, so what ran is always on disk to read.
+is the same file with `--set` overrides (docs/scenarios.md), which the kept bundles'
+scenario.toml spell out.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import re
 import statistics
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -93,15 +94,22 @@ class Result:
         return "\n".join(out).rstrip() + "\n"
 
 
-def scenario_text(name: str) -> str:
-    """A bundled scenario's text (`scenarios/NAME.toml` in the repository)."""
-    return (resources.files("airtrace") / "data" / "scenarios" / f"{name}.toml").read_text()
+def scenario(name: str) -> Path:
+    """A bundled scenario (`scenarios/NAME.toml` in the repository)."""
+    return Path(str(resources.files("airtrace") / "data" / "scenarios" / f"{name}.toml"))
+
+
+def _loss_of(name: str) -> str:
+    """The `loss = ...` value of a bundled scenario, as TOML text."""
+    found = re.search(r"^loss = (.*)$", scenario(name).read_text(), re.M)
+    assert found is not None, name
+    return found.group(1)
 
 
 class _Runner:
-    """Runs scenario texts in a scratch directory, each in a bundle of its own; a run
-    named `keep` goes to the output directory instead (when there is one), and the
-    multi-layer and time/sequence plots of it are drawn beside it."""
+    """Runs scenarios, with overrides, each into a bundle of its own in a scratch
+    directory; a run named `keep` goes to the output directory instead (when there is
+    one), and the multi-layer and time/sequence plots of it are drawn beside it."""
 
     def __init__(self, work: Path, out: Path | None) -> None:
         self.work = work
@@ -109,15 +117,18 @@ class _Runner:
         self.runs = 0
         self.kept: list[str] = []
 
-    def run(self, text: str, *, seed: int | None = None, keep: str | None = None) -> tuple[dict, Path]:
-        if seed is not None:
-            text = re.sub(r"^seed = \d+", f"seed = {seed}", text, count=1, flags=re.M)
+    def run(
+        self,
+        path: Path,
+        *,
+        seed: int | None = None,
+        set: Mapping[str, object] | Iterable[str] = (),
+        keep: str | None = None,
+    ) -> tuple[dict, Path]:
         self.runs += 1
-        path = self.work / f"run{self.runs}.toml"
-        path.write_text(text)
         bundle = self.work / f"run{self.runs}" if keep is None or self.out is None else self.out / keep
         bundle.parent.mkdir(parents=True, exist_ok=True)
-        summary = simulate(path, bundle)
+        summary = simulate(path, bundle, seed=seed, set=set)
         if keep is not None and self.out is not None:
             from airtrace import plot
 
@@ -125,12 +136,6 @@ class _Runner:
             for kind in ("multilayer", "tsg"):
                 self.kept += plot.plot(bundle, self.out / f"{keep}-{kind}.png", kind=kind)
         return summary, bundle
-
-
-def _replace(text: str, old: str, new: str) -> str:
-    if old not in text:
-        raise ValueError(f"scenario line not found: {old!r}")
-    return text.replace(old, new, 1)
 
 
 def rais_tripathi(run: _Runner, seeds: int) -> Result:
@@ -146,26 +151,23 @@ def rais_tripathi(run: _Runner, seeds: int) -> Result:
         "with a 1.1 s doubling timeout. Scenarios rais_clean, rais_burst_fixed, rais_burst_uniform, "
         "nfs_read_bursts.",
     )
-    clean = run.run(scenario_text("rais_clean"))[0]["flows"][0]["goodput_bps"] / 8e3
+    clean = run.run(scenario("rais_clean"))[0]["flows"][0]["goodput_bps"] / 8e3
     r.figures.append(Figure("TCP goodput, no bursts", "54.2 KB/s (§4.2, Table 2)", [clean], "KB/s", 1))
     for model in ("fixed", "uniform"):
-        text = scenario_text(f"rais_burst_{model}")
+        path = scenario(f"rais_burst_{model}")
         kept = [
-            run.run(text, seed=s, keep=f"rais_burst_{model}" if s == 1 else None)[0]["flows"][0]["goodput_bps"] / 8e3 / clean
+            run.run(path, seed=s, keep=f"rais_burst_{model}" if s == 1 else None)[0]["flows"][0]["goodput_bps"] / 8e3 / clean
             for s in range(1, seeds + 1)
         ]
         published = "0.51 (27.7 of 54.2 KB/s, §4.2)" if model == "fixed" else "—"
         r.figures.append(Figure(f"TCP throughput kept, {model} bursts", published, kept))
-    nfs = scenario_text("nfs_read_bursts")
-    fixed_loss = 'loss = { model = "bursts", length = "100 ms", every = "1 s" }'
-    nfs_clean = run.run(_replace(nfs, fixed_loss, 'loss = { model = "none" }'))[0]["flows"][0]["goodput_bps"]
-    uniform_loss = re.search(r"^loss = .*$", scenario_text("rais_burst_uniform"), re.M)
-    assert uniform_loss is not None
-    for model, text, published in (
-        ("fixed", nfs, "0.41 (38.7 of 94.2 KB/s, Table 3)"),
-        ("uniform", _replace(nfs, fixed_loss, uniform_loss.group(0)), "0.23 (21.6 of 94.2 KB/s, Table 3)"),
+    nfs = scenario("nfs_read_bursts")
+    nfs_clean = run.run(nfs, set={"link.loss": {"model": "none"}})[0]["flows"][0]["goodput_bps"]
+    for model, loss, published in (
+        ("fixed", [], "0.41 (38.7 of 94.2 KB/s, Table 3)"),
+        ("uniform", [f"link.loss={_loss_of('rais_burst_uniform')}"], "0.23 (21.6 of 94.2 KB/s, Table 3)"),
     ):
-        kept = [run.run(text, seed=s)[0]["flows"][0]["goodput_bps"] / nfs_clean for s in range(1, seeds + 1)]
+        kept = [run.run(nfs, seed=s, set=loss)[0]["flows"][0]["goodput_bps"] / nfs_clean for s in range(1, seeds + 1)]
         r.figures.append(Figure(f"NFS read throughput kept, {model} bursts", published, kept))
     r.notes.append(
         "The study's NFS runs had a faster link (94 KB/s without bursts); the ratios are compared, not the rates."
@@ -189,13 +191,11 @@ def ludwig(run: _Runner, seeds: int) -> Result:
         "a 50-packet interface buffer, 8 KB socket buffers, BSD TCP. Scenario gsm_rlp (deep fades that reset the "
         "link, VJ header compression) and the same without fades and without compression.",
     )
-    base = scenario_text("gsm_rlp")
-    fade = re.search(r"^loss = .*$", base, re.M)
-    assert fade is not None
-    steady = _replace(_replace(base, fade.group(0), 'loss = { model = "none" }'), "header_compression = true", "header_compression = false")
+    base = scenario("gsm_rlp")
+    steady = {"link.loss": {"model": "none"}, "link.header_compression": False}
     goodput, utilization, queue = [], [], []
     for s in range(1, seeds + 1):
-        summary, bundle = run.run(steady, seed=s)
+        summary, bundle = run.run(base, seed=s, set=steady)
         goodput.append(summary["flows"][0]["goodput_bps"] / 8)
         view = views.load(bundle)
         utilization.append(views.utilization(view, view.main_connection()).utilization * 100)
@@ -244,13 +244,13 @@ def kuang(run: _Runner, seeds: int) -> Result:
         "CW 31–1023): every MAC retry follows a data/ACK collision. Scenario wlan_collisions, retry limit 7 "
         "and 1.",
     )
-    text = scenario_text("wlan_collisions")
+    path = scenario("wlan_collisions")
     rates, goodput = [], {}
     for limit in (7, 1):
         per_seed = []
         for s in range(1, seeds + 1):
             keep = f"wlan_collisions-retry{limit}" if s == 1 else None
-            summary, bundle = run.run(_replace(text, "retry_limit = 7", f"retry_limit = {limit}"), seed=s, keep=keep)
+            summary, bundle = run.run(path, seed=s, set={"link.arq.retry_limit": limit}, keep=keep)
             with open(bundle / "link.jsonl") as f:
                 kinds = [json.loads(line)["kind"] for line in f]
             retries = kinds.count("frame_retransmitted")
@@ -281,14 +281,14 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
         "ns-2's 802.11 at 2 Mbit/s with RTS/CTS, two-ray ground, 250 m reception and 550 m carrier sense; "
         "static routes (the paper ran DSR); throughput over 100 s.",
     )
-    base = scenario_text("holland_vaidya_chain")
-    base = _replace(base, 'duration = "60 s"', 'duration = "100 s"')
-    base = _replace(base, 'captures = ["n0"]', "captures = []")
-    base = _replace(base, "link_log = true", "link_log = false")
+    chain = scenario("holland_vaidya_chain")
+    quiet = {"duration": "100 s", "network.captures": [], "link_log": False}
     for hops, published in enumerate(HOLLAND_VAIDYA_CHAIN, start=1):
-        text = _replace(base, "hops = 4", f"hops = {hops}")
         measured = [
-            run.run(text, seed=s)[0]["flows"][0]["bytes_delivered"] * 8 / 100 / 1e3
+            run.run(chain, seed=s, set={**quiet, "network.chain.hops": hops})[0]["flows"][0]["bytes_delivered"]
+            * 8
+            / 100
+            / 1e3
             for s in range(1, seeds + 1)
         ]
         r.figures.append(Figure(f"chain throughput, {hops} hops", f"{published} kbit/s", measured, "kbit/s", 1))
@@ -306,13 +306,15 @@ def mathis(run: _Runner, seeds: int) -> Result:
         "Reno with an ACK per segment, 100 Mbit/s, 20 ms each way, Bernoulli loss p on data packets; the "
         "'published' column is the law MSS/RTT·√(3/(2p)).",
     )
+    path = run.work / "mathis.toml"
+    path.write_text(_MATHIS)
     for p in (0.001, 0.005, 0.01, 0.02):
         duration = 300 if p >= 0.005 else 900
         rtt = 0.040 + (1500 + 40) * 8 / 100e6  # propagation both ways, a packet and an ACK serialised
         law = 1460 * 8 / rtt * math.sqrt(3 / (2 * p)) / 1e6
         measured = []
         for s in range(1, seeds + 1):
-            summary = run.run(_MATHIS.format(p=p, seed=s, duration=duration))[0]
+            summary = run.run(path, seed=s, set={"link.forward.loss.p": p, "duration": f"{duration} s"})[0]
             measured.append(summary["flows"][0]["bytes_delivered"] * 8 / duration / 1e6)
         r.figures.append(Figure(f"goodput at p = {p:.1%}", f"{law:.2f} Mbit/s", measured, "Mbit/s", 2))
     return r
@@ -322,14 +324,13 @@ _MATHIS = """
 captures = []
 link_log = false
 tcp_state_log = false
-duration = "{duration} s"
-seed = {seed}
+duration = "300 s"
 [link]
 rate = "100 Mbit/s"
 delay = "20 ms"
 queue_packets = 5000
 [link.forward]
-loss = {{ model = "bernoulli", p = {p} }}
+loss = { model = "bernoulli", p = 0.01 }
 [[flow]]
 app = "bulk"
 bytes = "10 GB"

@@ -11,13 +11,42 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from airtrace import _core
 
 
 class ScenarioError(ValueError):
-    """A scenario file that does not load: the message is `FILE:LINE:COL: what is wrong`."""
+    """A scenario file that does not load: the message is `FILE:LINE:COL: what is wrong`,
+    or `FILE: --set KEY=VALUE: what is wrong` for an override it refuses."""
+
+
+def overrides(values: Mapping[str, object] | Iterable[str]) -> list[str]:
+    """`KEY=VALUE` overrides, as `airtrace simulate --set` takes them, from either such
+    strings or a mapping of keys to Python values (str, int, float, bool, lists and
+    dicts of them), each written as its TOML value: `{"flow[1].tcp.variant": "reno",
+    "link.forward.loss": {"model": "bernoulli", "p": 0.01}}`."""
+    if isinstance(values, Mapping):
+        return [f"{key}={_toml(value)}" for key, value in values.items()]
+    if isinstance(values, str):
+        raise TypeError("overrides: give a list of KEY=VALUE strings or a mapping, not one string")
+    return list(values)
+
+
+def _toml(value: object) -> str:
+    """`value` as a TOML value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"overrides: {value!r} has no TOML form")
 
 
 def simulate(
@@ -26,8 +55,14 @@ def simulate(
     *,
     seed: int | None = None,
     progress: bool = False,
+    set: Mapping[str, object] | Iterable[str] = (),
 ) -> dict[str, Any]:
     """Runs `scenario` (a TOML file, see docs/scenarios.md) and returns its summary.
+
+    `set` overrides values of the scenario, as `airtrace simulate --set` does
+    (docs/scenarios.md, "Overrides"): `["seed=7", "flow[1].tcp.variant=newreno"]`, or
+    `{"seed": 7, "link.forward.loss.p": 0.02}` (see `overrides`). They are checked as
+    the file is; the bundle's scenario.toml is the scenario as overridden.
 
     With `out`, the bundle (captures, link log, TCP state log, summary.json,
     meta.json) is written there, atomically; a previous bundle there is replaced, and
@@ -40,7 +75,9 @@ def simulate(
     within a few tens of milliseconds, removes its partial bundle and raises here.
     """
     try:
-        text = _core.simulate(os.fspath(scenario), None if out is None else os.fspath(out), seed, progress)
+        text = _core.simulate(
+            os.fspath(scenario), None if out is None else os.fspath(out), seed, progress, overrides(set)
+        )
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     result: dict[str, Any] = json.loads(text)

@@ -1,7 +1,8 @@
 //! The private Python module `airtrace._core`: the only crate that touches PyO3.
 //!
-//! It exposes [`analyze`], [`simulate::simulate`] and [`diagnose::diagnose`]; the Python
-//! package wraps them (`airtrace.read`, `airtrace.simulate`, `airtrace.diagnose`, the
+//! It exposes [`analyze`], [`simulate::simulate`], [`sweep::plan_load`],
+//! [`sweep::plan_run`] and [`diagnose::diagnose`]; the Python
+//! package wraps them (`airtrace.read`, `airtrace.simulate`, `airtrace.sweep`, `airtrace.diagnose`, the
 //! `airtrace` command). Keep this boundary thin: Rust does
 //! the work and returns JSON for summaries and raw column buffers for tables.
 
@@ -9,6 +10,7 @@ mod columns;
 mod diagnose;
 mod emulate;
 mod simulate;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -127,6 +129,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::plan_load, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::plan_run, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose::diagnose, m)?)?;
     m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;

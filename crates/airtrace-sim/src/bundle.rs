@@ -4,7 +4,7 @@
 //! BUNDLE/
 //!   meta.json       what produced it: scenario name, seed, airtrace version, vantage
 //!                   points and their files, the clock
-//!   scenario.toml   the scenario file, verbatim
+//!   scenario.toml   the scenario file, verbatim (with --set overrides: as overridden)
 //!   <vantage>.pcap  one capture per vantage point (LINKTYPE_RAW, nanosecond stamps)
 //!   link.jsonl      link events, one JSON object per line (docs/bundle.md)
 //!   tcpstate.jsonl  TCP sender state at every change (docs/bundle.md)

@@ -9,7 +9,8 @@
 //!
 //! - [`scenario`]: the TOML scenario file (strict: unknown keys, wrong types and
 //!   impossible values are `FILE:LINE:COL` errors), with [`units`] for `"20 ms"`,
-//!   `"11 Mbit/s"`, `"128 KiB"`. Start here.
+//!   `"11 Mbit/s"`, `"128 KiB"`. Start here. [`overrides`]: `--set KEY=VALUE` on top
+//!   of a scenario file.
 //! - [`sim`]: the run: two hosts, the link between them, the flows, and the loop that
 //!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
 //! - `flows`: a flow and its application (TCP endpoints or RPC client and server,
@@ -24,6 +25,8 @@
 //!   fragments) for the captures.
 //! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
 //!   802.11-like link: attempts, retries, collisions, ACKs).
+//! - [`plan`]: sweep plans (`airtrace sweep`): parameters expanded into runs, each
+//!   combination loaded before any run; [`plan::metrics`] makes a run's row.
 //! - [`bundle`]: the output directory, written atomically; [`dest`]: where it goes
 //!   (what may be replaced, the lock, temporary names, what killed runs left).
 //!
@@ -39,12 +42,15 @@ pub mod dest;
 mod flows;
 pub mod links;
 pub mod netsim;
+pub mod overrides;
 pub mod packet;
+pub mod plan;
 pub mod rpc;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
 pub mod units;
 
+pub use overrides::Override;
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{run, Options, SimError, Summary};

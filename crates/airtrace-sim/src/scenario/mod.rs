@@ -17,6 +17,7 @@ use airtrace_link::aqm::{CoDelConfig, QueueDiscipline, RedConfig};
 use airtrace_link::loss::{Dist, LossModel};
 use serde::Deserialize;
 
+use crate::overrides::{self, Marks, Override};
 use crate::units::{Duration, Rate, Size};
 
 mod network;
@@ -567,22 +568,43 @@ impl Scenario {
     /// Parses and checks scenario text; `path` names it in errors and anchors relative
     /// trace paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        Self::parse_with(path, text, &[])
+    }
+
+    /// Parses scenario text, applies `overrides` (`--set KEY=VALUE`, see
+    /// [`crate::overrides`]) and checks the result as a file is checked. An error
+    /// caused by an override names it (`FILE: --set KEY=VALUE: message`); the others
+    /// keep their place in the file.
+    pub fn parse_with(
+        path: &Path,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
         let error = |place: Option<(usize, usize)>, message: String| ScenarioError {
             file: path.to_path_buf(),
             place,
             message,
         };
-        let mut scenario: Scenario = toml::from_str(text).map_err(|e| {
-            let place = e.span().map(|s| line_col(text, s.start));
-            error(place, e.message().trim().to_string())
-        })?;
+        let at = |span: Option<Range<usize>>| span.map(|s| line_col(text, s.start));
+        let mut root = toml::de::DeTable::parse(text)
+            .map_err(|e| error(at(e.span()), e.message().trim().to_string()))?;
+        let marks = Marks::after(text);
+        overrides::apply(root.get_mut(), overrides, marks).map_err(|m| error(None, m))?;
+        let mut scenario =
+            Scenario::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
+                let message = e.message().trim().to_string();
+                match marks.blamed(overrides, e.span()) {
+                    Some(o) => error(None, format!("{o}: {message}")),
+                    None => error(at(e.span()), message),
+                }
+            })?;
         scenario.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         if let Err(bad) = scenario.validate() {
-            let place = span_of(text, &bad.path).map(|s| line_col(text, s.start));
-            return Err(error(
-                place,
-                format!("{}: {}", dotted(&bad.path), bad.message),
-            ));
+            let rule = format!("{}: {}", dotted(&bad.path), bad.message);
+            return Err(match overrides.iter().rev().find(|o| o.meets(&bad.path)) {
+                Some(o) => error(None, format!("{o}: {rule}")),
+                None => error(at(span_of(text, &bad.path)), rule),
+            });
         }
         if scenario.name.is_none() {
             scenario.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -1232,7 +1254,7 @@ fn dotted(path: &[Key]) -> String {
 }
 
 /// 1-based line and column of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

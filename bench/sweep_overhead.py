@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""What a sweep costs besides its runs, and how fast `airtrace query` answers.
+
+Tiny runs (scenarios/clean.toml moving 30 kB over 1 % loss, no files written: about a
+millisecond of simulation each) are made four ways, interleaved round by round:
+
+- `loop`: the runs one after another in one process, `_core.plan_run` and nothing else
+  (the floor: no scheduling, no rows, no Parquet);
+- `in process`: `airtrace.sweep(jobs=1)`, the same runs through the sweep (rows, parts);
+- `pool`: `airtrace.sweep()` on the local process pool, one worker per core;
+- `LocalCluster`: `airtrace.sweep(cluster="local")`, a Dask LocalCluster of as many
+  workers, started and stopped inside the measured time.
+
+Each is timed whole, start-up included, for the plan's runs and for a plan of 4 runs
+(what a sweep costs before its first run: loading the plan, starting workers, writing
+and reading the results); the runs per second beyond start-up are the difference's. A
+first round, not measured, warms the imports; the table gives the medians. Then a 10,000-run sweep on the pool makes a dataset, and a
+group-by over it is timed through `airtrace query` (a whole process) and
+`airtrace.query` (in this process).
+
+usage: python3 bench/sweep_overhead.py [--runs 400] [--rounds 3] [--write-docs]
+Needs airtrace with its dev extras (Dask) in .venv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import airtrace
+from airtrace import _core
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- BEGIN sweep_overhead", "<!-- END sweep_overhead -->"
+TINY = [
+    "captures=[]",
+    "link_log=false",
+    "tcp_state_log=false",
+    "duration=20 s",
+    "flow[1].bytes=30 kB",
+    'link.forward.loss={ model = "bernoulli", p = 0.01 }',
+]
+GROUP_BY = "SELECT variant, count(*) AS runs, avg(goodput_bps) AS goodput, max(timeouts) FROM runs GROUP BY variant"
+
+
+def plan(path: Path, runs: int) -> Path:
+    """A plan of `runs` tiny runs: 4 TCP variants x `runs / 4` seeds."""
+    path.write_text(
+        f'scenario = "{ROOT / "scenarios" / "clean.toml"}"\nset = {json.dumps(TINY)}\n'
+        f"seeds = {{ from = 1, to = {runs // 4} }}\n"
+        '[[parameter]]\nkey = "flow[1].tcp.variant"\nname = "variant"\nvalues = ["tahoe", "reno", "newreno", "sack"]\n'
+        '[keep]\nmetrics = ["goodput_bps", "timeouts", "retransmissions"]\n'
+    )
+    return path
+
+
+def loop(plan_path: Path) -> float:
+    """The plan's runs one after another, nothing but the simulations; wall s."""
+    from airtrace.sweeps import load
+
+    tasks = load(plan_path, plan_path.parent / "unused").tasks
+    start = time.perf_counter()
+    for t in tasks:
+        _core.plan_run(t.scenario, list(t.set), t.seed)
+    return time.perf_counter() - start
+
+
+def swept(plan_path: Path, out: Path, **how: object) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    airtrace.sweep(plan_path, out, **how)  # type: ignore[arg-type]
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=400, help="tiny runs per way (default 400)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, each way once per round (default 3)")
+    ap.add_argument("--query-runs", type=int, default=10_000, help="rows of the dataset queried (default 10,000)")
+    ap.add_argument("--write-docs", action="store_true", help="write the results into docs/benchmarks.md")
+    a = ap.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="airtrace-bench-") as tmp:
+        work = Path(tmp)
+        plans = {n: plan(work / f"tiny{n}.toml", n) for n in (4, a.runs)}
+        ways = {
+            "loop": lambda p: loop(p),
+            "in process": lambda p: swept(p, work / "one", jobs=1),
+            "pool": lambda p: swept(p, work / "pool"),
+            "LocalCluster": lambda p: swept(p, work / "dask", cluster="local"),
+        }
+        times: dict[tuple[str, int], list[float]] = {(k, n): [] for k in ways for n in plans}
+        for way in ways.values():  # imports and caches warm, not measured
+            way(plans[4])
+        for _ in range(a.rounds):
+            for name, way in ways.items():
+                for n, p in plans.items():
+                    times[name, n].append(way(p))
+        big = plan(work / "big.toml", a.query_runs)
+        built = swept(big, work / "big")
+        cli_times, api_times = [], []
+        for _ in range(a.rounds):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "airtrace.cli", "query", str(work / "big"), GROUP_BY], check=True,
+                           capture_output=True)
+            cli_times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            airtrace.query(work / "big", GROUP_BY)
+            api_times.append(time.perf_counter() - start)
+    load_after = os.getloadavg()[0]
+    median = {k: statistics.median(v) for k, v in times.items()}
+    per_run = {k: (median[k, a.runs] - median[k, 4]) / (a.runs - 4) for k in ways}
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cores} CPUs; 1-minute load average "
+        f"{load_before:.2f} before, {load_after:.2f} after. Median of {a.rounds} rounds, the ways interleaved.",
+        "",
+        f"| Way | Wall s, {a.runs} runs | Runs/s | Start-up s (4 runs) | Runs/s beyond start-up | Time per run / loop's |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in ways:
+        total, start = median[name, a.runs], median[name, 4]
+        lines.append(
+            f"| {name} | {total:.2f} | {a.runs / total:,.0f} | {start:.2f} | {1 / per_run[name]:,.0f} | "
+            f"{per_run[name] / per_run['loop']:.1f}× |"
+        )
+    lines += [
+        "",
+        f"- A {a.query_runs:,}-run sweep of the same tiny runs on the pool: {built:.1f} s ({a.query_runs / built:,.0f} runs/s).",
+        f"- A group-by over its {a.query_runs:,} rows (`{GROUP_BY}`): `airtrace query` {statistics.median(cli_times):.2f} s "
+        f"as a whole process (Python, DuckDB and the answer), `airtrace.query` {statistics.median(api_times) * 1000:.0f} ms "
+        "in a running process.",
+        "",
+        "Command line:",
+        "",
+        "```sh",
+        f"python3 bench/sweep_overhead.py --runs {a.runs} --rounds {a.rounds} --query-runs {a.query_runs}"
+        f"{' --write-docs' if a.write_docs else ''}",
+        "```",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if a.write_docs:
+        doc = DOC.read_text()
+        block = f"{BEGIN} (generated by bench/sweep_overhead.py --write-docs; do not edit by hand) -->\n{text}\n{END}"
+        if BEGIN in doc:
+            doc = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+        else:
+            doc += f"\n## Sweeps: scheduling overhead and queries\n\n{block}\n"
+        DOC.write_text(doc)
+
+
+if __name__ == "__main__":
+    main()
