@@ -11,6 +11,9 @@ millisecond of simulation each) are made four ways, interleaved round by round:
 - `LocalCluster`: `airtrace.sweep(cluster="local")`, a Dask LocalCluster of as many
   workers, started and stopped inside the measured time.
 
+The same four ways then make 200 heavier runs (a 100 Mbit/s transfer for 80 simulated
+seconds, some 30 ms each), where the workers' parallelism should show.
+
 Each is timed whole, start-up included, for the plan's runs and for a plan of 4 runs
 (what a sweep costs before its first run: loading the plan, starting workers, writing
 and reading the results); the runs per second beyond start-up are the difference's. A
@@ -50,13 +53,14 @@ TINY = [
     "flow[1].bytes=30 kB",
     'link.forward.loss={ model = "bernoulli", p = 0.01 }',
 ]
+HEAVY = [*TINY, "duration=80 s", "link.rate=100 Mbit/s", "flow[1].bytes=10 GB", "flow[1].tcp.sndbuf=1 MiB"]
 GROUP_BY = "SELECT variant, count(*) AS runs, avg(goodput_bps) AS goodput, max(timeouts) FROM runs GROUP BY variant"
 
 
-def plan(path: Path, runs: int) -> Path:
-    """A plan of `runs` tiny runs: 4 TCP variants x `runs / 4` seeds."""
+def plan(path: Path, runs: int, overrides: list[str] = TINY) -> Path:
+    """A plan of `runs` runs with `overrides`: 4 TCP variants x `runs / 4` seeds."""
     path.write_text(
-        f'scenario = "{ROOT / "scenarios" / "clean.toml"}"\nset = {json.dumps(TINY)}\n'
+        f'scenario = "{ROOT / "scenarios" / "clean.toml"}"\nset = {json.dumps(overrides)}\n'
         f"seeds = {{ from = 1, to = {runs // 4} }}\n"
         '[[parameter]]\nkey = "flow[1].tcp.variant"\nname = "variant"\nvalues = ["tahoe", "reno", "newreno", "sack"]\n'
         '[keep]\nmetrics = ["goodput_bps", "timeouts", "retransmissions"]\n'
@@ -75,11 +79,18 @@ def loop(plan_path: Path) -> float:
     return time.perf_counter() - start
 
 
+#: For each sweep timed, the time its runs took, added up, over its wall time: how many
+#: ran at once on average (1 at most in one process).
+CONCURRENCY: dict[Path, list[float]] = {}
+
+
 def swept(plan_path: Path, out: Path, **how: object) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    airtrace.sweep(plan_path, out, **how)  # type: ignore[arg-type]
-    return time.perf_counter() - start
+    rows = airtrace.sweep(plan_path, out, **how)  # type: ignore[arg-type]
+    wall = time.perf_counter() - start
+    CONCURRENCY.setdefault(out, []).append(rows["wall_s"].sum() / wall)
+    return wall
 
 
 def main() -> None:
@@ -107,6 +118,13 @@ def main() -> None:
             for name, way in ways.items():
                 for n, p in plans.items():
                     times[name, n].append(way(p))
+        heavy = plan(work / "heavy.toml", 200, HEAVY)
+        heavy_times: dict[str, list[float]] = {k: [] for k in ways}
+        CONCURRENCY.clear()
+        for _ in range(a.rounds):
+            for name, way in ways.items():
+                heavy_times[name].append(way(heavy))
+        at_once = {out.name: statistics.median(v) for out, v in CONCURRENCY.items()}
         big = plan(work / "big.toml", a.query_runs)
         built = swept(big, work / "big")
         cli_times, api_times = [], []
@@ -134,6 +152,19 @@ def main() -> None:
             f"| {name} | {total:.2f} | {a.runs / total:,.0f} | {start:.2f} | {1 / per_run[name]:,.0f} | "
             f"{per_run[name] / per_run['loop']:.1f}× |"
         )
+    heavy_median = {k: statistics.median(v) for k, v in heavy_times.items()}
+    lines += [
+        "",
+        "200 heavier runs (100 Mbit/s for 80 simulated s, 1 % loss):",
+        "",
+        "| Way | Wall s | Runs/s | Speed-up over loop | Runs at once (their times added up / wall) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    outs = {"loop": None, "in process": "one", "pool": "pool", "LocalCluster": "dask"}
+    for name, t in heavy_median.items():
+        out = outs[name]
+        concurrency = "1" if out is None else f"{at_once[out]:.2f}"
+        lines.append(f"| {name} | {t:.2f} | {200 / t:,.1f} | {heavy_median['loop'] / t:.2f}× | {concurrency} |")
     lines += [
         "",
         f"- A {a.query_runs:,}-run sweep of the same tiny runs on the pool: {built:.1f} s ({a.query_runs / built:,.0f} runs/s).",

@@ -121,9 +121,10 @@ def test_kill_9_then_resume_equals_an_uninterrupted_sweep(
     plan: Path, one_process: pd.DataFrame, tmp_path: Path
 ) -> None:
     out = tmp_path / "results"
-    # Longer runs (80 s at 100 Mbit/s: 30 ms each on average), so that the kill finds
+    # Longer runs (240 s at 100 Mbit/s: some 30 ms each, 3 s for the sweep on two idle
+    # cores), so that the kill, once the first part is written after a second, finds
     # the sweep under way.
-    longer = [*TINY, "duration=80 s", "link.rate=100 Mbit/s", "flow[1].bytes=10 GB", "flow[1].tcp.sndbuf=1 MiB"]
+    longer = [*TINY, "duration=240 s", "link.rate=100 Mbit/s", "flow[1].bytes=10 GB", "flow[1].tcp.sndbuf=1 MiB"]
     slow = write(tmp_path / "slow.toml", PLAN.replace(json.dumps(TINY), json.dumps(longer)))
     sweep = subprocess.Popen([*CLI, "sweep", str(slow), "--out", str(out), "--jobs", "2"], stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
