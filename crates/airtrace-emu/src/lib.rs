@@ -270,8 +270,7 @@ pub fn run(
     let signals = Signals::new()?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (link, mtu) =
-        airtrace_sim::build::link(link_spec, &streams).map_err(EmuError::Setup)?;
+    let (link, mtu) = airtrace_sim::build::link(link_spec, &streams).map_err(EmuError::Setup)?;
     let link_meta = link.meta();
     let snaplen = scenario
         .snaplen
@@ -589,14 +588,7 @@ fn meta_json(
         "flows": flows,
         "link": link,
         "tcp_settings": tcp_settings,
-        "files": {
-            "scenario": "scenario.toml",
-            "summary": "summary.json",
-            "link_log": scenario.link_log.then_some("link.jsonl"),
-            "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
-        },
+        "files": airtrace_sim::bundle::files_json(scenario),
     });
-    let mut out = serde_json::to_vec_pretty(&meta).unwrap_or_default();
-    out.push(b'\n');
-    out
+    airtrace_sim::bundle::json_file(&meta)
 }

@@ -116,8 +116,8 @@ impl<K: Copy> Arp<K> {
             return Resolution::GaveUp { dropped };
         }
         let dropped = p.held.replace(key);
-        let request = p.requests == 0
-            || now.saturating_sub(p.last_request_ns) >= self.cfg.retry_interval_ns;
+        let request =
+            p.requests == 0 || now.saturating_sub(p.last_request_ns) >= self.cfg.retry_interval_ns;
         if request {
             p.requests += 1;
             p.last_request_ns = now;
@@ -167,7 +167,10 @@ mod tests {
             let r = arp.resolve(k, 1, k as u32);
             assert!(matches!(r, Resolution::Held { request: true, .. }), "{r:?}");
         }
-        assert_eq!(arp.resolve(3, 1, 3), Resolution::GaveUp { dropped: Some(2) });
+        assert_eq!(
+            arp.resolve(3, 1, 3),
+            Resolution::GaveUp { dropped: Some(2) }
+        );
         // Counting starts again.
         assert_eq!(
             arp.resolve(4, 1, 4),

@@ -774,7 +774,13 @@ mod tests {
         mac.enqueue(0, sdu, &mut out);
         let defer_end = mac.next_timer().expect("a deferred first access");
         // An RTS from node 2 ends 5 µs before the defer does.
-        let rts = mac.frame(FrameKind::Rts, 0, 1_000_000, cfg.rts_bytes, cfg.basic_rate_bps);
+        let rts = mac.frame(
+            FrameKind::Rts,
+            0,
+            1_000_000,
+            cfg.rts_bytes,
+            cfg.basic_rate_bps,
+        );
         let rts = Frame { src: 2, ..rts };
         let now = defer_end - 5_000;
         mac.on_cca(now - rts.airtime_ns, true, &mut out);

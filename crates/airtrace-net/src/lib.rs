@@ -29,10 +29,10 @@ pub mod radio;
 pub mod routing;
 pub mod wireless;
 
-pub use dcf::{DcfConfig, MacOut, Sdu};
 pub use arp::ArpConfig;
+pub use dcf::{DcfConfig, MacOut, Sdu};
 pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
 pub use network::{DropReason, IpPacket, NetEvent, Network};
-pub use routing::Routes;
 pub use radio::{PhyProfile, Position, Propagation};
+pub use routing::Routes;
 pub use wireless::{AirRecord, TxCounters, Wireless, WirelessEvent};

@@ -133,7 +133,11 @@ fn arp_token(op: u64, sender: NodeId, target: NodeId) -> u64 {
 
 /// The operation, sender and target of an ARP frame's token.
 pub fn arp_fields(token: u64) -> (u16, NodeId, NodeId) {
-    ((token >> 32) as u16, (token >> 16) as NodeId, token as NodeId)
+    (
+        (token >> 32) as u16,
+        (token >> 16) as NodeId,
+        token as NodeId,
+    )
 }
 
 fn key_of(token: u64) -> DefaultKey {

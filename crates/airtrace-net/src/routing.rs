@@ -86,7 +86,10 @@ mod tests {
     fn ties_go_to_the_lowest_id_and_one_way_links_are_not_used() {
         // A square 0-1-3 and 0-2-3; 0 → 3 directly heard by 3 only.
         let linked = |a: NodeId, b: NodeId| {
-            matches!((a, b), (0, 1) | (1, 0) | (0, 2) | (2, 0) | (1, 3) | (3, 1) | (2, 3) | (3, 2) | (0, 3))
+            matches!(
+                (a, b),
+                (0, 1) | (1, 0) | (0, 2) | (2, 0) | (1, 3) | (3, 1) | (2, 3) | (3, 2) | (0, 3)
+            )
         };
         let r = Routes::shortest_paths(4, linked);
         assert_eq!(r.next_hop(0, 3), Some(1));

@@ -99,7 +99,12 @@ pub fn network(
             streams.stream(&format!("node/{}/mac", n.name)),
         );
     }
-    let id = |name: &str| nodes.iter().position(|n| n.name == name).map(|i| i as NodeId);
+    let id = |name: &str| {
+        nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+    };
     let mut routes = Routes::shortest_paths(nodes.len(), |a, b| wireless.decodes(a, b));
     for r in &spec.routes {
         let (Some(node), Some(to), Some(via)) = (id(&r.node), id(&r.to), id(&r.via)) else {
@@ -116,7 +121,10 @@ pub fn network(
         },
     };
     let routers: Vec<bool> = nodes.iter().map(|n| n.router).collect();
-    Ok((airtrace_net::Network::new(wireless, routes, arp, routers), nodes))
+    Ok((
+        airtrace_net::Network::new(wireless, routes, arp, routers),
+        nodes,
+    ))
 }
 
 /// Builds the link: two plain directions, or a two-way ARQ link. Returns it with the

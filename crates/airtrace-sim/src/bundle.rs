@@ -46,6 +46,32 @@ pub fn linktype(vantage: Vantage) -> u32 {
 /// captures show a plausible date and times read as seconds from the start.
 pub const EPOCH_NS: i64 = 1_767_225_600 * 1_000_000_000;
 
+/// meta.json's `clock` of a simulated run.
+pub fn simulated_clock_json() -> serde_json::Value {
+    serde_json::json!({
+        "kind": "simulated",
+        "epoch_ns": EPOCH_NS,
+        "note": "pcap time stamps are epoch_ns + simulated time; every vantage point shares this clock",
+    })
+}
+
+/// meta.json's `files`: the scenario, the summary and the logs `scenario` asks for.
+pub fn files_json(scenario: &crate::scenario::Scenario) -> serde_json::Value {
+    serde_json::json!({
+        "scenario": "scenario.toml",
+        "summary": "summary.json",
+        "link_log": scenario.link_log.then_some("link.jsonl"),
+        "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
+    })
+}
+
+/// A JSON document as a bundle writes it: pretty, with a final newline.
+pub fn json_file(value: &serde_json::Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
 /// A file being written inside the temporary directory.
 pub type Out = BufWriter<File>;
 

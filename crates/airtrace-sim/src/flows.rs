@@ -304,11 +304,43 @@ impl Flow {
     pub(crate) fn stream_offset(&self, packet: &Packet) -> u64 {
         match &packet.body {
             Body::Tcp(seg) => {
-                let isn = if packet.from_a { self.isn.0 } else { self.isn.1 };
+                let isn = if packet.from_a {
+                    self.isn.0
+                } else {
+                    self.isn.1
+                };
                 u64::from(seg.seq.wrapping_sub(isn).wrapping_sub(1))
             }
             Body::Udp(_) => 0,
         }
+    }
+
+    /// Appends flow `i`'s tcpstate.jsonl line for sender state `s` at `now` to `line`.
+    pub(crate) fn write_state_line(
+        &self,
+        i: usize,
+        now: i64,
+        s: &SenderState,
+        line: &mut Vec<u8>,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        write!(
+            line,
+            r#"{{"t_ns":{},"flow":{},"cwnd":{},"ssthresh":{},"srtt_ns":{},"rttvar_ns":{},"rto_ns":{},"phase":"{}","in_flight":{},"backoff":{},"retransmits":{}}}"#,
+            now,
+            i,
+            s.cwnd,
+            s.ssthresh,
+            s.srtt_ns,
+            s.rttvar_ns,
+            s.rto_ns,
+            phase_name(s.phase),
+            s.bytes_in_flight,
+            s.backoff,
+            self.retransmitted_segments()
+        )?;
+        line.push(b'\n');
+        Ok(())
     }
 
     /// What summary.json reports of the flow.
@@ -440,7 +472,7 @@ pub(crate) fn app_name(app: AppKind) -> &'static str {
     }
 }
 
-pub(crate) fn phase_name(phase: Phase) -> &'static str {
+fn phase_name(phase: Phase) -> &'static str {
     match phase {
         Phase::Open => "open",
         Phase::Disorder => "disorder",

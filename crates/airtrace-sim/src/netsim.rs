@@ -20,10 +20,10 @@ use serde::Serialize;
 
 use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
-use crate::flows::{app_name, new_flow, phase_name, Flow};
+use crate::flows::{app_name, new_flow, Flow};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
 use crate::scenario::{NetworkSpec, Scenario};
-use crate::sched::{Component, Scheduler};
+use crate::sched::{FlowPart, Scheduler, CARRIER};
 use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
 
 /// MTU of every radio interface (802.11 carries 2304 bytes; IP over it uses 1500).
@@ -66,14 +66,6 @@ pub fn address(id: NodeId) -> [u8; 4] {
 
 fn dotted(a: [u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
-}
-
-const NET: Component = 0;
-fn side_component(flow: usize, side_a: bool) -> Component {
-    1 + 3 * flow as Component + u32::from(!side_a)
-}
-fn app_component(flow: usize) -> Component {
-    1 + 3 * flow as Component + 2
 }
 
 struct World {
@@ -122,7 +114,8 @@ pub(crate) fn run(
     let mut ends = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
         flows.push(
-            new_flow(i, f, &streams).map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?,
+            new_flow(i, f, &streams)
+                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?,
         );
         let (from, to) = spec.flow_ends(f);
         ends.push((id_of(&from)?, id_of(&to)?));
@@ -130,7 +123,9 @@ pub(crate) fn run(
     let mut node_capture = vec![None; nodes.len()];
     let bundle = match options.out {
         Some(dir) => {
-            let snaplen = scenario.snaplen.map_or(262_144, |s| s.0.min(262_144) as u32);
+            let snaplen = scenario
+                .snaplen
+                .map_or(262_144, |s| s.0.min(262_144) as u32);
             let mut b =
                 BundleWriter::create(dir, &[], snaplen, scenario.link_log, scenario.tcp_state_log)?;
             for name in &spec.captures {
@@ -162,7 +157,9 @@ pub(crate) fn run(
         line: Vec::with_capacity(256),
     };
     for (i, flow) in world.flows.iter().enumerate() {
-        world.sched.wake(app_component(i), Some(flow.start_ns));
+        world
+            .sched
+            .wake(FlowPart::App(i).component(), Some(flow.start_ns));
     }
     let end_ns = scenario.duration.0;
     let (mut progress, mut cancel) = (options.progress, options.cancel);
@@ -177,16 +174,10 @@ pub(crate) fn run(
             }
             world.now = at;
             events += 1;
-            match component {
-                NET => world.service_net()?,
-                c => {
-                    let flow = ((c - 1) / 3) as usize;
-                    match (c - 1) % 3 {
-                        0 => world.service_side(flow, true)?,
-                        1 => world.service_side(flow, false)?,
-                        _ => world.service_app(flow)?,
-                    }
-                }
+            match FlowPart::of(component) {
+                None => world.service_net()?,
+                Some(FlowPart::Side(flow, side_a)) => world.service_side(flow, side_a)?,
+                Some(FlowPart::App(flow)) => world.service_app(flow)?,
             }
             if events & 0xffff == 0 {
                 if let Some(report) = progress.as_mut() {
@@ -228,7 +219,7 @@ impl World {
         let mut events = Vec::new();
         self.net.poll_into(self.now, &mut events);
         self.handle(events)?;
-        self.sched.wake(NET, self.net.next_deadline());
+        self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
 
@@ -329,14 +320,14 @@ impl World {
         }
         self.bodies = bodies;
         if self.flows[i].started {
-            self.sched.wake(side_component(i, side_a), wake);
+            self.sched.wake(FlowPart::Side(i, side_a).component(), wake);
         }
         Ok(())
     }
 
     fn service_app(&mut self, i: usize) -> io::Result<()> {
         let next = self.flows[i].service_app(self.now);
-        self.sched.wake(app_component(i), next);
+        self.sched.wake(FlowPart::App(i).component(), next);
         self.service_side(i, true)
     }
 
@@ -377,7 +368,7 @@ impl World {
         let mut events = Vec::new();
         self.net.send(self.now, ip, &mut events);
         self.handle(events)?;
-        self.sched.wake(NET, self.net.next_deadline());
+        self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
 
@@ -385,24 +376,8 @@ impl World {
         let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
             return Ok(());
         };
-        let retransmits = self.flows[i].retransmitted_segments();
         self.line.clear();
-        write!(
-            self.line,
-            r#"{{"t_ns":{},"flow":{},"cwnd":{},"ssthresh":{},"srtt_ns":{},"rttvar_ns":{},"rto_ns":{},"phase":"{}","in_flight":{},"backoff":{},"retransmits":{}}}"#,
-            self.now,
-            i,
-            s.cwnd,
-            s.ssthresh,
-            s.srtt_ns,
-            s.rttvar_ns,
-            s.rto_ns,
-            phase_name(s.phase),
-            s.bytes_in_flight,
-            s.backoff,
-            retransmits
-        )?;
-        self.line.push(b'\n');
+        self.flows[i].write_state_line(i, self.now, s, &mut self.line)?;
         log.write_all(&self.line)
     }
 
@@ -486,26 +461,15 @@ impl World {
             "producer": format!("airtrace-sim {}", env!("CARGO_PKG_VERSION")),
             "scenario": scenario.name,
             "seed": seed,
-            "clock": {
-                "kind": "simulated",
-                "epoch_ns": EPOCH_NS,
-                "note": "pcap time stamps are epoch_ns + simulated time; every vantage point shares this clock",
-            },
+            "clock": crate::bundle::simulated_clock_json(),
             "end_ns": end,
             "events": events,
             "nodes": nodes,
             "vantage_points": vantage_points,
             "flows": flows,
             "link": null,
-            "files": {
-                "scenario": "scenario.toml",
-                "summary": "summary.json",
-                "link_log": scenario.link_log.then_some("link.jsonl"),
-                "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
-            },
+            "files": crate::bundle::files_json(scenario),
         });
-        let mut out = serde_json::to_vec_pretty(&meta).unwrap_or_default();
-        out.push(b'\n');
-        out
+        crate::bundle::json_file(&meta)
     }
 }

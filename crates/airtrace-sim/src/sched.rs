@@ -15,6 +15,40 @@ use std::collections::BinaryHeap;
 /// A component's number, given by the simulation.
 pub type Component = u32;
 
+/// The component that carries the packets (the link, or the network).
+pub const CARRIER: Component = 0;
+
+/// What a component other than [`CARRIER`] is: a side of a flow, or its application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowPart {
+    /// A side of a flow: (flow, true for side a, the sender or RPC client).
+    Side(usize, bool),
+    /// The application of a flow.
+    App(usize),
+}
+
+impl FlowPart {
+    /// Its component number: three per flow after the carrier (side a, side b,
+    /// application).
+    pub fn component(self) -> Component {
+        match self {
+            FlowPart::Side(flow, side_a) => 1 + 3 * flow as Component + u32::from(!side_a),
+            FlowPart::App(flow) => 1 + 3 * flow as Component + 2,
+        }
+    }
+
+    /// The part numbered `c`; `None` for the carrier.
+    pub fn of(c: Component) -> Option<FlowPart> {
+        let c = c.checked_sub(1)?;
+        let flow = (c / 3) as usize;
+        Some(match c % 3 {
+            0 => FlowPart::Side(flow, true),
+            1 => FlowPart::Side(flow, false),
+            _ => FlowPart::App(flow),
+        })
+    }
+}
+
 /// Wake-ups by time (see the [module documentation](self)).
 #[derive(Debug, Default)]
 pub struct Scheduler {

@@ -21,14 +21,14 @@ use serde::Serialize;
 use crate::air::AirEncoder;
 use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
-use crate::flows::{app_name, new_flow, phase_name, Flow};
+use crate::flows::{app_name, new_flow, Flow};
 pub use crate::flows::{
     FlowSummary, APP_WRITE, RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
 };
 use crate::links::{link_dir, Link, PacketId};
 use crate::packet::{Body, Encoder, Packet, ADDR_A, ADDR_B, DEFAULT_TTL};
 use crate::scenario::{Scenario, Vantage};
-use crate::sched::{Component, Scheduler};
+use crate::sched::{FlowPart, Scheduler, CARRIER};
 
 /// VJ compression slots per direction (RFC 1144's default of 16).
 const VJ_SLOTS: u8 = 16;
@@ -114,15 +114,6 @@ pub enum SimError {
     /// [`Options::cancel`] asked to stop; no bundle was written.
     #[error("cancelled; no bundle written")]
     Cancelled,
-}
-
-/// Component numbers: the link, then three per flow (side a, side b, application).
-const LINK: Component = 0;
-fn side_component(flow: usize, side_a: bool) -> Component {
-    1 + 3 * flow as Component + u32::from(!side_a)
-}
-fn app_component(flow: usize) -> Component {
-    1 + 3 * flow as Component + 2
 }
 
 /// Everything a run holds.
@@ -227,7 +218,9 @@ pub fn run(
         world.air = Some(AirEncoder::default());
     }
     for (i, flow) in world.flows.iter().enumerate() {
-        world.sched.wake(app_component(i), Some(flow.start_ns));
+        world
+            .sched
+            .wake(FlowPart::App(i).component(), Some(flow.start_ns));
     }
     let end_ns = scenario.duration.0;
     let (mut progress, mut cancel) = (options.progress, options.cancel);
@@ -243,16 +236,10 @@ pub fn run(
             world.now = at;
             events += 1;
             world.settle_idle();
-            match component {
-                LINK => world.service_link()?,
-                c => {
-                    let flow = ((c - 1) / 3) as usize;
-                    match (c - 1) % 3 {
-                        0 => world.service_side(flow, true)?,
-                        1 => world.service_side(flow, false)?,
-                        _ => world.service_app(flow)?,
-                    }
-                }
+            match FlowPart::of(component) {
+                None => world.service_link()?,
+                Some(FlowPart::Side(flow, side_a)) => world.service_side(flow, side_a)?,
+                Some(FlowPart::App(flow)) => world.service_app(flow)?,
             }
             world.note_waiting();
             if events & 0xffff == 0 {
@@ -341,7 +328,7 @@ impl World {
         }
         self.events = events;
         self.write_link_log()?;
-        self.sched.wake(LINK, self.link.next_deadline());
+        self.sched.wake(CARRIER, self.link.next_deadline());
         Ok(())
     }
 
@@ -385,7 +372,7 @@ impl World {
         }
         self.bodies = bodies;
         if self.flows[i].started {
-            self.sched.wake(side_component(i, side_a), wake);
+            self.sched.wake(FlowPart::Side(i, side_a).component(), wake);
         }
         Ok(())
     }
@@ -394,7 +381,7 @@ impl World {
     /// on-off sources.
     fn service_app(&mut self, i: usize) -> io::Result<()> {
         let next = self.flows[i].service_app(self.now);
-        self.sched.wake(app_component(i), next);
+        self.sched.wake(FlowPart::App(i).component(), next);
         self.service_side(i, true)
     }
 
@@ -452,7 +439,7 @@ impl World {
             }
         }
         self.write_link_log()?;
-        self.sched.wake(LINK, self.link.next_deadline());
+        self.sched.wake(CARRIER, self.link.next_deadline());
         Ok(())
     }
 
@@ -544,24 +531,8 @@ impl World {
         let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
             return Ok(());
         };
-        let retransmits = self.flows[i].retransmitted_segments();
         self.line.clear();
-        write!(
-            self.line,
-            r#"{{"t_ns":{},"flow":{},"cwnd":{},"ssthresh":{},"srtt_ns":{},"rttvar_ns":{},"rto_ns":{},"phase":"{}","in_flight":{},"backoff":{},"retransmits":{}}}"#,
-            self.now,
-            i,
-            s.cwnd,
-            s.ssthresh,
-            s.srtt_ns,
-            s.rttvar_ns,
-            s.rto_ns,
-            phase_name(s.phase),
-            s.bytes_in_flight,
-            s.backoff,
-            retransmits
-        )?;
-        self.line.push(b'\n');
+        self.flows[i].write_state_line(i, self.now, s, &mut self.line)?;
         log.write_all(&self.line)
     }
 
@@ -686,25 +657,14 @@ fn meta_json(
         "producer": format!("airtrace-sim {}", env!("CARGO_PKG_VERSION")),
         "scenario": scenario.name,
         "seed": seed,
-        "clock": {
-            "kind": "simulated",
-            "epoch_ns": EPOCH_NS,
-            "note": "pcap time stamps are epoch_ns + simulated time; every vantage point shares this clock",
-        },
+        "clock": crate::bundle::simulated_clock_json(),
         "end_ns": end,
         "events": events,
         "hosts": { "a": "198.18.0.1", "b": "198.18.1.1" },
         "vantage_points": vantage_points,
         "flows": flows,
         "link": link.meta(),
-        "files": {
-            "scenario": "scenario.toml",
-            "summary": "summary.json",
-            "link_log": scenario.link_log.then_some("link.jsonl"),
-            "tcp_state_log": scenario.tcp_state_log.then_some("tcpstate.jsonl"),
-        },
+        "files": crate::bundle::files_json(scenario),
     });
-    let mut out = serde_json::to_vec_pretty(&meta).unwrap_or_default();
-    out.push(b'\n');
-    out
+    crate::bundle::json_file(&meta)
 }

@@ -333,7 +333,10 @@ fn rlp_reset_with_header_compression_loses_a_window() {
         discards[0] > resets[0],
         "nothing is discarded before the first reset"
     );
-    assert_eq!(s.link.as_ref().unwrap().forward.decompressor_discards, discards.len() as u64);
+    assert_eq!(
+        s.link.as_ref().unwrap().forward.decompressor_discards,
+        discards.len() as u64
+    );
     assert!(
         f.timeouts >= resets.len() as u64,
         "the receiver stays silent: the sender times out"
@@ -345,5 +348,8 @@ fn rlp_reset_with_header_compression_loses_a_window() {
     std::fs::write(&path, &text).unwrap();
     let scenario = Scenario::parse(&path, &text).unwrap();
     let plain = run(&scenario, &text, Options::default()).unwrap();
-    assert_eq!(plain.link.as_ref().unwrap().forward.decompressor_discards, 0);
+    assert_eq!(
+        plain.link.as_ref().unwrap().forward.decompressor_discards,
+        0
+    );
 }

@@ -755,9 +755,9 @@ impl Scenario {
 
     /// The link of a one-link scenario, or why the emulator or simulator cannot run it.
     pub fn one_link(&self) -> Result<&LinkSpec, String> {
-        self.link
-            .as_ref()
-            .ok_or_else(|| "this scenario is a network of nodes; only a [link] scenario runs here".to_string())
+        self.link.as_ref().ok_or_else(|| {
+            "this scenario is a network of nodes; only a [link] scenario runs here".to_string()
+        })
     }
 
     /// The checks of a one-link scenario.
@@ -826,10 +826,7 @@ impl Scenario {
                 }
             } else if resolved.rate.is_none()
                 && resolved.trace.is_none()
-                && !matches!(
-                    &link.arq,
-                    Some(ArqSpec::StopAndWait { rates: Some(_), .. })
-                )
+                && !matches!(&link.arq, Some(ArqSpec::StopAndWait { rates: Some(_), .. }))
             {
                 return Err(invalid(
                     &path,
@@ -875,10 +872,7 @@ impl Scenario {
             }
         }
         if let Some(ArqSpec::StopAndWait { .. }) = &link.arq {
-            for (name, o) in [
-                ("forward", &link.forward),
-                ("reverse", &link.reverse),
-            ] {
+            for (name, o) in [("forward", &link.forward), ("reverse", &link.reverse)] {
                 if let Some(o) = o {
                     for key in [
                         "rate",

@@ -184,7 +184,11 @@ impl Scenario {
                 "a network names its capture points (nodes) in network.captures",
             ));
         }
-        let layouts = [net.chain.is_some(), net.random.is_some(), !net.nodes.is_empty()];
+        let layouts = [
+            net.chain.is_some(),
+            net.random.is_some(),
+            !net.nodes.is_empty(),
+        ];
         if layouts.iter().filter(|&&b| b).count() != 1 {
             return Err(invalid(
                 &[Name("network")],
@@ -238,10 +242,16 @@ impl Scenario {
                 ));
             }
             if net.nodes[..i].iter().any(|m| m.name == n.name) {
-                return Err(invalid(&here("name"), format!("{:?} is named twice", n.name)));
+                return Err(invalid(
+                    &here("name"),
+                    format!("{:?} is named twice", n.name),
+                ));
             }
             if !(n.x.is_finite() && n.y.is_finite()) {
-                return Err(invalid(&here("x"), "a position is a finite number of metres"));
+                return Err(invalid(
+                    &here("x"),
+                    "a position is a finite number of metres",
+                ));
             }
         }
         let names = net.node_names();
@@ -283,7 +293,10 @@ impl Scenario {
             }
             MacProfile::Dsss => {
                 let ok = [1_000_000, 2_000_000, 5_500_000, 11_000_000];
-                if net.rate.is_some_and(|r| !r.0.is_some_and(|b| ok.contains(&b))) {
+                if net
+                    .rate
+                    .is_some_and(|r| !r.0.is_some_and(|b| ok.contains(&b)))
+                {
                     return Err(invalid(
                         &at("rate"),
                         "802.11b rates are 1, 2, 5.5 and 11 Mbit/s (IEEE 802.11-2020 §16, §17)",
@@ -308,7 +321,10 @@ impl Scenario {
                 }
             }
             if from == to {
-                return Err(invalid(&here("to"), "a flow goes between two different nodes"));
+                return Err(invalid(
+                    &here("to"),
+                    "a flow goes between two different nodes",
+                ));
             }
         }
         Ok(())
