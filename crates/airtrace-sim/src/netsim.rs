@@ -89,6 +89,8 @@ struct World {
     mac_drops: Vec<u64>,
     queue_drops: Vec<u64>,
     bodies: Vec<Body>,
+    /// Scratch buffer for the network's events.
+    net_events: Vec<NetEvent>,
     line: Vec<u8>,
 }
 
@@ -154,6 +156,7 @@ pub(crate) fn run(
         mac_drops: vec![0; n],
         queue_drops: vec![0; n],
         bodies: Vec::new(),
+        net_events: Vec::new(),
         line: Vec::with_capacity(256),
     };
     for (i, flow) in world.flows.iter().enumerate() {
@@ -216,15 +219,17 @@ pub(crate) fn run(
 impl World {
     /// Polls the network and handles what happened.
     fn service_net(&mut self) -> io::Result<()> {
-        let mut events = Vec::new();
+        let mut events = std::mem::take(&mut self.net_events);
         self.net.poll_into(self.now, &mut events);
-        self.handle(events)?;
+        self.handle(&mut events)?;
+        self.net_events = events;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
 
-    fn handle(&mut self, events: Vec<NetEvent>) -> io::Result<()> {
-        for e in events {
+    /// Handles (and empties) `events`.
+    fn handle(&mut self, events: &mut Vec<NetEvent>) -> io::Result<()> {
+        for e in events.drain(..) {
             match e {
                 NetEvent::Out { node, packet, .. } | NetEvent::In { node, packet, .. } => {
                     self.capture(node, packet)?
@@ -365,9 +370,12 @@ impl World {
             user: packet.id,
         };
         self.packets.insert(packet.id, packet);
-        let mut events = Vec::new();
+        // A buffer kept between events (empty, not allocated, when this runs inside
+        // the handling of another batch).
+        let mut events = std::mem::take(&mut self.net_events);
         self.net.send(self.now, ip, &mut events);
-        self.handle(events)?;
+        self.handle(&mut events)?;
+        self.net_events = events;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
