@@ -273,6 +273,20 @@ impl Dcf {
         self.queue.len()
     }
 
+    /// Takes out of the interface queue the packets `pick` chooses (not the one being
+    /// sent), in queue order.
+    pub fn take_queued(&mut self, mut pick: impl FnMut(&Sdu) -> bool) -> Vec<Sdu> {
+        let mut taken = Vec::new();
+        self.queue.retain(|sdu| {
+            let take = pick(sdu);
+            if take {
+                taken.push(*sdu);
+            }
+            !take
+        });
+        taken
+    }
+
     /// The current contention window.
     pub fn cw(&self) -> u32 {
         self.cw
@@ -604,10 +618,15 @@ impl Dcf {
         match frame.kind {
             FrameKind::Rts => {
                 // §10.3.2.6: answer with a CTS after SIFS unless the NAV says busy.
-                let refuse = self.nav_until > now
-                    || self.transmitting
-                    || self.response.is_some()
-                    || (cfg.ns2 && self.awaiting != Awaiting::Nothing);
+                // ns-2's `recvRTS` does not look at the NAV (which its EIFS also
+                // sets): it refuses only while its own exchange is under way.
+                let refuse = if cfg.ns2 {
+                    self.transmitting
+                        || self.response.is_some()
+                        || self.awaiting != Awaiting::Nothing
+                } else {
+                    self.nav_until > now || self.transmitting || self.response.is_some()
+                };
                 if !refuse {
                     let cts_time = cfg.control_airtime(cfg.cts_bytes);
                     let nav = (frame.nav_ns - cfg.sifs_ns - cts_time).max(0);
@@ -757,6 +776,39 @@ mod tests {
     /// later. Until the CTS is sent the station cannot access the medium, so its timer
     /// must be the CTS's time, not the (past) end of the defer: asking for a time it
     /// cannot act at woke it over and over at one instant (a run that never ended).
+    /// An RTS reaches a station whose NAV another exchange set: the standard's
+    /// station stays silent (§10.3.2.6), ns-2's answers with a CTS (`recvRTS` never
+    /// looks at the NAV).
+    #[test]
+    fn only_the_ns2_profile_answers_an_rts_under_a_nav() {
+        for (cfg, answers) in [
+            (DcfConfig::ns2_wavelan(), true),
+            (DcfConfig::dsss(2_000_000), false),
+        ] {
+            let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(1));
+            let mut out = Vec::new();
+            let other = mac.frame(
+                FrameKind::Rts,
+                5,
+                5_000_000,
+                cfg.rts_bytes,
+                cfg.basic_rate_bps,
+            );
+            let other = Frame { src: 4, ..other };
+            mac.on_rx(1_000_000, &other, &mut out);
+            let rts = mac.frame(
+                FrameKind::Rts,
+                0,
+                1_000_000,
+                cfg.rts_bytes,
+                cfg.basic_rate_bps,
+            );
+            let rts = Frame { src: 2, ..rts };
+            mac.on_rx(2_000_000, &rts, &mut out);
+            assert_eq!(mac.response.is_some(), answers, "ns2 profile: {}", cfg.ns2);
+        }
+    }
+
     #[test]
     fn a_pending_response_holds_back_the_access_timer() {
         let cfg = DcfConfig::ns2_wavelan();

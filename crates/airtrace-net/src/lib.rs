@@ -15,6 +15,8 @@
 //!   `send` / `next_deadline` / `poll_into` shape of `airtrace-link`'s links.
 //! - [`arp`]: one node's ARP table and its one-packet hold queue.
 //! - [`routing`]: static routes, given or computed as shortest paths.
+//! - [`dsr`]: Dynamic Source Routing (RFC 4728) as ns-2's CMU code ran it.
+//! - [`ip`]: the IP packet as the network layer sees it, and drop reasons.
 //! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
 //!   what a simulation drives.
 //!
@@ -22,7 +24,9 @@
 
 pub mod arp;
 pub mod dcf;
+pub mod dsr;
 pub mod frame;
+pub mod ip;
 pub mod network;
 pub mod phy;
 pub mod radio;
@@ -31,8 +35,10 @@ pub mod wireless;
 
 pub use arp::ArpConfig;
 pub use dcf::{DcfConfig, MacOut, Sdu};
+pub use dsr::DsrConfig;
 pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
-pub use network::{DropReason, IpPacket, NetEvent, Network};
+pub use ip::{DropReason, IpPacket};
+pub use network::{NetEvent, Network};
 pub use radio::{PhyProfile, Position, Propagation};
 pub use routing::Routes;
 pub use wireless::{AirRecord, TxCounters, Wireless, WirelessEvent};

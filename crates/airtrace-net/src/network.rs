@@ -12,68 +12,31 @@
 //! the packet is handed to (or held for) that hop's MAC and removed when the MAC is
 //! done with it (acknowledged, given up, or refused by a full queue). The receiving
 //! node reads the entry when the frame arrives, which is always before the sender's
-//! MAC hears the ACK. ARP packets need no entry: the frame's token says all of it.
+//! MAC hears the ACK; a broadcast's entry is kept a little longer, until every
+//! neighbour has had it. ARP packets need no entry: the frame's token says all of it.
+//!
+//! Routes are static ([`Routes`]) or found by DSR ([`Network::with_dsr`]): then each
+//! node's [`DsrAgent`] decides where its packets go, hears of every link its MAC gives
+//! up on, and asks for sends after a delay (jitter) and for its send-buffer checks,
+//! which the network keeps in its own timer heap beside the radio's events.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rand_chacha::ChaCha8Rng;
 use slotmap::{DefaultKey, Key, KeyData, SlotMap};
 
 use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
+use crate::dsr::agent::{Action, RouteEvent};
+use crate::dsr::{DsrAgent, DsrConfig};
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
+pub use crate::ip::{DropReason, IpPacket};
 use crate::routing::Routes;
 use crate::wireless::{Wireless, WirelessEvent};
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
 pub const ARP_BYTES: u32 = 28;
-
-/// A packet's IP header, as the network needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpPacket {
-    /// Node that sent it.
-    pub src: NodeId,
-    /// Node it is for.
-    pub dst: NodeId,
-    /// Time to live: a router decrements it and drops the packet at 0 (RFC 791 §3.2,
-    /// RFC 1812 §5.3.1).
-    pub ttl: u8,
-    /// IPv4 total length, bytes.
-    pub len: u32,
-    /// The transport's own id for the packet.
-    pub user: u64,
-}
-
-/// Why a node dropped a packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DropReason {
-    /// No route to the destination.
-    NoRoute,
-    /// The TTL ran out at a router.
-    TtlExpired,
-    /// The interface queue was full.
-    QueueFull,
-    /// Displaced from ARP's one-packet hold queue by a newer packet.
-    ArpHold,
-    /// The next hop never answered ARP.
-    ArpUnanswered,
-    /// The MAC gave up after its last attempt.
-    RetryLimit,
-    /// A packet for another node reached a host, which does not forward.
-    NotRouter,
-}
-
-impl DropReason {
-    /// The name used in logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::NoRoute => "no_route",
-            DropReason::TtlExpired => "ttl_expired",
-            DropReason::QueueFull => "queue",
-            DropReason::ArpHold => "arp_hold",
-            DropReason::ArpUnanswered => "arp_unanswered",
-            DropReason::RetryLimit => "retry_limit",
-            DropReason::NotRouter => "not_router",
-        }
-    }
-}
 
 /// What happened in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +71,15 @@ pub enum NetEvent {
         node: NodeId,
         /// The packet.
         packet: IpPacket,
+    },
+    /// Something `node`'s routing did (DSR: requests, replies, errors, broken links).
+    Route {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// What.
+        event: RouteEvent,
     },
     /// `node` dropped `packet`.
     Dropped {
@@ -144,6 +116,44 @@ fn key_of(token: u64) -> DefaultKey {
     KeyData::from_ffi(token).into()
 }
 
+/// How long a broadcast's hop entry outlives its transmission, ns: longer than any
+/// propagation delay on the channel.
+const BROADCAST_GRACE_NS: i64 = 1_000_000;
+
+/// Something a node's routing asked for later.
+#[derive(Debug, Clone, Copy)]
+enum Deferred {
+    /// Send a packet to a neighbour ([`BROADCAST`]: to all of them).
+    Send { packet: IpPacket, next_hop: NodeId },
+    /// Run the DSR send-buffer check.
+    CheckBuffer,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Timer {
+    at: i64,
+    order: u64,
+    node: NodeId,
+    what: Deferred,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timer {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.order).cmp(&(other.at, other.order))
+    }
+}
+
 /// The nodes on one channel and their IP layer (see the [module documentation](self)).
 #[derive(Debug)]
 pub struct Network {
@@ -154,6 +164,13 @@ pub struct Network {
     arp: Vec<Arp<DefaultKey>>,
     hops: SlotMap<DefaultKey, IpPacket>,
     radio_events: Vec<WirelessEvent>,
+    /// Each node's DSR agent (empty: static routes).
+    dsr: Vec<DsrAgent>,
+    dsr_actions: Vec<Action>,
+    timers: BinaryHeap<Reverse<Timer>>,
+    timer_order: u64,
+    /// Broadcast hop entries to free, with the time they may go.
+    spent_broadcasts: VecDeque<(i64, DefaultKey)>,
 }
 
 impl Network {
@@ -170,7 +187,29 @@ impl Network {
             arp: (0..nodes).map(|_| Arp::new(arp, nodes)).collect(),
             hops: SlotMap::new(),
             radio_events: Vec::new(),
+            dsr: Vec::new(),
+            dsr_actions: Vec::new(),
+            timers: BinaryHeap::new(),
+            timer_order: 0,
+            spent_broadcasts: VecDeque::new(),
         }
+    }
+
+    /// The network with DSR finding every route (the static routes are no longer
+    /// used); `rngs[i]` is node `i`'s random stream for DSR's jitter.
+    pub fn with_dsr(mut self, cfg: DsrConfig, rngs: Vec<ChaCha8Rng>) -> Self {
+        assert_eq!(rngs.len(), self.routers.len(), "one DSR stream per node");
+        self.dsr = rngs
+            .into_iter()
+            .enumerate()
+            .map(|(i, rng)| DsrAgent::new(i as NodeId, cfg, rng))
+            .collect();
+        self
+    }
+
+    /// `node`'s DSR agent, when DSR routes.
+    pub fn dsr(&self, node: NodeId) -> Option<&DsrAgent> {
+        self.dsr.get(node as usize)
     }
 
     /// The radio channel (for its MACs' counters and the air records).
@@ -195,7 +234,11 @@ impl Network {
 
     /// When the network next needs a poll.
     pub fn next_deadline(&self) -> Option<i64> {
-        self.wireless.next_deadline()
+        let timer = self.timers.peek().map(|Reverse(t)| t.at);
+        match (self.wireless.next_deadline(), timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// `packet.src`'s transport sends `packet`; what follows at once is appended to
@@ -207,7 +250,101 @@ impl Network {
 
     /// Runs every event due up to `now` and appends what happened to `out`.
     pub fn poll_into(&mut self, now: i64, out: &mut Vec<NetEvent>) {
-        self.drain_radio(now, out);
+        loop {
+            let due = self
+                .timers
+                .peek()
+                .map(|Reverse(t)| t.at)
+                .filter(|&at| at <= now);
+            self.drain_radio(due.unwrap_or(now), out);
+            let Some(at) = due else { break };
+            let Some(Reverse(timer)) = self.timers.pop() else {
+                break;
+            };
+            match timer.what {
+                Deferred::Send { packet, next_hop } => {
+                    self.send_hop(at, timer.node, next_hop, packet, out)
+                }
+                Deferred::CheckBuffer => {
+                    let mut actions = std::mem::take(&mut self.dsr_actions);
+                    self.dsr[timer.node as usize].check_buffer(at, &mut actions);
+                    self.run_actions(at, timer.node, &mut actions, out);
+                    self.dsr_actions = actions;
+                }
+            }
+        }
+        while let Some(&(at, key)) = self.spent_broadcasts.front() {
+            if at > now {
+                break;
+            }
+            self.hops.remove(key);
+            self.spent_broadcasts.pop_front();
+        }
+    }
+
+    fn defer(&mut self, at: i64, node: NodeId, what: Deferred) {
+        self.timer_order += 1;
+        self.timers.push(Reverse(Timer {
+            at,
+            order: self.timer_order,
+            node,
+            what,
+        }));
+    }
+
+    /// Carries out what `node`'s DSR agent asked for.
+    fn run_actions(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        actions: &mut Vec<Action>,
+        out: &mut Vec<NetEvent>,
+    ) {
+        for action in actions.drain(..) {
+            match action {
+                Action::Unicast {
+                    packet,
+                    next_hop,
+                    delay_ns,
+                } => self.send_later(now, node, next_hop, packet, delay_ns, out),
+                Action::Broadcast { packet, delay_ns } => {
+                    self.send_later(now, node, BROADCAST, packet, delay_ns, out)
+                }
+                Action::Deliver(packet) => out.push(NetEvent::Local {
+                    at_ns: now,
+                    node,
+                    packet,
+                }),
+                Action::Drop { packet, reason } => out.push(NetEvent::Dropped {
+                    at_ns: now,
+                    node,
+                    packet,
+                    reason,
+                }),
+                Action::Log(event) => out.push(NetEvent::Route {
+                    at_ns: now,
+                    node,
+                    event,
+                }),
+                Action::CheckBufferAt(at) => self.defer(at, node, Deferred::CheckBuffer),
+            }
+        }
+    }
+
+    fn send_later(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        next_hop: NodeId,
+        packet: IpPacket,
+        delay_ns: i64,
+        out: &mut Vec<NetEvent>,
+    ) {
+        if delay_ns > 0 {
+            self.defer(now + delay_ns, node, Deferred::Send { packet, next_hop });
+        } else {
+            self.send_hop(now, node, next_hop, packet, out);
+        }
     }
 
     fn drain_radio(&mut self, now: i64, out: &mut Vec<NetEvent>) {
@@ -246,7 +383,12 @@ impl Network {
                     from,
                     packet,
                 });
-                if packet.dst == node {
+                if !self.dsr.is_empty() {
+                    let mut actions = std::mem::take(&mut self.dsr_actions);
+                    self.dsr[node as usize].receive(at_ns, packet, &mut actions);
+                    self.run_actions(at_ns, node, &mut actions, out);
+                    self.dsr_actions = actions;
+                } else if packet.dst == node {
                     out.push(NetEvent::Local {
                         at_ns,
                         node,
@@ -274,13 +416,24 @@ impl Network {
                     self.route(at_ns, node, forwarded, out);
                 }
             }
-            WirelessEvent::Sent { sdu, .. } => {
-                if sdu.payload.ethertype == ETHERTYPE_IPV4 {
-                    self.hops.remove(key_of(sdu.payload.token));
+            WirelessEvent::Sent { at_ns, sdu, .. } => {
+                let key = key_of(sdu.payload.token);
+                match (sdu.payload.ethertype, sdu.next_hop) {
+                    (ETHERTYPE_IPV4, BROADCAST) => self
+                        .spent_broadcasts
+                        .push_back((at_ns + BROADCAST_GRACE_NS, key)),
+                    (ETHERTYPE_IPV4, _) => {
+                        self.hops.remove(key);
+                    }
+                    _ => {}
                 }
             }
             WirelessEvent::Failed { at_ns, node, sdu } => {
-                self.hop_dropped(at_ns, node, sdu, DropReason::RetryLimit, out)
+                if self.dsr.is_empty() || sdu.payload.ethertype != ETHERTYPE_IPV4 {
+                    self.hop_dropped(at_ns, node, sdu, DropReason::RetryLimit, out)
+                } else {
+                    self.link_failed(at_ns, node, sdu, out)
+                }
             }
             WirelessEvent::QueueFull { at_ns, node, sdu } => {
                 self.hop_dropped(at_ns, node, sdu, DropReason::QueueFull, out)
@@ -309,8 +462,36 @@ impl Network {
         }
     }
 
+    /// DSR at `node` hears that its MAC gave up on `sdu`; the packets queued for the
+    /// same neighbour come out of the interface queue with it.
+    fn link_failed(&mut self, now: i64, node: NodeId, sdu: Sdu, out: &mut Vec<NetEvent>) {
+        let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) else {
+            return;
+        };
+        let dead = sdu.next_hop;
+        let queued: Vec<IpPacket> = self
+            .wireless
+            .take_queued(node, |q| {
+                q.next_hop == dead && q.payload.ethertype == ETHERTYPE_IPV4
+            })
+            .into_iter()
+            .filter_map(|q| self.hops.remove(key_of(q.payload.token)))
+            .collect();
+        let mut actions = std::mem::take(&mut self.dsr_actions);
+        self.dsr[node as usize].link_failed(now, packet, dead, &queued, &mut actions);
+        self.run_actions(now, node, &mut actions, out);
+        self.dsr_actions = actions;
+    }
+
     /// `node` sends `packet` on towards its destination.
     fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        if !self.dsr.is_empty() {
+            let mut actions = std::mem::take(&mut self.dsr_actions);
+            self.dsr[node as usize].originate(now, packet, &mut actions);
+            self.run_actions(now, node, &mut actions, out);
+            self.dsr_actions = actions;
+            return;
+        }
         let Some(next_hop) = self.routes.next_hop(node, packet.dst) else {
             out.push(NetEvent::Dropped {
                 at_ns: now,
@@ -320,7 +501,24 @@ impl Network {
             });
             return;
         };
+        self.send_hop(now, node, next_hop, packet, out);
+    }
+
+    /// `node` hands `packet` to its interface for `next_hop` ([`BROADCAST`]: every
+    /// neighbour, no ARP), through ARP.
+    fn send_hop(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        next_hop: NodeId,
+        packet: IpPacket,
+        out: &mut Vec<NetEvent>,
+    ) {
         let key = self.hops.insert(packet);
+        if next_hop == BROADCAST {
+            self.transmit(now, node, next_hop, key, out);
+            return;
+        }
         match self.arp[node as usize].resolve(now, next_hop, key) {
             Resolution::Send => self.transmit(now, node, next_hop, key, out),
             Resolution::Held { request, dropped } => {
@@ -381,7 +579,7 @@ impl Network {
                 ethertype: ETHERTYPE_IPV4,
             },
             next_hop,
-            priority: false,
+            priority: packet.is_control(),
         };
         self.wireless.send(now, node, sdu);
     }

@@ -233,6 +233,11 @@ impl Wireless {
         &self.stations[node as usize].mac
     }
 
+    /// Takes out of `node`'s interface queue the packets `pick` chooses.
+    pub fn take_queued(&mut self, node: NodeId, pick: impl FnMut(&Sdu) -> bool) -> Vec<Sdu> {
+        self.stations[node as usize].mac.take_queued(pick)
+    }
+
     /// Offers a packet to `node`'s MAC for one hop.
     pub fn send(&mut self, now: i64, node: NodeId, sdu: Sdu) {
         let mut out = std::mem::take(&mut self.mac_out);

@@ -13,12 +13,13 @@ use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{Config, Variant};
 
 use airtrace_net::radio::{PhyProfile, Position, Propagation};
-use airtrace_net::{ArpConfig, DcfConfig, NodeId, Routes, Wireless};
+use airtrace_net::{ArpConfig, DcfConfig, DsrConfig, NodeId, Routes, Wireless};
 use rand::RngExt;
 
 use crate::links::{Link, PacketId};
 use crate::scenario::{
-    self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, NetworkSpec, Role, TcpSpec,
+    self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, NetworkSpec, Role, RoutingProfile,
+    TcpSpec,
 };
 
 /// Default queue limit, in packets, when a scenario gives none.
@@ -121,10 +122,15 @@ pub fn network(
         },
     };
     let routers: Vec<bool> = nodes.iter().map(|n| n.router).collect();
-    Ok((
-        airtrace_net::Network::new(wireless, routes, arp, routers),
-        nodes,
-    ))
+    let mut network = airtrace_net::Network::new(wireless, routes, arp, routers);
+    if spec.routing == RoutingProfile::Dsr {
+        let streams = nodes
+            .iter()
+            .map(|n| streams.stream(&format!("node/{}/dsr", n.name)))
+            .collect();
+        network = network.with_dsr(DsrConfig::ns2(), streams);
+    }
+    Ok((network, nodes))
 }
 
 /// Builds the link: two plain directions, or a two-way ARQ link. Returns it with the

@@ -87,6 +87,8 @@ pub struct BundleWriter {
     pub link_log: Option<Out>,
     /// The TCP state log, when the scenario asks for it.
     pub tcp_log: Option<Out>,
+    /// The routing log (`routes.jsonl`) of a network with dynamic routing.
+    pub routes_log: Option<Out>,
 }
 
 fn io_error(path: &Path, e: io::Error) -> io::Error {
@@ -126,6 +128,7 @@ impl BundleWriter {
             snaplen,
             link_log: None,
             tcp_log: None,
+            routes_log: None,
         };
         let tmp = writer.partial.path.clone();
         for &v in captures {
@@ -159,6 +162,12 @@ impl BundleWriter {
             .map_err(|e| io_error(&path, e))?;
         self.node_captures.push(pcap);
         Ok(self.node_captures.len() - 1)
+    }
+
+    /// Starts `routes.jsonl`.
+    pub fn start_routes_log(&mut self) -> io::Result<()> {
+        self.routes_log = Some(create(&self.partial.path.join("routes.jsonl"))?);
+        Ok(())
     }
 
     /// The node capture number `index`.
@@ -209,6 +218,7 @@ impl BundleWriter {
             node_captures,
             link_log,
             tcp_log,
+            routes_log,
             ..
         } = self;
         let flush = |out: Out| -> io::Result<()> {
@@ -220,7 +230,7 @@ impl BundleWriter {
             out.flush()?;
             flush(out)?;
         }
-        for log in [link_log, tcp_log].into_iter().flatten() {
+        for log in [link_log, tcp_log, routes_log].into_iter().flatten() {
             flush(log)?;
         }
         let old = {

@@ -1,6 +1,6 @@
 //! The simulation of a network of nodes: each flow's two ends at the nodes its
 //! scenario names, the radio network between them (`airtrace-net`: 802.11 DCF, ARP,
-//! static routes), and the same wake-up loop as the one-link simulation
+//! static routes or DSR), and the same wake-up loop as the one-link simulation
 //! ([`crate::sim`]).
 //!
 //! Component 0 is the network; each flow has three more (side a, side b, its
@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use airtrace_link::rng::Streams;
+use airtrace_net::dsr::agent::RouteEvent;
+use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
 use airtrace_net::{NodeId, TxCounters};
 use rustc_hash::FxHashMap;
@@ -22,7 +24,7 @@ use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
 use crate::flows::{app_name, new_flow, Flow};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
-use crate::scenario::{NetworkSpec, Scenario};
+use crate::scenario::{NetworkSpec, RoutingProfile, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
 use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
 
@@ -35,8 +37,31 @@ pub struct NetworkSummary {
     /// One entry per node, in id order.
     pub nodes: Vec<NodeSummary>,
     /// Packets dropped in the network, by reason (`retry_limit`, `queue`, `arp_hold`,
-    /// `arp_unanswered`, `no_route`, `ttl_expired`, `not_router`).
+    /// `arp_unanswered`, `no_route`, `ttl_expired`, `not_router`,
+    /// `send_buffer_timeout`, `send_buffer_full`).
     pub drops: BTreeMap<&'static str, u64>,
+    /// What the routing did, when routes are discovered (DSR).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingSummary>,
+}
+
+/// Counts of what DSR did over the run, all nodes together.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RoutingSummary {
+    /// Route requests sent (neighbour searches and floods; forwarding not counted).
+    pub requests: u64,
+    /// Route replies sent by targets.
+    pub replies: u64,
+    /// Route replies sent from intermediate nodes' caches.
+    pub cache_replies: u64,
+    /// Routes an initiator learned from a reply.
+    pub routes_learned: u64,
+    /// Links the MAC gave up on.
+    pub links_broken: u64,
+    /// Route errors sent.
+    pub errors: u64,
+    /// Packets salvaged on another route.
+    pub salvaged: u64,
 }
 
 /// What one node did.
@@ -89,6 +114,8 @@ struct World {
     mac_drops: Vec<u64>,
     queue_drops: Vec<u64>,
     bodies: Vec<Body>,
+    /// DSR's counts (`None`: static routes).
+    routing: Option<RoutingSummary>,
     /// Scratch buffer for the network's events.
     net_events: Vec<NetEvent>,
     line: Vec<u8>,
@@ -123,6 +150,7 @@ pub(crate) fn run(
         ends.push((id_of(&from)?, id_of(&to)?));
     }
     let mut node_capture = vec![None; nodes.len()];
+    let dynamic_routing = spec.routing == RoutingProfile::Dsr;
     let bundle = match options.out {
         Some(dir) => {
             let snaplen = scenario
@@ -133,6 +161,9 @@ pub(crate) fn run(
             for name in &spec.captures {
                 let id = id_of(&Some(name.clone()))?;
                 node_capture[id as usize] = Some(b.add_node_capture(name, LINKTYPE_RAW)?);
+            }
+            if dynamic_routing && scenario.link_log {
+                b.start_routes_log()?;
             }
             Some(b)
         }
@@ -156,6 +187,7 @@ pub(crate) fn run(
         mac_drops: vec![0; n],
         queue_drops: vec![0; n],
         bodies: Vec::new(),
+        routing: dynamic_routing.then(RoutingSummary::default),
         net_events: Vec::new(),
         line: Vec::with_capacity(256),
     };
@@ -232,9 +264,11 @@ impl World {
         for e in events.drain(..) {
             match e {
                 NetEvent::Out { node, packet, .. } | NetEvent::In { node, packet, .. } => {
-                    self.capture(node, packet)?
+                    if !packet.is_control() {
+                        self.capture(node, packet)?
+                    }
                 }
-                NetEvent::Local { packet, .. } => {
+                NetEvent::Local { packet, .. } if !packet.is_control() => {
                     let p = self
                         .packets
                         .remove(&packet.user)
@@ -244,13 +278,19 @@ impl World {
                     self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
                     self.service_side(i, to_a)?;
                 }
+                NetEvent::Local { .. } => {}
+                NetEvent::Route { at_ns, node, event } => self.on_route(at_ns, node, event)?,
                 NetEvent::Dropped {
                     at_ns,
                     node,
                     packet,
                     reason,
                 } => {
-                    let p = self.packets.remove(&packet.user);
+                    let p = if packet.is_control() {
+                        None
+                    } else {
+                        self.packets.remove(&packet.user)
+                    };
                     *self.drops.entry(reason.name()).or_default() += 1;
                     match reason {
                         airtrace_net::DropReason::RetryLimit => self.mac_drops[node as usize] += 1,
@@ -262,6 +302,74 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// Counts a routing event and writes it to routes.jsonl.
+    fn on_route(&mut self, at_ns: i64, node: NodeId, event: RouteEvent) -> io::Result<()> {
+        if let RouteEvent::LinkBroken { .. } = event {
+            self.mac_drops[node as usize] += 1;
+        }
+        if let Some(r) = self.routing.as_mut() {
+            match event {
+                RouteEvent::RequestSent { .. } => r.requests += 1,
+                RouteEvent::ReplySent { from_cache, .. } => {
+                    if from_cache {
+                        r.cache_replies += 1
+                    } else {
+                        r.replies += 1
+                    }
+                }
+                RouteEvent::RouteLearned { .. } => r.routes_learned += 1,
+                RouteEvent::LinkBroken { .. } => r.links_broken += 1,
+                RouteEvent::ErrorSent { .. } => r.errors += 1,
+                RouteEvent::ErrorReceived { .. } => {}
+                RouteEvent::Salvaged { .. } => r.salvaged += 1,
+            }
+        }
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.routes_log.as_mut()) else {
+            return Ok(());
+        };
+        let names = |p: &Path| -> Vec<&str> {
+            p.as_slice()
+                .iter()
+                .map(|&n| self.nodes[n as usize].name.as_str())
+                .collect()
+        };
+        let name = |n: NodeId| self.nodes.get(n as usize).map(|n| n.name.as_str());
+        let link = |l: &LinkError| serde_json::json!({"from": name(l.from), "to": name(l.to), "tell": name(l.tell)});
+        let mut line = serde_json::json!({"t_ns": at_ns, "node": name(node)});
+        let fields = match event {
+            RouteEvent::RequestSent {
+                target,
+                id,
+                propagating,
+            } => serde_json::json!({
+                "event": "request", "target": name(target), "id": id, "propagating": propagating}),
+            RouteEvent::ReplySent {
+                to,
+                route,
+                from_cache,
+            } => serde_json::json!({
+                "event": "reply", "to": name(to), "route": names(&route), "from_cache": from_cache}),
+            RouteEvent::RouteLearned { route } => serde_json::json!({
+                "event": "route_learned", "route": names(&route)}),
+            RouteEvent::LinkBroken { to } => {
+                serde_json::json!({"event": "link_broken", "to": name(to)})
+            }
+            RouteEvent::ErrorSent { link: l } => {
+                serde_json::json!({"event": "error_sent", "link": link(&l)})
+            }
+            RouteEvent::ErrorReceived { link: l } => {
+                serde_json::json!({"event": "error_received", "link": link(&l)})
+            }
+            RouteEvent::Salvaged { src, dst, route } => serde_json::json!({
+                "event": "salvaged", "src": name(src), "dst": name(dst), "route": names(&route)}),
+        };
+        if let (Some(line), serde_json::Value::Object(fields)) = (line.as_object_mut(), fields) {
+            line.extend(fields);
+        }
+        serde_json::to_writer(&mut *log, &line)?;
+        log.write_all(b"\n")
     }
 
     /// Writes `ip`'s packet to `node`'s capture, if it has one, with the TTL it has
@@ -368,6 +476,7 @@ impl World {
             ttl: DEFAULT_TTL,
             len: packet.ip_len(),
             user: packet.id,
+            dsr: None,
         };
         self.packets.insert(packet.id, packet);
         // A buffer kept between events (empty, not allocated, when this runs inside
@@ -407,6 +516,7 @@ impl World {
                 })
                 .collect(),
             drops: self.drops.clone(),
+            routing: self.routing.clone(),
         }
     }
 
@@ -463,6 +573,10 @@ impl World {
                 })
             })
             .collect();
+        let mut files = crate::bundle::files_json(scenario);
+        if self.routing.is_some() && scenario.link_log {
+            files["routes_log"] = "routes.jsonl".into();
+        }
         let meta = serde_json::json!({
             "format": "airtrace-bundle/1",
             "source": "simulation",
@@ -476,7 +590,7 @@ impl World {
             "vantage_points": vantage_points,
             "flows": flows,
             "link": null,
-            "files": crate::bundle::files_json(scenario),
+            "files": files,
         });
         crate::bundle::json_file(&meta)
     }

@@ -353,3 +353,44 @@ fn rlp_reset_with_header_compression_loses_a_window() {
         0
     );
 }
+
+/// The chain scenario with DSR finding the route: the transfer goes through, the
+/// route log shows the discovery, meta.json lists the log, and a second run into
+/// the same place gives the same bytes.
+#[test]
+fn a_dsr_chain_discovers_its_route_and_logs_it() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_chain.toml"))
+        .unwrap()
+        .replace("duration = \"60 s\"", "duration = \"5 s\"")
+        .replace("arp = \"ns2\"", "arp = \"bsd\"\nrouting = \"dsr\"");
+    assert!(text.contains("routing = \"dsr\""));
+    let scenario = Scenario::parse(Path::new("dsr.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch("dsr-chain");
+    let mut bundles = Vec::new();
+    for _ in 0..2 {
+        let out = dir.join("bundle");
+        let s = run(
+            &scenario,
+            &text,
+            Options {
+                out: Some(&out),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!(s.flows[0].goodput_bps > 100_000.0, "{s:?}");
+        let routing = s.network.as_ref().unwrap().routing.as_ref().unwrap();
+        assert!(routing.requests >= 1 && routing.routes_learned >= 1, "{routing:?}");
+        bundles.push(read_dir_sorted(&out));
+    }
+    assert!(bundles[0] == bundles[1], "same seed, same bytes");
+    let routes = std::fs::read_to_string(dir.join("bundle/routes.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(routes.lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"], "request");
+    assert_eq!(first["node"], "n0");
+    assert_eq!(first["target"], "n4");
+    assert!(routes.contains(r#""route_learned""#));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("bundle/meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["files"]["routes_log"], "routes.jsonl");
+}

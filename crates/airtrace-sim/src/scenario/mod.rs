@@ -23,6 +23,7 @@ use crate::units::{Duration, Rate, Size};
 mod network;
 pub use network::{
     ArpProfile, ChainSpec, MacProfile, NetworkSpec, NodeSpec, RandomSpec, Role, RouteSpec,
+    RoutingProfile,
 };
 
 /// A scenario, as read from its file (see the [module documentation](self)).

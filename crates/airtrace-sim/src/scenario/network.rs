@@ -39,6 +39,10 @@ pub struct NetworkSpec {
     /// Nodes one by one, each a `[[network.node]]` table.
     #[serde(default, rename = "node")]
     pub nodes: Vec<NodeSpec>,
+    /// How routes are found: `static` (default: given by hand or shortest paths) or
+    /// `dsr` (Dynamic Source Routing, RFC 4728, as ns-2's CMU code ran it).
+    #[serde(default)]
+    pub routing: RoutingProfile,
     /// Routes given by hand, each a `[[network.route]]`; every other route is the
     /// shortest path in hops over the links whose frames are decoded both ways.
     #[serde(default, rename = "route")]
@@ -57,6 +61,17 @@ pub enum MacProfile {
     Ns2,
     /// IEEE 802.11b (`airtrace_net::DcfConfig::dsss`).
     Dsss,
+}
+
+/// How the nodes find routes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingProfile {
+    /// Routes fixed at the start (`[[network.route]]`, else shortest paths).
+    #[default]
+    Static,
+    /// DSR (`airtrace_net::DsrConfig::ns2`).
+    Dsr,
 }
 
 /// How ARP behaves.
@@ -257,6 +272,12 @@ impl Scenario {
         let names = net.node_names();
         let known = |name: &str| names.iter().any(|n| n == name);
         let unknown = |name: &str| format!("no node is named {name:?}");
+        if net.routing == RoutingProfile::Dsr && !net.routes.is_empty() {
+            return Err(invalid(
+                &at("route"),
+                "with routing = \"dsr\" routes are discovered; remove the [[network.route]] tables",
+            ));
+        }
         for (i, r) in net.routes.iter().enumerate() {
             for (key, name) in [("node", &r.node), ("to", &r.to), ("via", &r.via)] {
                 if !known(name) {

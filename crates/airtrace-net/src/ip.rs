@@ -1,0 +1,81 @@
+//! The IP packet as the network layer sees it, and why a node may drop one.
+
+use crate::dsr::DsrHeader;
+use crate::frame::NodeId;
+
+/// A packet's IP header, as the network needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpPacket {
+    /// Node that sent it.
+    pub src: NodeId,
+    /// Node it is for.
+    pub dst: NodeId,
+    /// Time to live: a router decrements it and drops the packet at 0 (RFC 791 §3.2,
+    /// RFC 1812 §5.3.1).
+    pub ttl: u8,
+    /// IPv4 total length, bytes.
+    pub len: u32,
+    /// The transport's own id for the packet (for a route error, the id of the packet
+    /// whose failed delivery it reports).
+    pub user: u64,
+    /// The DSR options header (RFC 4728 §6), in a network routed by DSR; `len`
+    /// includes it.
+    pub dsr: Option<DsrHeader>,
+}
+
+impl IpPacket {
+    /// A packet of routing only (a DSR request, reply or error), no transport payload.
+    pub fn is_control(&self) -> bool {
+        self.dsr.is_some_and(|h| h.control)
+    }
+
+    /// The packet with `header` as its DSR header, its length adjusted.
+    pub fn with_dsr(self, header: DsrHeader) -> IpPacket {
+        let bare = self.len - self.dsr.map_or(0, |h| h.wire_len());
+        IpPacket {
+            len: bare + header.wire_len(),
+            dsr: Some(header),
+            ..self
+        }
+    }
+}
+
+/// Why a node dropped a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// No route to the destination.
+    NoRoute,
+    /// The TTL ran out at a router.
+    TtlExpired,
+    /// The interface queue was full.
+    QueueFull,
+    /// Displaced from ARP's one-packet hold queue by a newer packet.
+    ArpHold,
+    /// The next hop never answered ARP.
+    ArpUnanswered,
+    /// The MAC gave up after its last attempt.
+    RetryLimit,
+    /// A packet for another node reached a host, which does not forward.
+    NotRouter,
+    /// DSR: the packet waited in the send buffer longer than its timeout.
+    SendBufferTimeout,
+    /// DSR: the send buffer was full; the oldest packet made room.
+    SendBufferFull,
+}
+
+impl DropReason {
+    /// The name used in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::NoRoute => "no_route",
+            DropReason::TtlExpired => "ttl_expired",
+            DropReason::QueueFull => "queue",
+            DropReason::ArpHold => "arp_hold",
+            DropReason::ArpUnanswered => "arp_unanswered",
+            DropReason::RetryLimit => "retry_limit",
+            DropReason::NotRouter => "not_router",
+            DropReason::SendBufferTimeout => "send_buffer_timeout",
+            DropReason::SendBufferFull => "send_buffer_full",
+        }
+    }
+}
