@@ -30,12 +30,13 @@ use nix::fcntl::{Flock, FlockArg};
 
 /// The files a bundle writer writes besides its captures (whose names meta.json's
 /// `vantage_points` lists).
-const BUNDLE_FILES: [&str; 5] = [
+const BUNDLE_FILES: [&str; 6] = [
     "meta.json",
     "scenario.toml",
     "summary.json",
     "link.jsonl",
     "tcpstate.jsonl",
+    "mobility.jsonl",
 ];
 
 /// How meta.json's `format` starts in every bundle this tool writes.
