@@ -8,6 +8,8 @@
 //!   profile (thresholds, capture ratio, how receivers synchronise and how
 //!   interference adds). Start here for "what reaches whom".
 //! - [`frame`]: 802.11 frames and their air time (PLCP, rates).
+//! - [`mobility`]: moving nodes: piecewise-linear paths, positions on demand, the
+//!   random waypoint model and ns-2 movement (`setdest`) files.
 //! - [`phy`]: one receiver: the signals present, the frame locked onto, capture.
 //! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
 //!   standard's settings and ns-2's.
@@ -27,6 +29,7 @@ pub mod dcf;
 pub mod dsr;
 pub mod frame;
 pub mod ip;
+pub mod mobility;
 pub mod network;
 pub mod phy;
 pub mod radio;
@@ -38,6 +41,7 @@ pub use dcf::{DcfConfig, MacOut, Sdu};
 pub use dsr::DsrConfig;
 pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};
 pub use ip::{DropReason, IpPacket};
+pub use mobility::Mobility;
 pub use network::{NetEvent, Network};
 pub use radio::{PhyProfile, Position, Propagation};
 pub use routing::Routes;

@@ -8,7 +8,11 @@
 //!
 //! A transmission makes one pass over the stations: each one the signal reaches at or
 //! above the carrier-sense threshold gets its first bit after the propagation delay
-//! (at least 1 ns) and its last bit an air time later. Events at the same instant are
+//! (at least 1 ns) and its last bit an air time later. Stations stand still unless the
+//! channel is given their movement ([`Wireless::set_mobility`]); then each pass first
+//! brings every station to where it is at the transmission's start, and the frame's
+//! power at each receiver is that of those places for the whole frame (a frame lasts
+//! a few milliseconds, in which a node at 30 m/s moves a few centimetres). Events at the same instant are
 //! taken in a fixed order that follows the MAC's rule rather than the heap's: signals
 //! and transmissions that end, then timers, then signals that start. So a station
 //! whose backoff ends in the instant another frame's first bit arrives transmits (it
@@ -20,6 +24,7 @@ use std::collections::BinaryHeap;
 
 use crate::dcf::{Dcf, DcfConfig, MacOut, Sdu};
 use crate::frame::{Frame, FrameKind, NodeId, Payload};
+use crate::mobility::Mobility;
 use crate::phy::{Receiver, RxEvent, SignalId};
 use crate::radio::{PhyProfile, Position, Propagation, LIGHT_M_PER_S};
 
@@ -151,6 +156,10 @@ pub struct Wireless {
     air: Option<Vec<AirRecord>>,
     mac_out: Vec<MacOut>,
     out: Vec<WirelessEvent>,
+    /// How the stations move (`None`: they stand still, the fast path).
+    mobility: Option<Mobility>,
+    /// The time the stations' positions were last brought to (with `mobility`).
+    moved_at: i64,
 }
 
 impl Wireless {
@@ -167,7 +176,29 @@ impl Wireless {
             air: None,
             mac_out: Vec::new(),
             out: Vec::new(),
+            mobility: None,
+            moved_at: i64::MIN,
         }
+    }
+
+    /// Makes the stations move as `mobility` says (station `i` along its node `i`'s
+    /// path), each starting from its path's start. Call it after adding every station.
+    pub fn set_mobility(&mut self, mobility: Mobility) {
+        assert_eq!(
+            mobility.nodes(),
+            self.stations.len(),
+            "one path per station"
+        );
+        for (i, st) in self.stations.iter_mut().enumerate() {
+            st.position = mobility.path(i).start();
+        }
+        self.mobility = Some(mobility);
+        self.moved_at = i64::MIN;
+    }
+
+    /// How the stations move, if they do.
+    pub fn mobility(&self) -> Option<&Mobility> {
+        self.mobility.as_ref()
     }
 
     /// Adds a station at `position` with its MAC settings and random stream; returns
@@ -195,12 +226,14 @@ impl Wireless {
         self.stations.len()
     }
 
-    /// Where station `node` is.
+    /// Where station `node` is: for moving stations, where it was at the start of the
+    /// latest transmission (its path's start before the first).
     pub fn position(&self, node: NodeId) -> Position {
         self.stations[node as usize].position
     }
 
-    /// Received power at `to` of a frame sent by `from`, W.
+    /// Received power at `to` of a frame sent by `from`, W, at their
+    /// [`position`](Self::position)s.
     pub fn received_w(&self, from: NodeId, to: NodeId) -> f64 {
         let d2 = self.position(from).dist2(self.position(to));
         self.propagation.received_w(self.phy.tx_power_w, d2)
@@ -346,8 +379,22 @@ impl Wireless {
         }
     }
 
+    /// Brings every station to where it is at `now`, if they move.
+    fn move_stations(&mut self, now: i64) {
+        let Some(mobility) = self.mobility.as_mut() else {
+            return;
+        };
+        if self.moved_at != now {
+            for (i, st) in self.stations.iter_mut().enumerate() {
+                st.position = mobility.position(i, now);
+            }
+            self.moved_at = now;
+        }
+    }
+
     /// `node` puts `frame` on the air: one pass over the other stations.
     fn transmit(&mut self, now: i64, node: NodeId, frame: Frame, macs: &mut Vec<MacOut>) {
+        self.move_stations(now);
         let st = &mut self.stations[node as usize];
         let was_busy = st.rx.busy();
         st.rx.tx_start();

@@ -12,14 +12,16 @@ use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{Config, Variant};
 
+use airtrace_net::mobility::random_waypoint::RandomWaypoint;
+use airtrace_net::mobility::setdest::MovementFile;
 use airtrace_net::radio::{PhyProfile, Position, Propagation};
-use airtrace_net::{ArpConfig, DcfConfig, DsrConfig, NodeId, Routes, Wireless};
+use airtrace_net::{ArpConfig, DcfConfig, DsrConfig, Mobility, NodeId, Routes, Wireless};
 use rand::RngExt;
 
 use crate::links::{Link, PacketId};
 use crate::scenario::{
-    self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, NetworkSpec, Role, RoutingProfile,
-    TcpSpec,
+    self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, MobilityModel, MobilitySpec,
+    NetworkSpec, Role, RoutingProfile, TcpSpec,
 };
 
 /// Default queue limit, in packets, when a scenario gives none.
@@ -32,21 +34,23 @@ pub const DEFAULT_MTU: u32 = 1500;
 pub struct NodeInfo {
     /// Its name in the scenario.
     pub name: String,
-    /// Where it is.
+    /// Where it is (at time 0, if it moves).
     pub position: Position,
     /// It forwards packets for others.
     pub router: bool,
 }
 
 /// Builds the network of a `[network]` scenario: the stations on the WaveLAN channel
-/// with their MACs (random streams `node/<name>/mac`), the routes (given, else shortest
-/// paths) and ARP. Returns it with the nodes in id order.
+/// with their MACs (random streams `node/<name>/mac`) and their movement up to
+/// `until_ns` if they move, the routes (given, else shortest paths between the places
+/// at time 0) and ARP. Returns it with the nodes in id order.
 pub fn network(
     spec: &NetworkSpec,
     streams: &Streams,
+    until_ns: i64,
 ) -> Result<(airtrace_net::Network, Vec<NodeInfo>), String> {
     let names = spec.node_names();
-    let nodes: Vec<NodeInfo> = if let Some(c) = &spec.chain {
+    let mut nodes: Vec<NodeInfo> = if let Some(c) = &spec.chain {
         names
             .into_iter()
             .enumerate()
@@ -92,6 +96,18 @@ pub fn network(
     if let Some(q) = spec.queue_packets {
         mac.queue_packets = q as usize;
     }
+    let mobility = match &spec.mobility {
+        Some(m) => {
+            let layout: Vec<Position> = nodes.iter().map(|n| n.position).collect();
+            let mobility = movement(m, spec, &layout, streams.seed(), until_ns)
+                .map_err(|e| format!("network.mobility: {e}"))?;
+            for (i, n) in nodes.iter_mut().enumerate() {
+                n.position = mobility.path(i).start();
+            }
+            Some(mobility)
+        }
+        None => None,
+    };
     let mut wireless = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
     for n in &nodes {
         wireless.add_station(
@@ -99,6 +115,9 @@ pub fn network(
             mac,
             streams.stream(&format!("node/{}/mac", n.name)),
         );
+    }
+    if let Some(m) = mobility {
+        wireless.set_mobility(m);
     }
     let id = |name: &str| {
         nodes
@@ -131,6 +150,36 @@ pub fn network(
         network = network.with_dsr(DsrConfig::ns2(), streams);
     }
     Ok((network, nodes))
+}
+
+/// The movement of `[network.mobility]` for nodes standing at `layout`, up to
+/// `until_ns`: a random waypoint movement in `network.random`'s rectangle (pattern: the
+/// one given, else `seed`), or an ns-2 movement file.
+fn movement(
+    spec: &MobilitySpec,
+    net: &NetworkSpec,
+    layout: &[Position],
+    seed: u64,
+    until_ns: i64,
+) -> Result<Mobility, String> {
+    if let Some(file) = &spec.file {
+        let file = MovementFile::load(file).map_err(|e| e.to_string())?;
+        return file.mobility(layout).map_err(|e| e.to_string());
+    }
+    let (Some(MobilityModel::RandomWaypoint), Some(area), Some(speed_mps)) =
+        (spec.model, &net.random, spec.speed_mps)
+    else {
+        return Err("random_waypoint needs network.random and speed_mps".into());
+    };
+    let rwp = RandomWaypoint {
+        width_m: area.width_m,
+        height_m: area.height_m,
+        speed_mps,
+        pause_ns: (spec.pause_s.unwrap_or(0.0) * 1e9).round() as i64,
+        pattern: spec.pattern.unwrap_or(seed),
+    };
+    rwp.mobility(layout.len(), until_ns)
+        .map_err(|e| e.to_string())
 }
 
 /// Builds the link: two plain directions, or a two-way ARQ link. Returns it with the

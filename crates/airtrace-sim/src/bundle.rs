@@ -8,6 +8,7 @@
 //!   <vantage>.pcap  one capture per vantage point (LINKTYPE_RAW, nanosecond stamps)
 //!   link.jsonl      link events, one JSON object per line (docs/bundle.md)
 //!   tcpstate.jsonl  TCP sender state at every change (docs/bundle.md)
+//!   mobility.jsonl  a network's movement, one line per leg (docs/bundle.md)
 //!   summary.json    per-flow results
 //! ```
 //!
@@ -184,6 +185,19 @@ impl BundleWriter {
     pub fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let path = self.partial.path.join(name);
         fs::write(&path, bytes).map_err(|e| io_error(&path, e))
+    }
+
+    /// Writes the file `name` into the bundle with `write`, through a buffer.
+    pub fn put_with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut Out) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let path = self.partial.path.join(name);
+        let mut out = create(&path)?;
+        write(&mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| io_error(&path, e))
     }
 
     /// Writes the small files every bundle ends with (meta.json, the scenario text,

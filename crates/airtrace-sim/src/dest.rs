@@ -30,13 +30,14 @@ use nix::fcntl::{Flock, FlockArg};
 
 /// The files a bundle writer writes besides its captures (whose names meta.json's
 /// `vantage_points` lists).
-const BUNDLE_FILES: [&str; 6] = [
+const BUNDLE_FILES: [&str; 7] = [
     "meta.json",
     "scenario.toml",
     "summary.json",
     "link.jsonl",
     "tcpstate.jsonl",
     "routes.jsonl",
+    "mobility.jsonl",
 ];
 
 /// How meta.json's `format` starts in every bundle this tool writes.

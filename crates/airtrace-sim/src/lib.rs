@@ -15,8 +15,8 @@
 //!   jumps to the next wake-up ([`sched`]). [`sim::run`] is the entry point.
 //! - `flows`: a flow and its application (TCP endpoints or RPC client and server,
 //!   bulk, stream and on-off sources), whatever carries its packets.
-//! - [`netsim`]: the run of a network of nodes (chains, cells, random topologies) over
-//!   `airtrace-net`'s radio channel, MAC, ARP and routes.
+//! - [`netsim`]: the run of a network of nodes (chains, cells, random topologies, moving
+//!   or not) over `airtrace-net`'s radio channel, MAC, ARP and routes.
 //! - [`build`]: scenario settings → the link (from `airtrace-link`, the code the
 //!   emulator shares) and TCP configurations (from `airtrace-tcp`).
 //! - [`links`]: one interface over the link kinds (plain directions, GSM RLP).

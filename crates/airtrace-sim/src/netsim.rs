@@ -16,7 +16,7 @@ use airtrace_link::rng::Streams;
 use airtrace_net::dsr::agent::RouteEvent;
 use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
-use airtrace_net::{NodeId, TxCounters};
+use airtrace_net::{Mobility, NodeId, TxCounters};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -24,7 +24,7 @@ use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
 use crate::flows::{app_name, new_flow, Flow};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
-use crate::scenario::{NetworkSpec, RoutingProfile, Scenario};
+use crate::scenario::{MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
 use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
 
@@ -71,7 +71,7 @@ pub struct NodeSummary {
     pub name: String,
     /// Its IPv4 address.
     pub address: String,
-    /// Where it is, m.
+    /// Where it is (where it starts, if it moves), m.
     pub x: f64,
     /// See `x`.
     pub y: f64,
@@ -91,6 +91,71 @@ pub fn address(id: NodeId) -> [u8; 4] {
 
 fn dotted(a: [u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+/// meta.json's `mobility`: the model and its settings, or the movement file's name
+/// (not its path: a bundle does not depend on where the run was).
+fn mobility_json(m: &MobilitySpec, spec: &NetworkSpec, seed: u64) -> serde_json::Value {
+    match &m.file {
+        Some(file) => serde_json::json!({
+            "model": "ns2_movement_file",
+            "file": file.file_name().map(|f| f.to_string_lossy()),
+        }),
+        None => serde_json::json!({
+            "model": "random_waypoint",
+            "speed_mps": m.speed_mps,
+            "speed_spread": airtrace_net::mobility::random_waypoint::SPEED_SPREAD,
+            "pause_s": m.pause_s.unwrap_or(0.0),
+            "pattern": m.pattern.unwrap_or(seed),
+            "width_m": spec.random.map(|r| r.width_m),
+            "height_m": spec.random.map(|r| r.height_m),
+        }),
+    }
+}
+
+/// One line of mobility.jsonl: a leg of a node's movement (docs/bundle.md).
+#[derive(Serialize)]
+struct LegLine<'a> {
+    t_ns: i64,
+    node: &'a str,
+    x: f64,
+    y: f64,
+    speed_mps: f64,
+    towards_x: f64,
+    towards_y: f64,
+    end_ns: i64,
+}
+
+/// Writes mobility.jsonl: every leg that starts by `end`, in time order (node order at
+/// one time, file order for one node).
+fn write_mobility_log(
+    out: &mut impl Write,
+    mobility: &Mobility,
+    nodes: &[NodeInfo],
+    end: i64,
+) -> io::Result<()> {
+    let mut legs: Vec<_> = (0..mobility.nodes())
+        .flat_map(|i| {
+            let legs = mobility.path(i).legs().iter();
+            legs.take_while(|l| l.start_ns <= end).map(move |l| (i, l))
+        })
+        .collect();
+    legs.sort_by_key(|&(i, l)| (l.start_ns, i));
+    for (i, leg) in legs {
+        let line = LegLine {
+            t_ns: leg.start_ns,
+            node: &nodes[i].name,
+            x: leg.from.x,
+            y: leg.from.y,
+            speed_mps: leg.speed_mps,
+            towards_x: leg.towards.x,
+            towards_y: leg.towards.y,
+            end_ns: leg.end_ns,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 struct World {
@@ -130,7 +195,8 @@ pub(crate) fn run(
 ) -> Result<Summary, SimError> {
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (net, nodes) = build::network(spec, &streams).map_err(SimError::Setup)?;
+    let (net, nodes) =
+        build::network(spec, &streams, scenario.duration.0).map_err(SimError::Setup)?;
     let id_of = |name: &Option<String>| {
         let name = name.as_deref().unwrap_or_default();
         nodes
@@ -242,6 +308,11 @@ pub(crate) fn run(
         flows: world.flows.iter().map(Flow::summary).collect(),
     };
     if let Some(bundle) = world.bundle.take() {
+        if let Some(mobility) = world.net.wireless().mobility() {
+            bundle.put_with("mobility.jsonl", |out| {
+                write_mobility_log(out, mobility, &world.nodes, end)
+            })?;
+        }
         let meta = world.meta_json(scenario, spec, seed, end, events);
         bundle.complete(&meta, scenario_text, &summary)?;
     }
@@ -577,7 +648,7 @@ impl World {
         if self.routing.is_some() && scenario.link_log {
             files["routes_log"] = "routes.jsonl".into();
         }
-        let meta = serde_json::json!({
+        let mut meta = serde_json::json!({
             "format": "airtrace-bundle/1",
             "source": "simulation",
             "producer": format!("airtrace-sim {}", env!("CARGO_PKG_VERSION")),
@@ -592,6 +663,10 @@ impl World {
             "link": null,
             "files": files,
         });
+        if let Some(m) = &spec.mobility {
+            meta["mobility"] = mobility_json(m, spec, seed);
+            meta["files"]["mobility_log"] = "mobility.jsonl".into();
+        }
         crate::bundle::json_file(&meta)
     }
 }

@@ -380,7 +380,10 @@ fn a_dsr_chain_discovers_its_route_and_logs_it() {
         .unwrap();
         assert!(s.flows[0].goodput_bps > 100_000.0, "{s:?}");
         let routing = s.network.as_ref().unwrap().routing.as_ref().unwrap();
-        assert!(routing.requests >= 1 && routing.routes_learned >= 1, "{routing:?}");
+        assert!(
+            routing.requests >= 1 && routing.routes_learned >= 1,
+            "{routing:?}"
+        );
         bundles.push(read_dir_sorted(&out));
     }
     assert!(bundles[0] == bundles[1], "same seed, same bytes");

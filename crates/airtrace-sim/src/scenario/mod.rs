@@ -22,8 +22,8 @@ use crate::units::{Duration, Rate, Size};
 
 mod network;
 pub use network::{
-    ArpProfile, ChainSpec, MacProfile, NetworkSpec, NodeSpec, RandomSpec, Role, RouteSpec,
-    RoutingProfile,
+    ArpProfile, ChainSpec, MacProfile, MobilityModel, MobilitySpec, NetworkSpec, NodeSpec,
+    RandomSpec, Role, RouteSpec, RoutingProfile,
 };
 
 /// A scenario, as read from its file (see the [module documentation](self)).
@@ -613,9 +613,15 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// Makes the delivery-trace and loss-trace paths relative to the scenario file
-    /// absolute.
+    /// Makes the delivery-trace, loss-trace and movement-file paths relative to the
+    /// scenario file absolute.
     fn resolve_paths(&mut self, base: &Path) {
+        let movement = self.network.as_mut().and_then(|n| n.mobility.as_mut());
+        if let Some(file) = movement.and_then(|m| m.file.as_mut()) {
+            if file.is_relative() {
+                *file = base.join(&*file);
+            }
+        }
         let Some(link) = self.link.as_mut() else {
             return;
         };

@@ -1,7 +1,10 @@
 //! The `[network]` table of a scenario: nodes on a radio channel (a chain, a random
-//! placement, or listed one by one), their PHY and MAC profile, ARP, static routes and
-//! where captures are taken. docs/scenarios.md is the reference.
+//! placement, or listed one by one), how they move, their PHY and MAC profile, ARP,
+//! static routes and where captures are taken. docs/scenarios.md is the reference.
 
+use std::path::PathBuf;
+
+use airtrace_net::mobility::MAX_SPEED_MPS;
 use serde::Deserialize;
 
 use super::{invalid, FlowSpec, Invalid, Key, Scenario};
@@ -50,7 +53,44 @@ pub struct NetworkSpec {
     /// Nodes at which an IP-layer capture `<node>.pcap` is taken.
     #[serde(default)]
     pub captures: Vec<String>,
+    /// How the nodes move (`[network.mobility]`); without it they stand still.
+    #[serde(default)]
+    pub mobility: Option<MobilitySpec>,
 }
+
+/// `[network.mobility]`: a movement model, or an ns-2 movement file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobilitySpec {
+    /// The model: `random_waypoint` (in the rectangle of `network.random`).
+    #[serde(default)]
+    pub model: Option<MobilityModel>,
+    /// Random waypoint: the mean speed v, m/s; each trip's is uniform in
+    /// [0.9 v, 1.1 v].
+    #[serde(default)]
+    pub speed_mps: Option<f64>,
+    /// Random waypoint: the rest at the start and at each waypoint, s. Default 0.
+    #[serde(default)]
+    pub pause_s: Option<f64>,
+    /// Random waypoint: the movement pattern (start places, waypoints and speed draws),
+    /// apart from the seed. Default: the run's seed.
+    #[serde(default)]
+    pub pattern: Option<u64>,
+    /// An ns-2 movement file (setdest's output), relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+}
+
+/// A movement model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MobilityModel {
+    /// Random waypoint (`airtrace_net::mobility::random_waypoint`).
+    RandomWaypoint,
+}
+
+/// The longest pause of a random waypoint movement, s (a day).
+const MAX_PAUSE_S: f64 = 86_400.0;
 
 /// Which 802.11 MAC the nodes run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -303,6 +343,9 @@ impl Scenario {
                 return Err(invalid(&here, format!("{c:?} is listed twice")));
             }
         }
+        if let Some(m) = &net.mobility {
+            validate_mobility(net, m)?;
+        }
         match net.mac {
             MacProfile::Ns2 => {
                 if net.rate.is_some_and(|r| r.0 != Some(2_000_000)) {
@@ -349,5 +392,66 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+/// The checks of `[network.mobility]`.
+fn validate_mobility(net: &NetworkSpec, m: &MobilitySpec) -> Result<(), Invalid> {
+    use Key::Name;
+    let at = |key: &'static str| vec![Name("network"), Name("mobility"), Name(key)];
+    match (m.model, &m.file) {
+        (Some(_), Some(_)) | (None, None) => Err(invalid(
+            &[Name("network"), Name("mobility")],
+            "give a model (model = \"random_waypoint\") or an ns-2 movement file (file = \"...\"), one of them",
+        )),
+        (None, Some(_)) => {
+            let given = [
+                ("speed_mps", m.speed_mps.is_some()),
+                ("pause_s", m.pause_s.is_some()),
+                ("pattern", m.pattern.is_some()),
+            ];
+            match given.iter().find(|(_, g)| *g) {
+                Some((key, _)) => Err(invalid(
+                    &at(key),
+                    "speed_mps, pause_s and pattern are random_waypoint's; a movement file gives every place and speed",
+                )),
+                None => Ok(()),
+            }
+        }
+        (Some(MobilityModel::RandomWaypoint), None) => {
+            let Some(r) = &net.random else {
+                return Err(invalid(
+                    &at("model"),
+                    "random_waypoint moves the nodes in the rectangle of network.random = { nodes, width_m, height_m }",
+                ));
+            };
+            for (key, v) in [("width_m", r.width_m), ("height_m", r.height_m)] {
+                if v <= 0.0 {
+                    return Err(invalid(
+                        &[Name("network"), Name("random"), Name(key)],
+                        "random_waypoint needs a rectangle wider and higher than 0 m",
+                    ));
+                }
+            }
+            let Some(v) = m.speed_mps else {
+                return Err(invalid(
+                    &at("model"),
+                    "random_waypoint needs speed_mps, the mean speed (each trip's is within 10% of it)",
+                ));
+            };
+            if !(v > 0.0 && v <= MAX_SPEED_MPS) {
+                return Err(invalid(
+                    &at("speed_mps"),
+                    format!("must be above 0 and at most {MAX_SPEED_MPS} m/s"),
+                ));
+            }
+            if m.pause_s.is_some_and(|p| !(0.0..=MAX_PAUSE_S).contains(&p)) {
+                return Err(invalid(
+                    &at("pause_s"),
+                    format!("must be 0 to {MAX_PAUSE_S} s"),
+                ));
+            }
+            Ok(())
+        }
     }
 }
