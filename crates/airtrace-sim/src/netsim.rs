@@ -28,6 +28,9 @@ use crate::scenario::{MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
 use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
 
+/// How many packets that left the network are kept for late copies of them.
+const RECENT_PACKETS: usize = 4096;
+
 /// MTU of every radio interface (802.11 carries 2304 bytes; IP over it uses 1500).
 const MTU: u32 = 1500;
 
@@ -168,6 +171,10 @@ struct World {
     flows: Vec<Flow>,
     /// Packets in the network, by id.
     packets: FxHashMap<u64, Packet>,
+    /// Packets that left the network lately, whose copies may still arrive (see
+    /// `take_packet`), and their order.
+    recent: FxHashMap<u64, Packet>,
+    recent_order: std::collections::VecDeque<u64>,
     next_packet_id: u64,
     /// Next IP ID of each node.
     ip_id: Vec<u16>,
@@ -244,6 +251,8 @@ pub(crate) fn run(
         ends,
         flows,
         packets: FxHashMap::default(),
+        recent: FxHashMap::default(),
+        recent_order: std::collections::VecDeque::new(),
         next_packet_id: 0,
         ip_id: vec![0; n],
         bundle,
@@ -340,10 +349,9 @@ impl World {
                     }
                 }
                 NetEvent::Local { packet, .. } if !packet.is_control() => {
-                    let p = self
-                        .packets
-                        .remove(&packet.user)
-                        .expect("a delivered packet is kept until then");
+                    let Some(p) = self.take_packet(packet.user) else {
+                        continue;
+                    };
                     let i = p.flow as usize;
                     let to_a = !p.from_a;
                     self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
@@ -360,7 +368,7 @@ impl World {
                     let p = if packet.is_control() {
                         None
                     } else {
-                        self.packets.remove(&packet.user)
+                        self.take_packet(packet.user)
                     };
                     *self.drops.entry(reason.name()).or_default() += 1;
                     match reason {
@@ -373,6 +381,26 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// The packet `id` leaves the network (delivered or dropped). With dynamic routing
+    /// the network may hold copies of it still (a node whose MAC gave up after the
+    /// frame got through sends it again on another route), so the last
+    /// [`RECENT_PACKETS`] that left are kept for their copies.
+    fn take_packet(&mut self, id: u64) -> Option<Packet> {
+        if let Some(p) = self.packets.remove(&id) {
+            if self.routing.is_some() {
+                if self.recent_order.len() == RECENT_PACKETS {
+                    if let Some(old) = self.recent_order.pop_front() {
+                        self.recent.remove(&old);
+                    }
+                }
+                self.recent_order.push_back(id);
+                self.recent.insert(id, p);
+            }
+            return Some(p);
+        }
+        self.recent.get(&id).copied()
     }
 
     /// Counts a routing event and writes it to routes.jsonl.
@@ -450,7 +478,11 @@ impl World {
         else {
             return Ok(());
         };
-        let Some(packet) = self.packets.get_mut(&ip.user) else {
+        let Some(packet) = self
+            .packets
+            .get_mut(&ip.user)
+            .or_else(|| self.recent.get_mut(&ip.user))
+        else {
             return Ok(());
         };
         packet.ttl = ip.ttl;
