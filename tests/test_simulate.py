@@ -196,3 +196,28 @@ def test_the_air_capture_shows_every_attempt_as_the_link_log_does(tshark: str, t
     assert len(acks) == kinds.count("frame_delivered")
     data = tshark_fields(tshark, air, "tcp", "frame.number")
     assert len(data) == kinds.count("frame_sent") + kinds.count("frame_retransmitted")
+
+
+def test_tshark_decodes_the_dsr_headers_of_a_network(tshark: str, tmp_path: Path) -> None:
+    """A chain routed by DSR, captured at both ends: tshark decodes every DSR options
+    header (RFC 4728) and the TCP behind it, with valid checksums; the route requests,
+    the replies and the source routes are there."""
+    out = tmp_path / "dsr"
+    done = cli(
+        "simulate", str(SCENARIOS / "holland_vaidya_chain.toml"), "--out", str(out), "--no-progress",
+        "--set", "network.routing=dsr", "--set", "network.arp=bsd", "--set", "duration=10 s",
+        "--set", 'network.captures=["n0", "n4"]',
+    )
+    assert done.returncode == 0, done.stderr
+    bad = "_ws.malformed || _ws.expert.severity >= error || ip.checksum.status == 0 || tcp.checksum.status == 0"
+    for node in ["n0", "n4"]:
+        pcap = out / f"{node}.pcap"
+        assert tshark_fields(tshark, pcap, bad, "frame.number") == [], node
+        protos = tshark_fields(tshark, pcap, "ip", "ip.proto")
+        assert protos and all(p == ["48"] for p in protos), node
+        assert len(tshark_fields(tshark, pcap, "dsr && tcp.len > 0", "frame.number")) > 100, node
+    requests = tshark_fields(tshark, out / "n0.pcap", "dsr && ip.dst == 255.255.255.255", "frame.number")
+    replies = tshark_fields(tshark, out / "n0.pcap", "dsr && !tcp && ip.src == 198.18.0.5", "frame.number")
+    routes = [json.loads(line) for line in (out / "routes.jsonl").read_text().splitlines()]
+    assert len(requests) >= sum(r["event"] == "request" and r["node"] == "n0" for r in routes) >= 1
+    assert len(replies) >= 1

@@ -16,7 +16,7 @@ use airtrace_link::rng::Streams;
 use airtrace_net::dsr::agent::RouteEvent;
 use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
-use airtrace_net::{Mobility, NodeId, TxCounters};
+use airtrace_net::{Mobility, NodeId, TxCounters, BROADCAST};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -182,6 +182,10 @@ struct World {
     /// Each node's capture in the bundle, if it has one.
     node_capture: Vec<Option<usize>>,
     encoder: Encoder,
+    /// Scratch buffer for a packet's DSR header.
+    dsr_bytes: Vec<u8>,
+    /// IP ID of the next routing packet written to a capture.
+    routing_ip_id: u16,
     drops: BTreeMap<&'static str, u64>,
     mac_drops: Vec<u64>,
     queue_drops: Vec<u64>,
@@ -258,6 +262,8 @@ pub(crate) fn run(
         bundle,
         node_capture,
         encoder: Encoder::default(),
+        dsr_bytes: Vec::new(),
+        routing_ip_id: 0,
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
         queue_drops: vec![0; n],
@@ -344,9 +350,7 @@ impl World {
         for e in events.drain(..) {
             match e {
                 NetEvent::Out { node, packet, .. } | NetEvent::In { node, packet, .. } => {
-                    if !packet.is_control() {
-                        self.capture(node, packet)?
-                    }
+                    self.capture(node, packet)?
                 }
                 NetEvent::Local { packet, .. } if !packet.is_control() => {
                     let Some(p) = self.take_packet(packet.user) else {
@@ -478,6 +482,24 @@ impl World {
         else {
             return Ok(());
         };
+        self.dsr_bytes.clear();
+        if let Some(h) = &ip.dsr {
+            h.write(0, address, &mut self.dsr_bytes);
+        }
+        if ip.is_control() {
+            let id = self.routing_ip_id;
+            self.routing_ip_id = id.wrapping_add(1);
+            let dst = if ip.dst == BROADCAST {
+                [255; 4]
+            } else {
+                address(ip.dst)
+            };
+            let frame =
+                self.encoder
+                    .encode_routing(id, ip.ttl, (address(ip.src), dst), &self.dsr_bytes);
+            let pcap = bundle.node_capture(index);
+            return pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32);
+        }
         let Some(packet) = self
             .packets
             .get_mut(&ip.user)
@@ -488,7 +510,10 @@ impl World {
         packet.ttl = ip.ttl;
         let offset = self.flows[packet.flow as usize].stream_offset(packet);
         let pcap = bundle.node_capture(index);
-        for frame in self.encoder.encode(packet, offset, MTU) {
+        for frame in self
+            .encoder
+            .encode_routed(packet, offset, MTU, &self.dsr_bytes)
+        {
             pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32)?;
         }
         Ok(())

@@ -178,6 +178,11 @@ impl Packet {
     }
 }
 
+/// IPv4 protocol number of a DSR options header (RFC 4728 §6, IANA).
+const PROTO_DSR: u8 = 48;
+/// "No next header" (IANA protocol 59), after the DSR header of a routing packet.
+const NO_NEXT_HEADER: u8 = 59;
+
 /// Writes packets as IPv4 bytes, reusing its buffers.
 #[derive(Debug, Default)]
 pub struct Encoder {
@@ -230,6 +235,20 @@ impl Encoder {
         stream_offset: u64,
         mtu: u32,
     ) -> impl Iterator<Item = &[u8]> {
+        self.encode_routed(packet, stream_offset, mtu, &[])
+    }
+
+    /// As [`Encoder::encode`], with a DSR options header (RFC 4728 §6, its bytes as
+    /// `airtrace_net::dsr::DsrHeader::write` gives them) between the IPv4 header and the
+    /// transport header: the IPv4 protocol is then 48 (DSR) and the header's Next Header
+    /// the transport's. An empty `dsr` is no header.
+    pub fn encode_routed(
+        &mut self,
+        packet: &Packet,
+        stream_offset: u64,
+        mtu: u32,
+        dsr: &[u8],
+    ) -> impl Iterator<Item = &[u8]> {
         self.ecn = packet.ecn & 3;
         let (src, dst) = if packet.from_a {
             packet.hosts
@@ -264,11 +283,18 @@ impl Encoder {
             csum = 0xffff; // RFC 768: a computed zero is sent as all ones
         }
         self.transport[csum_at..csum_at + 2].copy_from_slice(&csum.to_be_bytes());
+        let proto = if let [_, rest @ ..] = dsr {
+            self.transport
+                .splice(0..0, [proto].iter().chain(rest).copied());
+            PROTO_DSR
+        } else {
+            proto
+        };
 
         self.frames.clear();
         self.bounds.clear();
         // TCP sets DF, as Linux does with path MTU discovery; UDP may be fragmented.
-        let dont_fragment = proto == 6;
+        let dont_fragment = matches!(packet.body, Body::Tcp(_));
         let max_payload = ((mtu.max(68) - IP_HEADER) & !7) as usize;
         let total = self.transport.len();
         if dont_fragment || total + IP_HEADER as usize <= mtu as usize {
@@ -295,6 +321,28 @@ impl Encoder {
         self.bounds
             .iter()
             .map(move |&(start, end)| &frames[start..end])
+    }
+
+    /// A packet of routing only: the IPv4 header (protocol 48) and the DSR options
+    /// header `dsr`, whose Next Header is set to 59 (none).
+    pub fn encode_routing(
+        &mut self,
+        ip_id: u16,
+        ttl: u8,
+        (src, dst): ([u8; 4], [u8; 4]),
+        dsr: &[u8],
+    ) -> &[u8] {
+        self.ecn = 0;
+        self.ttl = ttl;
+        self.transport.clear();
+        self.transport.extend_from_slice(dsr);
+        if let Some(next) = self.transport.first_mut() {
+            *next = NO_NEXT_HEADER;
+        }
+        self.frames.clear();
+        self.bounds.clear();
+        self.ip_fragment(ip_id, PROTO_DSR, src, dst, 0, dsr.len(), false, false);
+        &self.frames
     }
 
     /// Appends one IPv4 packet carrying `transport[offset..offset + len]`.

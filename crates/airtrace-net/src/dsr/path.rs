@@ -211,6 +211,72 @@ impl DsrHeader {
         }
     }
 
+    /// Addresses a Source Route option lists: the route between the packet's source
+    /// and its destination, and the salvaging node first when the packet was salvaged
+    /// (RFC 4728 §6.7, §8.4.1).
+    fn listed(&self) -> &[NodeId] {
+        let nodes = self.route.as_slice();
+        if nodes.len() < 2 || self.request.is_some() {
+            return &[];
+        }
+        let from = if self.salvaged > 0 { 0 } else { 1 };
+        &nodes[from..nodes.len() - 1]
+    }
+
+    /// Writes the header as RFC 4728 §6 lays it out: the fixed part (`next_header`:
+    /// the protocol that follows, 59 for none), then a Route Request, Route Reply,
+    /// Route Error or Source Route option as the header carries; `address` gives a
+    /// node's IPv4 address.
+    pub fn write(&self, next_header: u8, address: impl Fn(NodeId) -> [u8; 4], out: &mut Vec<u8>) {
+        let start = out.len();
+        let options = (self.wire_len() - 4) as u16;
+        out.push(next_header);
+        out.push(0); // F flag clear, reserved
+        out.extend_from_slice(&options.to_be_bytes());
+        if let Some(req) = &self.request {
+            let record = &self.route.as_slice()[1.min(self.route.len())..];
+            out.push(1);
+            out.push((6 + 4 * record.len()) as u8);
+            out.extend_from_slice(&req.id.to_be_bytes());
+            out.extend_from_slice(&address(req.target));
+            for &n in record {
+                out.extend_from_slice(&address(n));
+            }
+        }
+        if let Some(reply) = &self.reply {
+            let listed = &reply.as_slice()[1.min(reply.len())..];
+            out.push(2);
+            out.push((1 + 4 * listed.len()) as u8);
+            out.push(0); // L flag clear, reserved
+            for &n in listed {
+                out.extend_from_slice(&address(n));
+            }
+        }
+        for e in self.route_errors() {
+            out.push(3);
+            out.push(14);
+            out.push(1); // NODE_UNREACHABLE
+            out.push(self.salvaged.min(15));
+            out.extend_from_slice(&address(e.from));
+            out.extend_from_slice(&address(e.tell));
+            out.extend_from_slice(&address(e.to));
+        }
+        if self.request.is_none() && self.route.len() >= 2 {
+            let listed = self.listed();
+            let segments_left = (self.route.len() - 2).saturating_sub(self.index as usize);
+            out.push(96);
+            out.push((2 + 4 * listed.len()) as u8);
+            // F, L clear; Salvage (4 bits) across the two bytes; Segments Left (6 bits).
+            let salvage = u16::from(self.salvaged.min(15));
+            let bits = (salvage << 6) | (segments_left.min(63) as u16);
+            out.extend_from_slice(&bits.to_be_bytes());
+            for &n in listed {
+                out.extend_from_slice(&address(n));
+            }
+        }
+        debug_assert_eq!(out.len() - start, self.wire_len() as usize);
+    }
+
     /// Length of the header on the wire, bytes: the 4-byte fixed part and each
     /// option's type, length and data (RFC 4728 §6.1–§6.7). The addresses of the
     /// packet's IP source and destination are not repeated in a Source Route option,
@@ -222,7 +288,7 @@ impl DsrHeader {
             len += 2 + 6 + 4 * self.route.hops() as u32;
         } else if self.route.len() >= 2 {
             // Flags/Salvage, Segments Left, the addresses between source and dest.
-            len += 2 + 2 + 4 * (self.route.len() as u32 - 2);
+            len += 2 + 2 + 4 * self.listed().len() as u32;
         }
         if let Some(reply) = &self.reply {
             // Flags, then the route after the initiator.
@@ -255,6 +321,32 @@ mod tests {
         let h = DsrHeader::source_route(Path::of(&[0, 1, 2, 3, 4]));
         assert_eq!(h.wire_len(), 20);
         assert_eq!(h.next_hop(), Some(1));
+    }
+
+    #[test]
+    fn the_written_header_has_its_length_and_rfc_4728_layout() {
+        let addr = |n: NodeId| [198, 18, 0, n as u8 + 1];
+        let mut h = DsrHeader::source_route(Path::of(&[0, 1, 2, 3, 4]));
+        h.index = 1;
+        let mut out = Vec::new();
+        h.write(6, addr, &mut out);
+        assert_eq!(out.len(), 20);
+        assert_eq!(&out[..4], &[6, 0, 0, 16]);
+        // Source Route: type 96, 14 bytes of data, Segments Left 2 (n2, n3 ahead).
+        assert_eq!(&out[4..8], &[96, 14, 0, 2]);
+        assert_eq!(&out[8..12], &[198, 18, 0, 2]);
+        let mut req = DsrHeader::source_route(Path::of(&[0, 1]));
+        req.request = Some(RouteRequest {
+            id: 0x0102,
+            target: 4,
+            max_propagation: 16,
+        });
+        out.clear();
+        req.write(59, addr, &mut out);
+        assert_eq!(
+            out,
+            [59, 0, 0, 12, 1, 10, 1, 2, 198, 18, 0, 5, 198, 18, 0, 2]
+        );
     }
 
     #[test]
