@@ -3,6 +3,9 @@
 use crate::dsr::DsrHeader;
 use crate::frame::NodeId;
 
+/// `IpPacket::user` of a packet that carries no transport packet (DSR routing).
+pub const NO_PACKET: u64 = u64::MAX;
+
 /// A packet's IP header, as the network needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpPacket {
@@ -16,7 +19,7 @@ pub struct IpPacket {
     /// IPv4 total length, bytes.
     pub len: u32,
     /// The transport's own id for the packet (for a route error, the id of the packet
-    /// whose failed delivery it reports).
+    /// whose failed delivery it reports; [`NO_PACKET`] for other routing packets).
     pub user: u64,
     /// The DSR options header (RFC 4728 §6), in a network routed by DSR; `len`
     /// includes it.

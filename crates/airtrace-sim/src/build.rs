@@ -434,6 +434,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.ecn {
         c.ecn = v;
     }
+    if let Some(v) = spec.elfn_probe {
+        c.elfn_probe_ns = Some(v.0);
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }

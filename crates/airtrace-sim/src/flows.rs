@@ -64,6 +64,9 @@ pub struct FlowSummary {
     pub packets_sent: u64,
     /// Packets host `b` sent for this flow.
     pub packets_returned: u64,
+    /// Probes the sender sent while standing by for a route (TCP with `elfn_probe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elfn_probes: Option<u64>,
 }
 
 /// The transport state of a flow.
@@ -132,6 +135,14 @@ impl Flow {
 }
 
 impl Flow {
+    /// The network reports that a route of side `side_a`'s data broke (ELFN).
+    pub(crate) fn route_failed(&mut self, now: i64, side_a: bool) {
+        if let Transport::Tcp { a, b } = &mut self.transport {
+            let ep = if side_a { a } else { b };
+            ep.on_route_failure(now);
+        }
+    }
+
     /// Hands an arrived packet's body to the side it was sent to (`to_a`).
     pub(crate) fn deliver(&mut self, now: i64, to_a: bool, body: Body, ce: bool) {
         match (&mut self.transport, body) {
@@ -382,6 +393,12 @@ impl Flow {
             idle_s: s(self.idle_ns),
             packets_sent: self.packets.0,
             packets_returned: self.packets.1,
+            elfn_probes: match &self.transport {
+                Transport::Tcp { a, .. } if a.config().elfn_probe_ns.is_some() => {
+                    Some(a.elfn_probes())
+                }
+                _ => None,
+            },
         }
     }
 }

@@ -407,10 +407,30 @@ impl World {
         self.recent.get(&id).copied()
     }
 
+    /// A route error about packet `id` reached `node`: if `node` sent it from one end
+    /// of a flow, that end hears that its route broke (ELFN, when its TCP has it on).
+    fn notify_sender(&mut self, node: NodeId, id: u64) -> io::Result<()> {
+        let Some(p) = self.packets.get(&id).or_else(|| self.recent.get(&id)) else {
+            return Ok(());
+        };
+        let (i, side_a) = (p.flow as usize, p.from_a);
+        let (a, b) = self.ends[i];
+        if node != if side_a { a } else { b } {
+            return Ok(());
+        }
+        self.flows[i].route_failed(self.now, side_a);
+        self.service_side(i, side_a)
+    }
+
     /// Counts a routing event and writes it to routes.jsonl.
     fn on_route(&mut self, at_ns: i64, node: NodeId, event: RouteEvent) -> io::Result<()> {
-        if let RouteEvent::LinkBroken { .. } = event {
-            self.mac_drops[node as usize] += 1;
+        match event {
+            RouteEvent::LinkBroken { .. } => self.mac_drops[node as usize] += 1,
+            RouteEvent::ErrorReceived {
+                link,
+                about: Some(id),
+            } if link.tell == node => self.notify_sender(node, id)?,
+            _ => {}
         }
         if let Some(r) = self.routing.as_mut() {
             match event {
@@ -462,9 +482,8 @@ impl World {
             RouteEvent::ErrorSent { link: l } => {
                 serde_json::json!({"event": "error_sent", "link": link(&l)})
             }
-            RouteEvent::ErrorReceived { link: l } => {
-                serde_json::json!({"event": "error_received", "link": link(&l)})
-            }
+            RouteEvent::ErrorReceived { link: l, about } => serde_json::json!({
+                "event": "error_received", "link": link(&l), "packet": about}),
             RouteEvent::Salvaged { src, dst, route } => serde_json::json!({
                 "event": "salvaged", "src": name(src), "dst": name(dst), "route": names(&route)}),
         };

@@ -736,6 +736,7 @@ fn metric_columns(flows: usize) -> Vec<Column> {
         idle_s: 0.0,
         packets_sent: 0,
         packets_returned: 0,
+        elfn_probes: None,
     };
     let template = Summary {
         scenario: String::new(),

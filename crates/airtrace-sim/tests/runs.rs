@@ -397,3 +397,23 @@ fn a_dsr_chain_discovers_its_route_and_logs_it() {
         serde_json::from_slice(&std::fs::read(dir.join("bundle/meta.json")).unwrap()).unwrap();
     assert_eq!(meta["files"]["routes_log"], "routes.jsonl");
 }
+
+/// Holland & Vaidya's MANET with ELFN on: route errors about the flow's data put its
+/// sender on standby, which probes; without ELFN the summary says nothing of probes.
+#[test]
+fn elfn_senders_stand_by_and_probe_after_route_errors() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_manet.toml"))
+        .unwrap()
+        .replace("duration = \"300 s\"", "duration = \"120 s\"")
+        .replace("pattern = 1", "pattern = 2");
+    let plain = simulate(&text);
+    assert_eq!(plain.flows[0].elfn_probes, None);
+    let elfn = text.replace(
+        "byte_counting = false",
+        "byte_counting = false\nelfn_probe = \"2 s\"",
+    );
+    let s = simulate(&elfn);
+    let probes = s.flows[0].elfn_probes.unwrap();
+    assert!(probes >= 1, "{s:?}");
+    assert!(s.network.unwrap().routing.unwrap().errors >= 1);
+}

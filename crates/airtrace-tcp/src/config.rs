@@ -112,6 +112,13 @@ pub struct Config {
     /// [`Endpoint::on_segment_ce`]: crate::Endpoint::on_segment_ce
     #[serde(default)]
     pub ecn: bool,
+    /// Explicit Link Failure Notification (Holland & Vaidya, MobiCom '99): when the
+    /// network reports that a route of this connection broke, the sender stands by
+    /// (retransmission timer off, window and RTO kept), sends its first unacknowledged
+    /// segment as a probe every this many ns, and resumes with its timer restarted at
+    /// the first ACK. `None` (both presets): off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elfn_probe_ns: Option<i64>,
 }
 
 const MS: i64 = 1_000_000;
@@ -150,6 +157,7 @@ impl Config {
             byte_counting: true,
             ssthresh_from_pipe: false,
             ecn: false,
+            elfn_probe_ns: None,
         }
     }
 
@@ -186,6 +194,7 @@ impl Config {
             byte_counting: false,
             ssthresh_from_pipe: false,
             ecn: false,
+            elfn_probe_ns: None,
         }
     }
 
@@ -197,6 +206,12 @@ impl Config {
         }
         if self.initial_cwnd_segments == 0 {
             return Err("initial_cwnd_segments must be at least 1".into());
+        }
+        if self
+            .elfn_probe_ns
+            .is_some_and(|p| !(1_000_000..=3_600_000_000_000).contains(&p))
+        {
+            return Err("elfn_probe must be between 1 ms and 1 hour".into());
         }
         if self.sndbuf < smss {
             return Err(format!(

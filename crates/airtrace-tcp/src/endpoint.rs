@@ -227,6 +227,10 @@ pub struct Endpoint {
     /// Without timestamps: the segment being timed (seq, send time), BSD `t_rtseq`.
     timing: Option<(u32, i64)>,
     rto_deadline: Option<i64>,
+    /// ELFN standby: the time of the next probe (see [`Endpoint::on_route_failure`]).
+    standby_probe_at: Option<i64>,
+    /// Probes sent in standby.
+    elfn_probes: u64,
     /// ECN: the next new data segment carries CWR (RFC 3168 §6.1.2).
     cwr_pending: bool,
     /// ECN: snd_max at the last window reduction; ECE on ACKs up to it belongs to the
@@ -329,6 +333,8 @@ impl Endpoint {
             backoff: 0,
             timing: None,
             rto_deadline: None,
+            standby_probe_at: None,
+            elfn_probes: 0,
             cwr_pending: false,
             ecn_recover: isn,
             ece_cut: None,
@@ -438,12 +444,68 @@ impl Endpoint {
         changed
     }
 
-    /// Earliest pending timer (retransmission, delayed ACK), if any.
+    /// Earliest pending timer (retransmission, delayed ACK, ELFN probe), if any.
     pub fn poll_at(&self) -> Option<i64> {
-        match (self.rto_deadline, self.delack_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        [
+            self.rto_deadline,
+            self.delack_deadline,
+            self.standby_probe_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// The network says a route this connection's data took broke (a DSR route error
+    /// carrying this connection's header, Holland & Vaidya's Explicit Link Failure
+    /// Notification). With [`Config::elfn_probe_ns`] set and data outstanding, the
+    /// sender stands by: its retransmission timer stops (the RTO, its back-off and the
+    /// window are kept), it sends nothing but a probe, its first unacknowledged
+    /// segment, every `elfn_probe_ns`, and the first ACK that arrives ends the standby
+    /// and restarts the timer. Without, nothing changes.
+    pub fn on_route_failure(&mut self, now_ns: i64) {
+        let Some(interval) = self.cfg.elfn_probe_ns else {
+            return;
+        };
+        if !self.syn_acked || self.snd_una == self.snd_max || self.standby_probe_at.is_some() {
+            return;
         }
+        self.rto_deadline = None;
+        self.timing = None;
+        self.standby_probe_at = Some(now_ns + interval);
+    }
+
+    /// True while the sender stands by for a route (ELFN).
+    pub fn in_standby(&self) -> bool {
+        self.standby_probe_at.is_some()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Probes sent while standing by (ELFN).
+    pub fn elfn_probes(&self) -> u64 {
+        self.elfn_probes
+    }
+
+    /// The standby's probe: the first unacknowledged segment, sent again.
+    fn probe(&mut self, now: i64) -> Option<Segment> {
+        let s = *self.rtx.front()?;
+        let payload = s.payload();
+        self.elfn_probes += 1;
+        self.stats.retransmitted_segments += 1;
+        self.stats.retransmitted_bytes += u64::from(payload);
+        self.count_data(payload);
+        let mut flags = Flags::ACK;
+        if s.flags & FIN_SEQ != 0 {
+            flags |= Flags::FIN;
+        }
+        if payload > 0 {
+            flags |= Flags::PSH;
+        }
+        Some(self.emit(now, s.seq, flags, payload))
     }
 
     // ------------------------------------------------------------------
@@ -551,6 +613,11 @@ impl Endpoint {
         let now = now_ns;
         if seg.flags.contains(Flags::RST) {
             return;
+        }
+        if self.standby_probe_at.is_some() && seg.flags.contains(Flags::ACK) {
+            // ELFN: the route is back; the timer runs again, with the RTO kept.
+            self.standby_probe_at = None;
+            self.arm_rto(now);
         }
         if self.listening {
             if seg.flags.contains(Flags::SYN) && !seg.flags.contains(Flags::ACK) {
@@ -1385,6 +1452,17 @@ impl Endpoint {
     /// and at [`poll_at`](Endpoint::poll_at)).
     pub fn poll_transmit(&mut self, now_ns: i64) -> Option<Segment> {
         let now = now_ns;
+        if let Some(at) = self.standby_probe_at {
+            if self.pending_ack {
+                let seq = self.snd_max;
+                return Some(self.emit(now, seq, Flags::ACK, 0));
+            }
+            if now < at {
+                return None;
+            }
+            self.standby_probe_at = Some(now + self.cfg.elfn_probe_ns.unwrap_or(0).max(1));
+            return self.probe(now);
+        }
         if self.rto_deadline.is_some_and(|d| now >= d) {
             self.rto_deadline = None;
             self.on_rto(now);

@@ -30,7 +30,7 @@ use super::cache::PathCache;
 use super::path::{DsrHeader, LinkError, Path, RouteRequest, MAX_SR_LEN};
 use super::DsrConfig;
 use crate::frame::{NodeId, BROADCAST};
-use crate::ip::{DropReason, IpPacket};
+use crate::ip::{DropReason, IpPacket, NO_PACKET};
 
 /// Length of an IPv4 header without options, bytes.
 const IP_HEADER: u32 = 20;
@@ -75,6 +75,9 @@ pub enum RouteEvent {
     ErrorReceived {
         /// The broken link.
         link: LinkError,
+        /// The transport packet whose failed delivery it reports, which names the
+        /// connection (ELFN), if it reports one.
+        about: Option<u64>,
     },
     /// A packet from another node was sent on by another route.
     Salvaged {
@@ -537,8 +540,9 @@ impl DsrAgent {
         out: &mut Vec<Action>,
     ) {
         let errors: Vec<LinkError> = header.route_errors().collect();
+        let about = (packet.user != NO_PACKET).then_some(packet.user);
         for &link in &errors {
-            out.push(Action::Log(RouteEvent::ErrorReceived { link }));
+            out.push(Action::Log(RouteEvent::ErrorReceived { link, about }));
         }
         let Some(&last) = errors.last() else { return };
         if last.tell != self.me {
@@ -669,7 +673,7 @@ fn control_packet(src: NodeId, dst: NodeId, ttl: u8, header: DsrHeader) -> IpPac
         dst,
         ttl,
         len: IP_HEADER + header.wire_len(),
-        user: 0,
+        user: NO_PACKET,
         dsr: Some(header),
     }
 }

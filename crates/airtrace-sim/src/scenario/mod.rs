@@ -454,6 +454,10 @@ pub struct TcpSpec {
     /// Negotiate ECN (RFC 3168): AQM with `ecn = true` then marks instead of dropping.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// Explicit Link Failure Notification (Holland & Vaidya): on a route error about
+    /// its data the sender stands by and probes at this interval. Off when absent.
+    #[serde(default)]
+    pub elfn_probe: Option<Duration>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.
