@@ -17,9 +17,12 @@
 //! - [`routing`]: static routes, given or computed as shortest paths.
 //! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
 //!   what a simulation drives.
+//! - [`air`]: what every radio saw, each data frame with its packet (for air
+//!   captures).
 //!
 //! Time is an `i64` count of nanoseconds, as everywhere in airtrace.
 
+pub mod air;
 pub mod arp;
 pub mod dcf;
 pub mod frame;
@@ -29,6 +32,7 @@ pub mod radio;
 pub mod routing;
 pub mod wireless;
 
+pub use air::{AirFrame, Carried};
 pub use arp::ArpConfig;
 pub use dcf::{DcfConfig, MacOut, Sdu};
 pub use frame::{Frame, FrameKind, NodeId, Payload, BROADCAST};

@@ -13,9 +13,13 @@
 //! done with it (acknowledged, given up, or refused by a full queue). The receiving
 //! node reads the entry when the frame arrives, which is always before the sender's
 //! MAC hears the ACK. ARP packets need no entry: the frame's token says all of it.
+//!
+//! With [`Network::enable_air`], what every radio sees comes out too, each data frame
+//! with its packet ([`crate::air`]).
 
 use slotmap::{DefaultKey, Key, KeyData, SlotMap};
 
+use crate::air::{AirFrame, AirLog};
 use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
@@ -154,6 +158,7 @@ pub struct Network {
     arp: Vec<Arp<DefaultKey>>,
     hops: SlotMap<DefaultKey, IpPacket>,
     radio_events: Vec<WirelessEvent>,
+    air: Option<AirLog>,
 }
 
 impl Network {
@@ -170,7 +175,57 @@ impl Network {
             arp: (0..nodes).map(|_| Arp::new(arp, nodes)).collect(),
             hops: SlotMap::new(),
             radio_events: Vec::new(),
+            air: None,
         }
+    }
+
+    /// Starts recording what every radio sees ([`crate::air`]).
+    pub fn enable_air(&mut self) {
+        self.wireless.enable_air();
+        self.air = Some(AirLog::default());
+    }
+
+    /// Moves the frames the radios saw since the last call to `frames`, in the order
+    /// they ended, and to `released` the packets ([`IpPacket::user`]) of which the
+    /// network holds no hop any more: no later frame carries them.
+    pub fn drain_air(&mut self, frames: &mut Vec<AirFrame>, released: &mut Vec<u64>) {
+        if let Some(air) = self.air.as_mut() {
+            air.drain(frames, released);
+        }
+    }
+
+    /// Records the frames still being sent (at the end of a run), for
+    /// [`Network::drain_air`] (see [`Wireless::flush_air`]).
+    pub fn flush_air(&mut self) {
+        self.wireless.flush_air();
+        self.resolve_air();
+    }
+
+    /// Takes the channel's new air records and reads their packets while their hops
+    /// are still there.
+    fn resolve_air(&mut self) {
+        if let Some(air) = self.air.as_mut() {
+            self.wireless.drain_air(air.records());
+            let hops = &self.hops;
+            air.resolve(|token| hops.get(key_of(token)).copied());
+        }
+    }
+
+    /// A new hop of `packet` (see [`crate::air`] for the count kept with air records).
+    fn insert_hop(&mut self, packet: IpPacket) -> DefaultKey {
+        if let Some(air) = self.air.as_mut() {
+            air.hold(packet.user);
+        }
+        self.hops.insert(packet)
+    }
+
+    /// The hop `key` is over.
+    fn remove_hop(&mut self, key: DefaultKey) -> Option<IpPacket> {
+        let packet = self.hops.remove(key)?;
+        if let Some(air) = self.air.as_mut() {
+            air.let_go(packet.user);
+        }
+        Some(packet)
     }
 
     /// The radio channel (for its MACs' counters and the air records).
@@ -201,7 +256,14 @@ impl Network {
     /// `packet.src`'s transport sends `packet`; what follows at once is appended to
     /// `out`.
     pub fn send(&mut self, now: i64, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        // Held while routed, so that a packet that gets no hop is released too.
+        if let Some(air) = self.air.as_mut() {
+            air.hold(packet.user);
+        }
         self.route(now, packet.src, packet, out);
+        if let Some(air) = self.air.as_mut() {
+            air.let_go(packet.user);
+        }
         self.drain_radio(now, out);
     }
 
@@ -214,6 +276,7 @@ impl Network {
         let mut events = std::mem::take(&mut self.radio_events);
         loop {
             self.wireless.poll_into(now, &mut events);
+            self.resolve_air();
             if events.is_empty() {
                 break;
             }
@@ -276,7 +339,7 @@ impl Network {
             }
             WirelessEvent::Sent { sdu, .. } => {
                 if sdu.payload.ethertype == ETHERTYPE_IPV4 {
-                    self.hops.remove(key_of(sdu.payload.token));
+                    self.remove_hop(key_of(sdu.payload.token));
                 }
             }
             WirelessEvent::Failed { at_ns, node, sdu } => {
@@ -299,7 +362,7 @@ impl Network {
         if sdu.payload.ethertype != ETHERTYPE_IPV4 {
             return;
         }
-        if let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) {
+        if let Some(packet) = self.remove_hop(key_of(sdu.payload.token)) {
             out.push(NetEvent::Dropped {
                 at_ns,
                 node,
@@ -320,7 +383,7 @@ impl Network {
             });
             return;
         };
-        let key = self.hops.insert(packet);
+        let key = self.insert_hop(packet);
         match self.arp[node as usize].resolve(now, next_hop, key) {
             Resolution::Send => self.transmit(now, node, next_hop, key, out),
             Resolution::Held { request, dropped } => {
@@ -348,7 +411,7 @@ impl Network {
         reason: DropReason,
         out: &mut Vec<NetEvent>,
     ) {
-        if let Some(packet) = self.hops.remove(key) {
+        if let Some(packet) = self.remove_hop(key) {
             out.push(NetEvent::Dropped {
                 at_ns: now,
                 node,
