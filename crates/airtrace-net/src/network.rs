@@ -276,7 +276,9 @@ impl Network {
         let mut events = std::mem::take(&mut self.radio_events);
         loop {
             self.wireless.poll_into(now, &mut events);
-            self.resolve_air();
+            if self.air.is_some() {
+                self.resolve_air();
+            }
             if events.is_empty() {
                 break;
             }

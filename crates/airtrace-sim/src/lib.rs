@@ -25,7 +25,8 @@
 //!   fragments) for the captures.
 //! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
 //!   802.11-like link: attempts, retries, collisions, ACKs); [`wlan`]: the radiotap
-//!   and 802.11 encoding it shares with a network's air captures.
+//!   and 802.11 encoding it shares with [`netair`], a network's air captures at its
+//!   nodes (`air-<node>.pcap`).
 //! - [`plan`]: sweep plans (`airtrace sweep`): parameters expanded into runs, each
 //!   combination loaded before any run; [`plan::metrics`] makes a run's row.
 //! - [`bundle`]: the output directory, written atomically; [`dest`]: where it goes
@@ -42,6 +43,7 @@ pub mod bundle;
 pub mod dest;
 mod flows;
 pub mod links;
+pub mod netair;
 pub mod netsim;
 pub mod overrides;
 pub mod packet;

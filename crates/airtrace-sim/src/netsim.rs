@@ -7,7 +7,8 @@
 //! application), polled when due. A packet a flow sends is kept here, with its
 //! transport content, until the network delivers it at its destination or drops it;
 //! the network carries only its IP header. Node `i` has the address 198.18.x.y with
-//! x.y = i + 1, inside the 198.18.0.0/15 benchmarking block (RFC 2544).
+//! x.y = i + 1, inside the 198.18.0.0/15 benchmarking block (RFC 2544). Air captures
+//! (802.11 frames, the nodes' MAC addresses) are [`crate::netair`]'s.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -19,8 +20,9 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::build::{self, NodeInfo};
-use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
+use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW};
 use crate::flows::{app_name, new_flow, Flow};
+use crate::netair::{mac_text, AirCaptures};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
 use crate::scenario::{NetworkSpec, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
@@ -84,6 +86,8 @@ struct World {
     bundle: Option<BundleWriter>,
     /// Each node's capture in the bundle, if it has one.
     node_capture: Vec<Option<usize>>,
+    /// The air captures, if any.
+    air: Option<AirCaptures>,
     encoder: Encoder,
     drops: BTreeMap<&'static str, u64>,
     mac_drops: Vec<u64>,
@@ -103,7 +107,7 @@ pub(crate) fn run(
 ) -> Result<Summary, SimError> {
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (net, nodes) = build::network(spec, &streams).map_err(SimError::Setup)?;
+    let (mut net, nodes) = build::network(spec, &streams).map_err(SimError::Setup)?;
     let id_of = |name: &Option<String>| {
         let name = name.as_deref().unwrap_or_default();
         nodes
@@ -123,6 +127,7 @@ pub(crate) fn run(
         ends.push((id_of(&from)?, id_of(&to)?));
     }
     let mut node_capture = vec![None; nodes.len()];
+    let mut air = None;
     let bundle = match options.out {
         Some(dir) => {
             let snaplen = scenario
@@ -133,6 +138,16 @@ pub(crate) fn run(
             for name in &spec.captures {
                 let id = id_of(&Some(name.clone()))?;
                 node_capture[id as usize] = Some(b.add_node_capture(name, LINKTYPE_RAW)?);
+            }
+            if !spec.air_captures.is_empty() {
+                let mut capture = vec![None; nodes.len()];
+                for name in &spec.air_captures {
+                    let id = id_of(&Some(name.clone()))?;
+                    let file = format!("air-{name}");
+                    capture[id as usize] =
+                        Some(b.add_node_capture(&file, LINKTYPE_IEEE802_11_RADIOTAP)?);
+                }
+                air = Some(AirCaptures::new(capture, &mut net));
             }
             Some(b)
         }
@@ -151,6 +166,7 @@ pub(crate) fn run(
         ip_id: vec![0; n],
         bundle,
         node_capture,
+        air,
         encoder: Encoder::default(),
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
@@ -191,6 +207,7 @@ pub(crate) fn run(
                 break;
             }
         }
+        world.finish_air()?;
         Ok(())
     })();
     if let Err(e) = result {
@@ -223,8 +240,25 @@ impl World {
         self.net.poll_into(self.now, &mut events);
         self.handle(&mut events)?;
         self.net_events = events;
+        self.write_air()?;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
+    }
+
+    /// Writes what the radios saw since the last call to the air captures.
+    fn write_air(&mut self) -> io::Result<()> {
+        match (self.air.as_mut(), self.bundle.as_mut()) {
+            (Some(air), Some(bundle)) => air.write(&mut self.net, bundle),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ends the air captures with the frames still on the air.
+    fn finish_air(&mut self) -> io::Result<()> {
+        match (self.air.as_mut(), self.bundle.as_mut()) {
+            (Some(air), Some(bundle)) => air.finish(&mut self.net, bundle),
+            _ => Ok(()),
+        }
     }
 
     /// Handles (and empties) `events`.
@@ -362,6 +396,9 @@ impl World {
             body,
         };
         self.next_packet_id += 1;
+        if let Some(air) = self.air.as_mut() {
+            air.hold(&packet, self.flows[i].stream_offset(&packet));
+        }
         let ip = IpPacket {
             src,
             dst,
@@ -376,6 +413,7 @@ impl World {
         self.net.send(self.now, ip, &mut events);
         self.handle(&mut events)?;
         self.net_events = events;
+        self.write_air()?;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
@@ -411,7 +449,7 @@ impl World {
     }
 
     /// meta.json of a network bundle: nodes, vantage points (node captures), flows with
-    /// their nodes.
+    /// their nodes. With air captures, each node's radio interface has its MAC address.
     fn meta_json(
         &self,
         scenario: &Scenario,
@@ -425,28 +463,40 @@ impl World {
             .iter()
             .enumerate()
             .map(|(i, n)| {
+                let mut radio = serde_json::json!({ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() });
+                if self.air.is_some() {
+                    radio["mac_address"] = mac_text(i as NodeId).into();
+                }
                 serde_json::json!({
                     "name": n.name,
                     "address": dotted(address(i as NodeId)),
                     "x": n.position.x,
                     "y": n.position.y,
                     "role": if n.router { "router" } else { "host" },
-                    "interfaces": [{ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() }],
+                    "interfaces": [radio],
                 })
             })
             .collect();
-        let vantage_points: Vec<_> = spec
+        let vantage = |name: String, node: &str, linktype: u32| {
+            serde_json::json!({
+                "name": name,
+                "node": node,
+                "file": format!("{name}.pcap"),
+                "linktype": linktype,
+            })
+        };
+        let mut vantage_points: Vec<_> = spec
             .captures
             .iter()
-            .map(|name| {
-                serde_json::json!({
-                    "name": name,
-                    "node": name,
-                    "file": format!("{name}.pcap"),
-                    "linktype": LINKTYPE_RAW,
-                })
-            })
+            .map(|node| vantage(node.clone(), node, LINKTYPE_RAW))
             .collect();
+        if self.air.is_some() {
+            vantage_points.extend(
+                spec.air_captures
+                    .iter()
+                    .map(|node| vantage(format!("air-{node}"), node, LINKTYPE_IEEE802_11_RADIOTAP)),
+            );
+        }
         let flows: Vec<_> = self
             .flows
             .iter()
