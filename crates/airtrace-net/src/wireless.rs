@@ -140,6 +140,22 @@ struct Signal {
     pending: u32,
 }
 
+/// The air records being taken.
+#[derive(Debug)]
+struct AirTap {
+    /// Which stations' radios are recorded, by id.
+    at: Vec<bool>,
+    records: Vec<AirRecord>,
+}
+
+impl AirTap {
+    fn push(&mut self, record: AirRecord) {
+        if self.at.get(record.node as usize) == Some(&true) {
+            self.records.push(record);
+        }
+    }
+}
+
 /// The stations on one channel (see the [module documentation](self)).
 #[derive(Debug)]
 pub struct Wireless {
@@ -151,7 +167,7 @@ pub struct Wireless {
     /// Signals on the air, by id − `signal_base`.
     signals: std::collections::VecDeque<Option<Signal>>,
     signal_base: SignalId,
-    air: Option<Vec<AirRecord>>,
+    air: Option<AirTap>,
     mac_out: Vec<MacOut>,
     out: Vec<WirelessEvent>,
 }
@@ -219,10 +235,17 @@ impl Wireless {
         &self.phy
     }
 
-    /// Starts recording every frame each radio sends, decodes or fails to (see
-    /// [`AirRecord`]).
-    pub fn enable_air(&mut self) {
-        self.air = Some(Vec::new());
+    /// Starts recording every frame the radios of the stations `nodes` send, decode
+    /// or fail to (see [`AirRecord`]).
+    pub fn enable_air(&mut self, nodes: &[NodeId]) {
+        let mut at = vec![false; self.stations.len()];
+        for &n in nodes {
+            at[n as usize] = true;
+        }
+        self.air = Some(AirTap {
+            at,
+            records: Vec::new(),
+        });
     }
 
     /// Records the frames still being sent (at the end of a run) as their senders'
@@ -247,7 +270,7 @@ impl Wireless {
     /// Moves the recorded frames to `out`.
     pub fn drain_air(&mut self, out: &mut Vec<AirRecord>) {
         if let Some(air) = self.air.as_mut() {
-            out.append(air);
+            out.append(&mut air.records);
         }
     }
 

@@ -221,7 +221,7 @@ fn run_air(net: &mut Network, events: &mut Vec<NetEvent>, air: &mut Vec<Air>) {
 #[test]
 fn air_records_carry_each_hops_packet_until_the_packet_is_released() {
     let mut net = chain(4, ArpConfig::bsd());
-    net.enable_air();
+    net.enable_air(&[0, 1, 2, 3]);
     let (mut events, mut air) = (Vec::new(), Vec::new());
     net.send(0, packet(0, 3, 7), &mut events);
     run_air(&mut net, &mut events, &mut air);
@@ -288,9 +288,31 @@ fn a_packet_that_gets_no_hop_is_released_at_once() {
     }
     let routes = Routes::shortest_paths(2, |a, b| w.decodes(a, b));
     let mut apart = Network::new(w, routes, ArpConfig::bsd(), vec![false; 2]);
-    apart.enable_air();
+    apart.enable_air(&[0, 1]);
     let (mut events, mut air) = (Vec::new(), Vec::new());
     apart.send(0, packet(0, 1, 5), &mut events);
     run_air(&mut apart, &mut events, &mut air);
     assert!(matches!(air[..], [Air::Released(5)]), "{air:?}");
+}
+
+#[test]
+fn only_the_radios_asked_for_are_recorded() {
+    let mut net = chain(4, ArpConfig::bsd());
+    net.enable_air(&[2]);
+    let (mut events, mut air) = (Vec::new(), Vec::new());
+    net.send(0, packet(0, 3, 7), &mut events);
+    run_air(&mut net, &mut events, &mut air);
+    let nodes: std::collections::BTreeSet<NodeId> = air
+        .iter()
+        .filter_map(|a| match a {
+            Air::Frame(f) => Some(f.record.node),
+            Air::Released(_) => None,
+        })
+        .collect();
+    assert_eq!(nodes, [2].into());
+    assert_eq!(
+        air.iter().filter(|a| matches!(a, Air::Released(7))).count(),
+        1,
+        "released once"
+    );
 }

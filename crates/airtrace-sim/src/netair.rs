@@ -137,9 +137,12 @@ pub(crate) struct AirCaptures {
 
 impl AirCaptures {
     /// Captures at the nodes `capture` gives an index; starts the network's air
-    /// records.
+    /// records there.
     pub(crate) fn new(capture: Vec<Option<usize>>, net: &mut Network) -> Self {
-        net.enable_air();
+        let nodes: Vec<NodeId> = (0..capture.len() as NodeId)
+            .filter(|&n| capture[n as usize].is_some())
+            .collect();
+        net.enable_air(&nodes);
         let w = net.wireless();
         let radio = Radio {
             plcp_ns: w.mac(0).config().plcp.overhead_ns,
@@ -166,6 +169,7 @@ impl AirCaptures {
         net.drain_air(&mut self.frames, &mut self.released);
         for f in self.frames.drain(..) {
             let Some(index) = self.capture[f.record.node as usize] else {
+                debug_assert!(false, "records only at captured nodes");
                 continue;
             };
             let arp;
