@@ -221,3 +221,63 @@ def test_tshark_decodes_the_dsr_headers_of_a_network(tshark: str, tmp_path: Path
     routes = [json.loads(line) for line in (out / "routes.jsonl").read_text().splitlines()]
     assert len(requests) >= sum(r["event"] == "request" and r["node"] == "n0" for r in routes) >= 1
     assert len(replies) >= 1
+
+
+@pytest.fixture(scope="module")
+def chain_air_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five seconds of Holland & Vaidya's 4-hop chain, with an air capture at every node."""
+    out = tmp_path_factory.mktemp("bundles") / "chain"
+    nodes = json.dumps([f"n{i}" for i in range(5)])
+    done = cli("simulate", str(SCENARIOS / "holland_vaidya_chain.toml"), "--out", str(out), "--no-progress",
+               "--set", "duration=5 s", "--set", f"network.air_captures={nodes}")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_network_air_captures_are_clean_and_show_every_retry_the_mac_counted(
+    tshark: str, chain_air_bundle: Path
+) -> None:
+    """tshark reads each node's air capture without a malformed frame or an error, and
+    counts as many frames with the Retry bit from the node as its MAC sent (data and RTS
+    retries in summary.json); the chain's hidden terminals make sure there are some."""
+    meta = json.loads((chain_air_bundle / "meta.json").read_text())
+    mac = {n["name"]: n["interfaces"][0]["mac_address"] for n in meta["nodes"]}
+    assert mac["n0"] == "02:00:00:00:00:01" and mac["n4"] == "02:00:00:00:00:05"
+    air = [v for v in meta["vantage_points"] if v["linktype"] == 127]
+    assert [(v["node"], v["file"]) for v in air] == [(f"n{i}", f"air-n{i}.pcap") for i in range(5)]
+    summary = json.loads((chain_air_bundle / "summary.json").read_text())
+    bad = "_ws.malformed || _ws.expert.severity >= error || ip.checksum.status == 0 || tcp.checksum.status == 0"
+    total = 0
+    for node in summary["network"]["nodes"]:
+        pcap = chain_air_bundle / f"air-{node['name']}.pcap"
+        assert tshark_fields(tshark, pcap, bad, "frame.number") == [], pcap.name
+        retries = tshark_fields(tshark, pcap, f"wlan.fc.retry == 1 && wlan.ta == {mac[node['name']]}", "frame.number")
+        sent = node["frames_sent"]
+        assert len(retries) == sent["data_retries"] + sent["rts_retries"], pcap.name
+        total += len(retries)
+    assert total > 0
+
+
+def test_network_air_capture_carries_the_ip_captures_packets(tshark: str, chain_air_bundle: Path) -> None:
+    """The packets n0's radio sent or received intact are those its IP-layer capture
+    holds, byte for byte (checksums included); frames lost at the radio have a bad FCS,
+    as tshark finds when it checks them."""
+    fields = ("ip.src", "ip.id", "ip.ttl", "ip.checksum", "tcp.seq", "tcp.ack", "tcp.checksum")
+    ip_capture = {tuple(r) for r in tshark_fields(tshark, chain_air_bundle / "n0.pcap", "tcp", *fields)}
+    air = chain_air_bundle / "air-n0.pcap"
+    mine = "wlan.ta == 02:00:00:00:00:01 || wlan.ra == 02:00:00:00:00:01"
+    on_air = {tuple(r) for r in tshark_fields(tshark, air, f"tcp && radiotap.flags.badfcs == 0 && ({mine})", *fields)}
+    assert len(on_air) > 100 and on_air <= ip_capture
+    check = ("-o", "wlan.check_checksum:TRUE")
+    flagged = tshark_fields(tshark, air, "radiotap.flags.badfcs == 1", "frame.number")
+    assert tshark_fields(tshark, air, "wlan.fcs.status == 0", "frame.number", options=check) == flagged != []
+
+
+def test_network_air_captures_are_the_same_bytes_again(chain_air_bundle: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    scenario = chain_air_bundle / "scenario.toml"
+    done = cli("simulate", str(scenario), "--out", str(again), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    for i in range(5):
+        name = f"air-n{i}.pcap"
+        assert (again / name).read_bytes() == (chain_air_bundle / name).read_bytes(), name

@@ -65,6 +65,16 @@ pub struct Frame {
     pub airtime_ns: i64,
 }
 
+impl Frame {
+    /// The Duration field as the frame carries it: `nav_ns` in whole microseconds,
+    /// a fraction rounded up (IEEE 802.11-2020 §9.2.5.1), at most 32767 (§9.2.4.2:
+    /// bit 15 clear means a duration).
+    pub fn duration_us(&self) -> u16 {
+        let us = (self.nav_ns.max(0) as u64).div_ceil(1000);
+        us.min(32_767) as u16
+    }
+}
+
 /// The time the PLCP preamble and header take, and how the rest of a frame is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Plcp {
@@ -93,6 +103,26 @@ impl Plcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_field_rounds_up_to_whole_microseconds() {
+        let frame = |nav_ns| Frame {
+            kind: FrameKind::Cts,
+            src: 0,
+            dst: 1,
+            nav_ns,
+            seq: 0,
+            retry: false,
+            payload: None,
+            bytes: 14,
+            rate_bps: 2_000_000,
+            airtime_ns: 152_000,
+        };
+        assert_eq!(frame(0).duration_us(), 0);
+        assert_eq!(frame(314_000).duration_us(), 314);
+        assert_eq!(frame(314_001).duration_us(), 315);
+        assert_eq!(frame(1 << 40).duration_us(), 32_767, "bit 15 stays clear");
+    }
 
     #[test]
     fn airtime_of_a_1500_byte_packet_at_2_and_11_mbit() {

@@ -21,9 +21,12 @@
 //! - [`ip`]: the IP packet as the network layer sees it, and drop reasons.
 //! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
 //!   what a simulation drives.
+//! - [`air`]: what every radio saw, each data frame with its packet (for air
+//!   captures).
 //!
 //! Time is an `i64` count of nanoseconds, as everywhere in airtrace.
 
+pub mod air;
 pub mod arp;
 pub mod dcf;
 pub mod dsr;
@@ -36,6 +39,7 @@ pub mod radio;
 pub mod routing;
 pub mod wireless;
 
+pub use air::{AirFrame, Carried};
 pub use arp::ArpConfig;
 pub use dcf::{DcfConfig, MacOut, Sdu};
 pub use dsr::DsrConfig;

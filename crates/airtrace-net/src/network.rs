@@ -19,6 +19,9 @@
 //! node's [`DsrAgent`] decides where its packets go, hears of every link its MAC gives
 //! up on, and asks for sends after a delay (jitter) and for its send-buffer checks,
 //! which the network keeps in its own timer heap beside the radio's events.
+//!
+//! With [`Network::enable_air`], what every radio sees comes out too, each data frame
+//! with its packet ([`crate::air`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -26,6 +29,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand_chacha::ChaCha8Rng;
 use slotmap::{DefaultKey, Key, KeyData, SlotMap};
 
+use crate::air::{AirFrame, AirLog};
 use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::dsr::agent::{Action, RouteEvent};
@@ -171,6 +175,7 @@ pub struct Network {
     timer_order: u64,
     /// Broadcast hop entries to free, with the time they may go.
     spent_broadcasts: VecDeque<(i64, DefaultKey)>,
+    air: Option<AirLog>,
 }
 
 impl Network {
@@ -192,6 +197,7 @@ impl Network {
             timers: BinaryHeap::new(),
             timer_order: 0,
             spent_broadcasts: VecDeque::new(),
+            air: None,
         }
     }
 
@@ -210,6 +216,72 @@ impl Network {
     /// `node`'s DSR agent, when DSR routes.
     pub fn dsr(&self, node: NodeId) -> Option<&DsrAgent> {
         self.dsr.get(node as usize)
+    }
+
+    /// Starts recording what the radios of `nodes` see ([`crate::air`]).
+    pub fn enable_air(&mut self, nodes: &[NodeId]) {
+        self.wireless.enable_air(nodes);
+        self.air = Some(AirLog::default());
+    }
+
+    /// Moves the frames the radios saw since the last call to `frames`, each radio's
+    /// in the order they ended there, and to `released` the packets
+    /// ([`IpPacket::user`]) of which the network holds no hop any more: no later frame
+    /// carries them.
+    pub fn drain_air(&mut self, frames: &mut Vec<AirFrame>, released: &mut Vec<u64>) {
+        if let Some(air) = self.air.as_mut() {
+            air.drain(frames, released);
+        }
+    }
+
+    /// Records the frames still being sent (at the end of a run), for
+    /// [`Network::drain_air`] (see [`Wireless::flush_air`]).
+    pub fn flush_air(&mut self) {
+        self.wireless.flush_air();
+        self.resolve_air();
+    }
+
+    /// Takes the channel's new air records and reads their packets while their hops
+    /// are still there. Cold: kept out of the run loop's way when nothing is recorded.
+    #[cold]
+    fn resolve_air(&mut self) {
+        if let Some(air) = self.air.as_mut() {
+            self.wireless.drain_air(air.records());
+            let hops = &self.hops;
+            air.resolve(|token| hops.get(key_of(token)).copied());
+        }
+    }
+
+    /// A new hop of `packet` (see [`crate::air`] for the count kept with air records).
+    fn insert_hop(&mut self, packet: IpPacket) -> DefaultKey {
+        if let Some(air) = self.air.as_mut() {
+            air.hold(packet.user);
+        }
+        self.hops.insert(packet)
+    }
+
+    /// The hop `key` is over.
+    fn remove_hop(&mut self, key: DefaultKey) -> Option<IpPacket> {
+        let packet = self.hops.remove(key)?;
+        if let Some(air) = self.air.as_mut() {
+            air.let_go(packet.user);
+        }
+        Some(packet)
+    }
+
+    /// A transport packet goes into a DSR agent (its send buffer, a deferred send):
+    /// counted like a hop until it comes out, so that its air frames find it.
+    fn hold_in_routing(&mut self, packet: &IpPacket) {
+        if let (Some(air), false) = (self.air.as_mut(), packet.is_control()) {
+            air.hold(packet.user);
+        }
+    }
+
+    /// A transport packet came out of a DSR agent.
+    fn let_go_from_routing(&mut self, packet: &IpPacket) {
+        if let (Some(air), false) = (self.air.as_mut(), packet.is_control()) {
+            air.let_go(packet.user);
+        }
     }
 
     /// The radio channel (for its MACs' counters and the air records).
@@ -244,7 +316,14 @@ impl Network {
     /// `packet.src`'s transport sends `packet`; what follows at once is appended to
     /// `out`.
     pub fn send(&mut self, now: i64, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        // Held while routed, so that a packet that gets no hop is released too.
+        if let Some(air) = self.air.as_mut() {
+            air.hold(packet.user);
+        }
         self.route(now, packet.src, packet, out);
+        if let Some(air) = self.air.as_mut() {
+            air.let_go(packet.user);
+        }
         self.drain_radio(now, out);
     }
 
@@ -263,7 +342,8 @@ impl Network {
             };
             match timer.what {
                 Deferred::Send { packet, next_hop } => {
-                    self.send_hop(at, timer.node, next_hop, packet, out)
+                    self.send_hop(at, timer.node, next_hop, packet, out);
+                    self.let_go_from_routing(&packet);
                 }
                 Deferred::CheckBuffer => {
                     let mut actions = std::mem::take(&mut self.dsr_actions);
@@ -277,7 +357,7 @@ impl Network {
             if at > now {
                 break;
             }
-            self.hops.remove(key);
+            self.remove_hop(key);
             self.spent_broadcasts.pop_front();
         }
     }
@@ -301,7 +381,7 @@ impl Network {
         out: &mut Vec<NetEvent>,
     ) {
         for action in actions.drain(..) {
-            match action {
+            let leaving = match action {
                 Action::Unicast {
                     packet,
                     next_hop,
@@ -310,27 +390,43 @@ impl Network {
                 Action::Broadcast { packet, delay_ns } => {
                     self.send_later(now, node, BROADCAST, packet, delay_ns, out)
                 }
-                Action::Deliver(packet) => out.push(NetEvent::Local {
-                    at_ns: now,
-                    node,
-                    packet,
-                }),
-                Action::Drop { packet, reason } => out.push(NetEvent::Dropped {
-                    at_ns: now,
-                    node,
-                    packet,
-                    reason,
-                }),
-                Action::Log(event) => out.push(NetEvent::Route {
-                    at_ns: now,
-                    node,
-                    event,
-                }),
-                Action::CheckBufferAt(at) => self.defer(at, node, Deferred::CheckBuffer),
+                Action::Deliver(packet) => {
+                    out.push(NetEvent::Local {
+                        at_ns: now,
+                        node,
+                        packet,
+                    });
+                    Some(packet)
+                }
+                Action::Drop { packet, reason } => {
+                    out.push(NetEvent::Dropped {
+                        at_ns: now,
+                        node,
+                        packet,
+                        reason,
+                    });
+                    Some(packet)
+                }
+                Action::Log(event) => {
+                    out.push(NetEvent::Route {
+                        at_ns: now,
+                        node,
+                        event,
+                    });
+                    None
+                }
+                Action::CheckBufferAt(at) => {
+                    self.defer(at, node, Deferred::CheckBuffer);
+                    None
+                }
+            };
+            if let Some(packet) = leaving {
+                self.let_go_from_routing(&packet);
             }
         }
     }
 
+    /// Sends `packet` now, or defers it; returns it when it left the agent now.
     fn send_later(
         &mut self,
         now: i64,
@@ -339,11 +435,13 @@ impl Network {
         packet: IpPacket,
         delay_ns: i64,
         out: &mut Vec<NetEvent>,
-    ) {
+    ) -> Option<IpPacket> {
         if delay_ns > 0 {
             self.defer(now + delay_ns, node, Deferred::Send { packet, next_hop });
+            None
         } else {
             self.send_hop(now, node, next_hop, packet, out);
+            Some(packet)
         }
     }
 
@@ -354,11 +452,18 @@ impl Network {
             if events.is_empty() {
                 break;
             }
+            // Before the events end hops (and free their packets).
+            if self.air.is_some() {
+                self.resolve_air();
+            }
             for e in events.drain(..) {
                 self.on_radio(e, out);
             }
         }
         self.radio_events = events;
+        if self.air.is_some() {
+            self.resolve_air();
+        }
     }
 
     fn on_radio(&mut self, e: WirelessEvent, out: &mut Vec<NetEvent>) {
@@ -384,6 +489,7 @@ impl Network {
                     packet,
                 });
                 if !self.dsr.is_empty() {
+                    self.hold_in_routing(&packet);
                     let mut actions = std::mem::take(&mut self.dsr_actions);
                     self.dsr[node as usize].receive(at_ns, packet, &mut actions);
                     self.run_actions(at_ns, node, &mut actions, out);
@@ -423,7 +529,7 @@ impl Network {
                         .spent_broadcasts
                         .push_back((at_ns + BROADCAST_GRACE_NS, key)),
                     (ETHERTYPE_IPV4, _) => {
-                        self.hops.remove(key);
+                        self.remove_hop(key);
                     }
                     _ => {}
                 }
@@ -452,7 +558,7 @@ impl Network {
         if sdu.payload.ethertype != ETHERTYPE_IPV4 {
             return;
         }
-        if let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) {
+        if let Some(packet) = self.remove_hop(key_of(sdu.payload.token)) {
             out.push(NetEvent::Dropped {
                 at_ns,
                 node,
@@ -465,6 +571,8 @@ impl Network {
     /// DSR at `node` hears that its MAC gave up on `sdu`; the packets queued for the
     /// same neighbour come out of the interface queue with it.
     fn link_failed(&mut self, now: i64, node: NodeId, sdu: Sdu, out: &mut Vec<NetEvent>) {
+        // The hops end here, but their packets go on into the agent: their air count
+        // passes from the hop to the agent (no `remove_hop`).
         let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) else {
             return;
         };
@@ -486,6 +594,7 @@ impl Network {
     /// `node` sends `packet` on towards its destination.
     fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
         if !self.dsr.is_empty() {
+            self.hold_in_routing(&packet);
             let mut actions = std::mem::take(&mut self.dsr_actions);
             self.dsr[node as usize].originate(now, packet, &mut actions);
             self.run_actions(now, node, &mut actions, out);
@@ -514,7 +623,7 @@ impl Network {
         packet: IpPacket,
         out: &mut Vec<NetEvent>,
     ) {
-        let key = self.hops.insert(packet);
+        let key = self.insert_hop(packet);
         if next_hop == BROADCAST {
             self.transmit(now, node, next_hop, key, out);
             return;
@@ -546,7 +655,7 @@ impl Network {
         reason: DropReason,
         out: &mut Vec<NetEvent>,
     ) {
-        if let Some(packet) = self.hops.remove(key) {
+        if let Some(packet) = self.remove_hop(key) {
             out.push(NetEvent::Dropped {
                 at_ns: now,
                 node,

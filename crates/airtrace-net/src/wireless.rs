@@ -71,7 +71,9 @@ pub enum WirelessEvent {
     },
 }
 
-/// A frame as one station's radio saw it (for that station's air capture).
+/// A frame as one station's radio saw it (for that station's air capture): one it
+/// sent, or one it locked onto and decoded or lost. A station's records come in the
+/// order their frames ended there.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AirRecord {
     /// The station whose radio this is.
@@ -80,7 +82,8 @@ pub struct AirRecord {
     pub start_ns: i64,
     /// The frame.
     pub frame: Frame,
-    /// Received power, W (0 for the station's own transmissions).
+    /// Power at the antenna, W: the received power, or for the station's own
+    /// transmissions its transmit power.
     pub signal_w: f64,
     /// The frame was decoded intact (false: a bad FCS).
     pub intact: bool,
@@ -111,8 +114,8 @@ struct Station {
     mac: Dcf,
     /// The earliest timer wake-up in the heap (`i64::MAX`: none).
     timer_at: i64,
-    /// The frame this station is transmitting.
-    sending: Option<Frame>,
+    /// The frame this station is transmitting, and when it started.
+    sending: Option<(i64, Frame)>,
 }
 
 /// Heap entry kinds, in the order they are taken at one instant.
@@ -142,6 +145,22 @@ struct Signal {
     pending: u32,
 }
 
+/// The air records being taken.
+#[derive(Debug)]
+struct AirTap {
+    /// Which stations' radios are recorded, by id.
+    at: Vec<bool>,
+    records: Vec<AirRecord>,
+}
+
+impl AirTap {
+    fn push(&mut self, record: AirRecord) {
+        if self.at.get(record.node as usize) == Some(&true) {
+            self.records.push(record);
+        }
+    }
+}
+
 /// The stations on one channel (see the [module documentation](self)).
 #[derive(Debug)]
 pub struct Wireless {
@@ -153,7 +172,7 @@ pub struct Wireless {
     /// Signals on the air, by id − `signal_base`.
     signals: std::collections::VecDeque<Option<Signal>>,
     signal_base: SignalId,
-    air: Option<Vec<AirRecord>>,
+    air: Option<AirTap>,
     mac_out: Vec<MacOut>,
     out: Vec<WirelessEvent>,
     /// How the stations move (`None`: they stand still, the fast path).
@@ -244,15 +263,47 @@ impl Wireless {
         self.received_w(from, to) >= self.phy.rx_threshold_w
     }
 
-    /// Starts recording every frame each radio decodes or fails to (see [`AirRecord`]).
-    pub fn enable_air(&mut self) {
-        self.air = Some(Vec::new());
+    /// The radios' profile.
+    pub fn phy(&self) -> &PhyProfile {
+        &self.phy
+    }
+
+    /// Starts recording every frame the radios of the stations `nodes` send, decode
+    /// or fail to (see [`AirRecord`]).
+    pub fn enable_air(&mut self, nodes: &[NodeId]) {
+        let mut at = vec![false; self.stations.len()];
+        for &n in nodes {
+            at[n as usize] = true;
+        }
+        self.air = Some(AirTap {
+            at,
+            records: Vec::new(),
+        });
+    }
+
+    /// Records the frames still being sent (at the end of a run) as their senders'
+    /// radios will have sent them, so that the records hold every frame
+    /// [`Wireless::sent`] counts.
+    pub fn flush_air(&mut self) {
+        if let Some(air) = self.air.as_mut() {
+            for (node, st) in self.stations.iter().enumerate() {
+                if let Some((start_ns, frame)) = st.sending {
+                    air.push(AirRecord {
+                        node: node as NodeId,
+                        start_ns,
+                        frame,
+                        signal_w: self.phy.tx_power_w,
+                        intact: true,
+                    });
+                }
+            }
+        }
     }
 
     /// Moves the recorded frames to `out`.
     pub fn drain_air(&mut self, out: &mut Vec<AirRecord>) {
         if let Some(air) = self.air.as_mut() {
-            out.append(air);
+            out.append(&mut air.records);
         }
     }
 
@@ -398,7 +449,7 @@ impl Wireless {
         let st = &mut self.stations[node as usize];
         let was_busy = st.rx.busy();
         st.rx.tx_start();
-        st.sending = Some(frame);
+        st.sending = Some((now, frame));
         let c = &mut st.sent;
         match frame.kind {
             FrameKind::Data => {
@@ -415,15 +466,6 @@ impl Wireless {
         let from = st.position;
         if !was_busy {
             st.mac.on_cca(now, true, macs);
-        }
-        if let Some(air) = self.air.as_mut() {
-            air.push(AirRecord {
-                node,
-                start_ns: now,
-                frame,
-                signal_w: 0.0,
-                intact: true,
-            });
         }
         let end = now + frame.airtime_ns;
         self.push(end, Kind::TxEnd, node, 0);
@@ -459,7 +501,16 @@ impl Wireless {
 
     fn tx_end(&mut self, now: i64, node: NodeId, macs: &mut Vec<MacOut>) {
         let st = &mut self.stations[node as usize];
-        let frame = st.sending.take().expect("a transmission in progress");
+        let (start_ns, frame) = st.sending.take().expect("a transmission in progress");
+        if let Some(air) = self.air.as_mut() {
+            air.push(AirRecord {
+                node,
+                start_ns,
+                frame,
+                signal_w: self.phy.tx_power_w,
+                intact: true,
+            });
+        }
         st.mac.on_tx_end(now, &frame, macs);
         st.rx.tx_end();
         if !st.rx.busy() {

@@ -17,7 +17,8 @@ fn channel(phy: PhyProfile, mac: DcfConfig, xs: &[f64]) -> Wireless {
             ChaCha8Rng::seed_from_u64(i as u64),
         );
     }
-    w.enable_air();
+    let all: Vec<NodeId> = (0..xs.len() as NodeId).collect();
+    w.enable_air(&all);
     w
 }
 

@@ -1,11 +1,12 @@
 //! Packets through the IP layer of a chain of radio nodes: ARP on each hop, the TTL
-//! decremented at each router, ARP's one-packet hold queue, drops with their reason.
+//! decremented at each router, ARP's one-packet hold queue, drops with their reason;
+//! what the radios saw, with the packets their frames carried.
 
 use airtrace_net::arp::ArpConfig;
 use airtrace_net::dcf::DcfConfig;
 use airtrace_net::network::{DropReason, IpPacket, NetEvent, Network};
 use airtrace_net::radio::{PhyProfile, Position, Propagation};
-use airtrace_net::{NodeId, Routes, Wireless};
+use airtrace_net::{AirFrame, Carried, FrameKind, NodeId, Routes, Wireless};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -287,4 +288,125 @@ fn dsr_runs_are_repeatable() {
         format!("{events:?}")
     };
     assert_eq!(once(), once());
+}
+
+/// What came out of [`Network::drain_air`] after each poll, in order: a frame, or the
+/// release of a packet.
+#[derive(Debug)]
+enum Air {
+    Frame(AirFrame),
+    Released(u64),
+}
+
+fn run_air(net: &mut Network, events: &mut Vec<NetEvent>, air: &mut Vec<Air>) {
+    let (mut frames, mut released) = (Vec::new(), Vec::new());
+    let mut drain = |net: &mut Network, air: &mut Vec<Air>| {
+        net.drain_air(&mut frames, &mut released);
+        air.extend(frames.drain(..).map(Air::Frame));
+        air.extend(released.drain(..).map(Air::Released));
+    };
+    drain(net, air);
+    while let Some(t) = net.next_deadline() {
+        net.poll_into(t, events);
+        drain(net, air);
+    }
+}
+
+#[test]
+fn air_records_carry_each_hops_packet_until_the_packet_is_released() {
+    let mut net = chain(4, ArpConfig::bsd());
+    net.enable_air(&[0, 1, 2, 3]);
+    let (mut events, mut air) = (Vec::new(), Vec::new());
+    net.send(0, packet(0, 3, 7), &mut events);
+    run_air(&mut net, &mut events, &mut air);
+    let released_at = air
+        .iter()
+        .position(|a| matches!(a, Air::Released(7)))
+        .expect("released");
+    assert!(
+        !air[released_at..]
+            .iter()
+            .any(|a| matches!(a, Air::Frame(f) if matches!(f.carried, Carried::Ip(_)))),
+        "no frame carries the packet after its release (the last ACK may follow)"
+    );
+    let frames: Vec<_> = air
+        .iter()
+        .filter_map(|a| match a {
+            Air::Frame(f) => Some(f),
+            Air::Released(_) => None,
+        })
+        .collect();
+    // Each IPv4 data frame carries the packet with the TTL of its hop; each radio
+    // records its own frames and those it locked onto.
+    let mut ip_hops = Vec::new();
+    for f in &frames {
+        let r = &f.record;
+        match (r.frame.kind, f.carried) {
+            (FrameKind::Data, Carried::Ip(p)) => {
+                assert_eq!((p.user, p.ttl), (7, 64 - r.frame.src as u8));
+                if r.node == r.frame.src {
+                    ip_hops.push((r.frame.src, r.frame.dst));
+                }
+            }
+            (FrameKind::Data, Carried::Arp { op, sender, .. }) => {
+                assert!(op == 1 || op == 2);
+                assert_eq!(sender, r.frame.src);
+            }
+            (_, carried) => assert_eq!(carried, Carried::Nothing),
+        }
+    }
+    assert_eq!(ip_hops, [(0, 1), (1, 2), (2, 3)]);
+    // Records come in the order their frames ended at each radio.
+    for node in 0..4 {
+        let ends: Vec<_> = frames
+            .iter()
+            .filter(|f| f.record.node == node)
+            .map(|f| f.record.start_ns + f.record.frame.airtime_ns)
+            .collect();
+        assert!(
+            ends.windows(2).all(|w| w[0] <= w[1]),
+            "node {node}: {ends:?}"
+        );
+    }
+}
+
+#[test]
+fn a_packet_that_gets_no_hop_is_released_at_once() {
+    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for x in [0.0, 1000.0] {
+        w.add_station(
+            Position { x, y: 0.0 },
+            DcfConfig::ns2_wavelan(),
+            ChaCha8Rng::seed_from_u64(1),
+        );
+    }
+    let routes = Routes::shortest_paths(2, |a, b| w.decodes(a, b));
+    let mut apart = Network::new(w, routes, ArpConfig::bsd(), vec![false; 2]);
+    apart.enable_air(&[0, 1]);
+    let (mut events, mut air) = (Vec::new(), Vec::new());
+    apart.send(0, packet(0, 1, 5), &mut events);
+    run_air(&mut apart, &mut events, &mut air);
+    assert!(matches!(air[..], [Air::Released(5)]), "{air:?}");
+}
+
+#[test]
+fn only_the_radios_asked_for_are_recorded() {
+    let mut net = chain(4, ArpConfig::bsd());
+    net.enable_air(&[2]);
+    let (mut events, mut air) = (Vec::new(), Vec::new());
+    net.send(0, packet(0, 3, 7), &mut events);
+    run_air(&mut net, &mut events, &mut air);
+    let nodes: std::collections::BTreeSet<NodeId> = air
+        .iter()
+        .filter_map(|a| match a {
+            Air::Frame(f) => Some(f.record.node),
+            Air::Released(_) => None,
+        })
+        .collect();
+    assert_eq!(nodes, [2].into());
+    assert_eq!(
+        air.iter().filter(|a| matches!(a, Air::Released(7))).count(),
+        1,
+        "released once"
+    );
 }

@@ -13,8 +13,12 @@
 //! The forward direction (host a → host b) is the access point sending to the station
 //! (From DS); the reverse one the station sending to the access point (To DS). Host a
 //! sits behind the access point on the wired side.
+//!
+//! The radiotap header and the 802.11 fields are written by [`crate::wlan`].
 
 use airtrace_link::arq::{AirFate, AirFrame, AirKind};
+
+use crate::wlan::{Radiotap, Record, FC_FROM_DS, FC_RETRY, FC_TO_DS, SUBTYPE_ACK, SUBTYPE_DATA};
 
 /// The access point (BSSID).
 pub const MAC_AP: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
@@ -23,16 +27,8 @@ pub const MAC_STATION: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
 /// Host a, on the wired side of the access point.
 pub const MAC_HOST_A: [u8; 6] = [0x02, 0, 0, 0, 0, 0x03];
 
-/// Radiotap flags: the frame ends with its FCS.
-const FLAG_FCS_AT_END: u8 = 0x10;
-/// Radiotap flags: the FCS check failed.
-const FLAG_BAD_FCS: u8 = 0x40;
-/// Channel 6 of the 2.4 GHz band.
-const CHANNEL_MHZ: u16 = 2437;
-/// Channel flags: CCK, 2 GHz spectrum (802.11b).
-const CHANNEL_FLAGS: u16 = 0x0020 | 0x0080;
-/// RFC 1042 LLC/SNAP header of an IPv4 payload.
-const LLC_SNAP_IPV4: [u8; 8] = [0xAA, 0xAA, 0x03, 0, 0, 0, 0x08, 0x00];
+/// EtherType of IPv4, in the LLC/SNAP header.
+const ETHERTYPE_IPV4: u16 = 0x0800;
 /// The basic rate that control frames use, in radiotap's 500 kbit/s units.
 const BASIC_RATE: u8 = 2;
 
@@ -42,7 +38,7 @@ pub struct AirEncoder {
     /// Per direction: the next sequence number, and the packet and first sequence
     /// number of the latest packet sent (its retries reuse them).
     seq: [(u16, Option<(u64, u16)>); 2],
-    buf: Vec<u8>,
+    record: Record,
 }
 
 impl AirEncoder {
@@ -62,11 +58,9 @@ impl AirEncoder {
             AirKind::Ack => {
                 // The receiver acknowledges the transmitter of the data.
                 let ra = if forward { MAC_AP } else { MAC_STATION };
-                self.begin(BASIC_RATE, false);
-                self.buf.extend_from_slice(&[0xd4, 0x00, 0, 0]);
-                self.buf.extend_from_slice(&ra);
-                self.finish(false);
-                write(&self.buf);
+                self.record.begin(&radiotap(BASIC_RATE, false));
+                self.record.header(SUBTYPE_ACK, 0, 0, &[ra]);
+                write(self.record.finish(false));
             }
             AirKind::Data {
                 packet,
@@ -86,24 +80,19 @@ impl AirEncoder {
                 for ip in ip {
                     let seq = (first + n) & 0x0fff;
                     n += 1;
-                    self.begin(rate, bad);
-                    let flags =
-                        if forward { 0x02 } else { 0x01 } | if attempt > 1 { 0x08 } else { 0 };
-                    self.buf.extend_from_slice(&[0x08, flags]);
-                    self.buf.extend_from_slice(&nav_us.to_le_bytes());
-                    let (a1, a2, a3) = if forward {
-                        (MAC_STATION, MAC_AP, MAC_HOST_A)
+                    self.record.begin(&radiotap(rate, bad));
+                    let flags = if forward { FC_FROM_DS } else { FC_TO_DS }
+                        | if attempt > 1 { FC_RETRY } else { 0 };
+                    let addresses = if forward {
+                        [MAC_STATION, MAC_AP, MAC_HOST_A]
                     } else {
-                        (MAC_AP, MAC_STATION, MAC_HOST_A)
+                        [MAC_AP, MAC_STATION, MAC_HOST_A]
                     };
-                    for a in [a1, a2, a3] {
-                        self.buf.extend_from_slice(&a);
-                    }
-                    self.buf.extend_from_slice(&(seq << 4).to_le_bytes());
-                    self.buf.extend_from_slice(&LLC_SNAP_IPV4);
-                    self.buf.extend_from_slice(ip);
-                    self.finish(bad);
-                    write(&self.buf);
+                    self.record.header(SUBTYPE_DATA, flags, nav_us, &addresses);
+                    self.record.sequence(seq);
+                    self.record.llc_snap(ETHERTYPE_IPV4);
+                    self.record.extend(ip);
+                    write(self.record.finish(bad));
                 }
                 if retry_of.is_none() {
                     self.seq[d] = ((first + n) & 0x0fff, Some((packet, first)));
@@ -111,23 +100,14 @@ impl AirEncoder {
             }
         }
     }
+}
 
-    /// Starts a record with its radiotap header.
-    fn begin(&mut self, rate: u8, bad_fcs: bool) {
-        self.buf.clear();
-        // Version 0, pad, length 14; present: flags (bit 1), rate (2), channel (3).
-        self.buf.extend_from_slice(&[0, 0, 14, 0, 0x0e, 0, 0, 0]);
-        let flags = FLAG_FCS_AT_END | if bad_fcs { FLAG_BAD_FCS } else { 0 };
-        self.buf.extend_from_slice(&[flags, rate]);
-        self.buf.extend_from_slice(&CHANNEL_MHZ.to_le_bytes());
-        self.buf.extend_from_slice(&CHANNEL_FLAGS.to_le_bytes());
-    }
-
-    /// Appends the FCS (CRC-32 of the 802.11 frame), wrong when `bad`.
-    fn finish(&mut self, bad: bool) {
-        let crc = crc32fast::hash(&self.buf[14..]);
-        let fcs = if bad { !crc } else { crc };
-        self.buf.extend_from_slice(&fcs.to_le_bytes());
+/// The sniffer's radiotap fields: flags, rate and channel only (14 bytes).
+fn radiotap(rate_500kbps: u8, bad_fcs: bool) -> Radiotap {
+    Radiotap {
+        rate_500kbps,
+        bad_fcs,
+        ..Radiotap::default()
     }
 }
 
@@ -184,7 +164,10 @@ mod tests {
             crc32fast::hash(&r[14..n - 4]).to_le_bytes() == r[n - 4..]
         };
         assert!(!fcs_ok(&a) && fcs_ok(&b));
-        assert_eq!(&b[14 + 24..14 + 32], &LLC_SNAP_IPV4);
+        assert_eq!(
+            &b[14 + 24..14 + 32],
+            &[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]
+        );
         assert_eq!(b.len(), 14 + 24 + 8 + 40 + 4);
         // The other direction counts its own sequence numbers, To DS.
         let up = records(&mut enc, data(LinkDir::Up, 9, 1, AirFate::Received), &ip).remove(0);

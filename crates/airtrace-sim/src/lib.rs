@@ -24,7 +24,9 @@
 //! - [`packet`]: the simulated packet and its bytes (IPv4, TCP, UDP, checksums,
 //!   fragments) for the captures.
 //! - [`air`]: the `air` vantage's radiotap 802.11 frames (the sniffer's view of an
-//!   802.11-like link: attempts, retries, collisions, ACKs).
+//!   802.11-like link: attempts, retries, collisions, ACKs); [`wlan`]: the radiotap
+//!   and 802.11 encoding it shares with [`netair`], a network's air captures at its
+//!   nodes (`air-<node>.pcap`).
 //! - [`plan`]: sweep plans (`airtrace sweep`): parameters expanded into runs, each
 //!   combination loaded before any run; [`plan::metrics`] makes a run's row.
 //! - [`bundle`]: the output directory, written atomically; [`dest`]: where it goes
@@ -41,6 +43,7 @@ pub mod bundle;
 pub mod dest;
 mod flows;
 pub mod links;
+pub mod netair;
 pub mod netsim;
 pub mod overrides;
 pub mod packet;
@@ -50,6 +53,7 @@ pub mod scenario;
 pub mod sched;
 pub mod sim;
 pub mod units;
+pub mod wlan;
 
 pub use overrides::Override;
 pub use scenario::{Scenario, ScenarioError};

@@ -7,7 +7,8 @@
 //! application), polled when due. A packet a flow sends is kept here, with its
 //! transport content, until the network delivers it at its destination or drops it;
 //! the network carries only its IP header. Node `i` has the address 198.18.x.y with
-//! x.y = i + 1, inside the 198.18.0.0/15 benchmarking block (RFC 2544).
+//! x.y = i + 1, inside the 198.18.0.0/15 benchmarking block (RFC 2544). Air captures
+//! (802.11 frames, the nodes' MAC addresses) are [`crate::netair`]'s.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -21,8 +22,9 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::build::{self, NodeInfo};
-use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_RAW};
+use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW};
 use crate::flows::{app_name, new_flow, Flow};
+use crate::netair::{mac_text, AirCaptures};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
 use crate::scenario::{MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
@@ -90,6 +92,17 @@ pub struct NodeSummary {
 pub fn address(id: NodeId) -> [u8; 4] {
     let n = u32::from(id) + 1;
     [198, 18 + (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// The IPv4 source and destination of a DSR routing packet (a route request goes to
+/// the limited broadcast address, RFC 4728 §6.2).
+pub fn routing_hosts(ip: &IpPacket) -> ([u8; 4], [u8; 4]) {
+    let dst = if ip.dst == BROADCAST {
+        [255; 4]
+    } else {
+        address(ip.dst)
+    };
+    (address(ip.src), dst)
 }
 
 fn dotted(a: [u8; 4]) -> String {
@@ -181,11 +194,11 @@ struct World {
     bundle: Option<BundleWriter>,
     /// Each node's capture in the bundle, if it has one.
     node_capture: Vec<Option<usize>>,
+    /// The air captures, if any.
+    air: Option<AirCaptures>,
     encoder: Encoder,
     /// Scratch buffer for a packet's DSR header.
     dsr_bytes: Vec<u8>,
-    /// IP ID of the next routing packet written to a capture.
-    routing_ip_id: u16,
     drops: BTreeMap<&'static str, u64>,
     mac_drops: Vec<u64>,
     queue_drops: Vec<u64>,
@@ -206,7 +219,7 @@ pub(crate) fn run(
 ) -> Result<Summary, SimError> {
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
-    let (net, nodes) =
+    let (mut net, nodes) =
         build::network(spec, &streams, scenario.duration.0).map_err(SimError::Setup)?;
     let id_of = |name: &Option<String>| {
         let name = name.as_deref().unwrap_or_default();
@@ -228,6 +241,7 @@ pub(crate) fn run(
     }
     let mut node_capture = vec![None; nodes.len()];
     let dynamic_routing = spec.routing == RoutingProfile::Dsr;
+    let mut air = None;
     let bundle = match options.out {
         Some(dir) => {
             let snaplen = scenario
@@ -241,6 +255,16 @@ pub(crate) fn run(
             }
             if dynamic_routing && scenario.link_log {
                 b.start_routes_log()?;
+            }
+            if !spec.air_captures.is_empty() {
+                let mut capture = vec![None; nodes.len()];
+                for name in &spec.air_captures {
+                    let id = id_of(&Some(name.clone()))?;
+                    let file = format!("air-{name}");
+                    capture[id as usize] =
+                        Some(b.add_node_capture(&file, LINKTYPE_IEEE802_11_RADIOTAP)?);
+                }
+                air = Some(AirCaptures::new(capture, &mut net));
             }
             Some(b)
         }
@@ -261,9 +285,9 @@ pub(crate) fn run(
         ip_id: vec![0; n],
         bundle,
         node_capture,
+        air,
         encoder: Encoder::default(),
         dsr_bytes: Vec::new(),
-        routing_ip_id: 0,
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
         queue_drops: vec![0; n],
@@ -304,6 +328,7 @@ pub(crate) fn run(
                 break;
             }
         }
+        world.finish_air()?;
         Ok(())
     })();
     if let Err(e) = result {
@@ -341,8 +366,25 @@ impl World {
         self.net.poll_into(self.now, &mut events);
         self.handle(&mut events)?;
         self.net_events = events;
+        self.write_air()?;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
+    }
+
+    /// Writes what the radios saw since the last call to the air captures.
+    fn write_air(&mut self) -> io::Result<()> {
+        match (self.air.as_mut(), self.bundle.as_mut()) {
+            (Some(air), Some(bundle)) => air.write(&mut self.net, bundle),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ends the air captures with the frames still on the air.
+    fn finish_air(&mut self) -> io::Result<()> {
+        match (self.air.as_mut(), self.bundle.as_mut()) {
+            (Some(air), Some(bundle)) => air.finish(&mut self.net, bundle),
+            _ => Ok(()),
+        }
     }
 
     /// Handles (and empties) `events`.
@@ -506,16 +548,9 @@ impl World {
             h.write(0, address, &mut self.dsr_bytes);
         }
         if ip.is_control() {
-            let id = self.routing_ip_id;
-            self.routing_ip_id = id.wrapping_add(1);
-            let dst = if ip.dst == BROADCAST {
-                [255; 4]
-            } else {
-                address(ip.dst)
-            };
-            let frame =
-                self.encoder
-                    .encode_routing(id, ip.ttl, (address(ip.src), dst), &self.dsr_bytes);
+            let frame = self
+                .encoder
+                .encode_routing(ip.ttl, routing_hosts(&ip), &self.dsr_bytes);
             let pcap = bundle.node_capture(index);
             return pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32);
         }
@@ -617,6 +652,9 @@ impl World {
             body,
         };
         self.next_packet_id += 1;
+        if let Some(air) = self.air.as_mut() {
+            air.hold(&packet, self.flows[i].stream_offset(&packet));
+        }
         let ip = IpPacket {
             src,
             dst,
@@ -632,6 +670,7 @@ impl World {
         self.net.send(self.now, ip, &mut events);
         self.handle(&mut events)?;
         self.net_events = events;
+        self.write_air()?;
         self.sched.wake(CARRIER, self.net.next_deadline());
         Ok(())
     }
@@ -668,7 +707,7 @@ impl World {
     }
 
     /// meta.json of a network bundle: nodes, vantage points (node captures), flows with
-    /// their nodes.
+    /// their nodes. With air captures, each node's radio interface has its MAC address.
     fn meta_json(
         &self,
         scenario: &Scenario,
@@ -682,28 +721,40 @@ impl World {
             .iter()
             .enumerate()
             .map(|(i, n)| {
+                let mut radio = serde_json::json!({ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() });
+                if self.air.is_some() {
+                    radio["mac_address"] = mac_text(i as NodeId).into();
+                }
                 serde_json::json!({
                     "name": n.name,
                     "address": dotted(address(i as NodeId)),
                     "x": n.position.x,
                     "y": n.position.y,
                     "role": if n.router { "router" } else { "host" },
-                    "interfaces": [{ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() }],
+                    "interfaces": [radio],
                 })
             })
             .collect();
-        let vantage_points: Vec<_> = spec
+        let vantage = |name: String, node: &str, linktype: u32| {
+            serde_json::json!({
+                "name": name,
+                "node": node,
+                "file": format!("{name}.pcap"),
+                "linktype": linktype,
+            })
+        };
+        let mut vantage_points: Vec<_> = spec
             .captures
             .iter()
-            .map(|name| {
-                serde_json::json!({
-                    "name": name,
-                    "node": name,
-                    "file": format!("{name}.pcap"),
-                    "linktype": LINKTYPE_RAW,
-                })
-            })
+            .map(|node| vantage(node.clone(), node, LINKTYPE_RAW))
             .collect();
+        if self.air.is_some() {
+            vantage_points.extend(
+                spec.air_captures
+                    .iter()
+                    .map(|node| vantage(format!("air-{node}"), node, LINKTYPE_IEEE802_11_RADIOTAP)),
+            );
+        }
         let flows: Vec<_> = self
             .flows
             .iter()

@@ -323,15 +323,9 @@ impl Encoder {
             .map(move |&(start, end)| &frames[start..end])
     }
 
-    /// A packet of routing only: the IPv4 header (protocol 48) and the DSR options
-    /// header `dsr`, whose Next Header is set to 59 (none).
-    pub fn encode_routing(
-        &mut self,
-        ip_id: u16,
-        ttl: u8,
-        (src, dst): ([u8; 4], [u8; 4]),
-        dsr: &[u8],
-    ) -> &[u8] {
+    /// A packet of routing only: the IPv4 header (protocol 48, IP ID 0) and the DSR
+    /// options header `dsr`, whose Next Header is set to 59 (none).
+    pub fn encode_routing(&mut self, ttl: u8, (src, dst): ([u8; 4], [u8; 4]), dsr: &[u8]) -> &[u8] {
         self.ecn = 0;
         self.ttl = ttl;
         self.transport.clear();
@@ -341,7 +335,7 @@ impl Encoder {
         }
         self.frames.clear();
         self.bounds.clear();
-        self.ip_fragment(ip_id, PROTO_DSR, src, dst, 0, dsr.len(), false, false);
+        self.ip_fragment(0, PROTO_DSR, src, dst, 0, dsr.len(), false, false);
         &self.frames
     }
 

@@ -56,6 +56,10 @@ pub struct NetworkSpec {
     /// How the nodes move (`[network.mobility]`); without it they stand still.
     #[serde(default)]
     pub mobility: Option<MobilitySpec>,
+    /// Nodes at which an air capture `air-<node>.pcap` is taken: the 802.11 frames
+    /// their radio sent and received, behind radiotap headers.
+    #[serde(default)]
+    pub air_captures: Vec<String>,
 }
 
 /// `[network.mobility]`: a movement model, or an ns-2 movement file.
@@ -334,13 +338,27 @@ impl Scenario {
                 ));
             }
         }
-        for (i, c) in net.captures.iter().enumerate() {
-            let here = vec![Name("network"), Name("captures"), Index(i)];
-            if !known(c) {
-                return Err(invalid(&here, unknown(c)));
+        for (key, list) in [
+            ("captures", &net.captures),
+            ("air_captures", &net.air_captures),
+        ] {
+            for (i, c) in list.iter().enumerate() {
+                let here = vec![Name("network"), Name(key), Index(i)];
+                if !known(c) {
+                    return Err(invalid(&here, unknown(c)));
+                }
+                if list[..i].contains(c) {
+                    return Err(invalid(&here, format!("{c:?} is listed twice")));
+                }
             }
-            if net.captures[..i].contains(c) {
-                return Err(invalid(&here, format!("{c:?} is listed twice")));
+        }
+        for (i, c) in net.air_captures.iter().enumerate() {
+            let file = format!("air-{c}");
+            if net.captures.contains(&file) {
+                return Err(invalid(
+                    &[Name("network"), Name("air_captures"), Index(i)],
+                    format!("{file}.pcap is also node {file:?}'s capture"),
+                ));
             }
         }
         if let Some(m) = &net.mobility {
@@ -453,5 +471,62 @@ fn validate_mobility(net: &NetworkSpec, m: &MobilitySpec) -> Result<(), Invalid>
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::Scenario;
+
+    const NODES: &str = r#"
+[network]
+captures = ["a"]
+air_captures = ["a", "b"]
+
+[[network.node]]
+name = "a"
+x = 0
+
+[[network.node]]
+name = "b"
+x = 200
+
+[[flow]]
+app = "bulk"
+bytes = "1 MB"
+from = "a"
+to = "b"
+"#;
+
+    fn error(text: &str) -> String {
+        Scenario::parse(Path::new("s.toml"), text)
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.message)
+    }
+
+    #[test]
+    fn air_captures_name_known_nodes_once_and_their_files_are_their_own() {
+        assert_eq!(error(NODES), "");
+        let unknown = NODES.replace(r#"["a", "b"]"#, r#"["a", "c"]"#);
+        assert_eq!(
+            error(&unknown),
+            r#"network.air_captures[2]: no node is named "c""#
+        );
+        let twice = NODES.replace(r#"["a", "b"]"#, r#"["b", "b"]"#);
+        assert_eq!(
+            error(&twice),
+            r#"network.air_captures[2]: "b" is listed twice"#
+        );
+        let clash = NODES
+            .replace(r#"captures = ["a"]"#, r#"captures = ["air-b"]"#)
+            .replace(r#"name = "a""#, r#"name = "air-b""#)
+            .replace(r#"["a", "b"]"#, r#"["b"]"#)
+            .replace(r#"from = "a""#, r#"from = "air-b""#);
+        assert_eq!(
+            error(&clash),
+            r#"network.air_captures[1]: air-b.pcap is also node "air-b"'s capture"#
+        );
     }
 }
