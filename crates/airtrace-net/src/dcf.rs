@@ -617,16 +617,13 @@ impl Dcf {
         let cfg = self.cfg;
         match frame.kind {
             FrameKind::Rts => {
-                // §10.3.2.6: answer with a CTS after SIFS unless the NAV says busy.
-                // ns-2's `recvRTS` does not look at the NAV (which its EIFS also
-                // sets): it refuses only while its own exchange is under way.
-                let refuse = if cfg.ns2 {
-                    self.transmitting
-                        || self.response.is_some()
-                        || self.awaiting != Awaiting::Nothing
-                } else {
-                    self.nav_until > now || self.transmitting || self.response.is_some()
-                };
+                // §10.3.2.6: answer with a CTS after SIFS unless the NAV says busy (ns-2's
+                // `check_pktCTRL` likewise discards the CTS when the medium is not idle,
+                // NAV included).
+                let refuse = self.nav_until > now
+                    || self.transmitting
+                    || self.response.is_some()
+                    || (cfg.ns2 && self.awaiting != Awaiting::Nothing);
                 if !refuse {
                     let cts_time = cfg.control_airtime(cfg.cts_bytes);
                     let nav = (frame.nav_ns - cfg.sifs_ns - cts_time).max(0);
@@ -776,36 +773,25 @@ mod tests {
     /// later. Until the CTS is sent the station cannot access the medium, so its timer
     /// must be the CTS's time, not the (past) end of the defer: asking for a time it
     /// cannot act at woke it over and over at one instant (a run that never ended).
-    /// An RTS reaches a station whose NAV another exchange set: the standard's
-    /// station stays silent (§10.3.2.6), ns-2's answers with a CTS (`recvRTS` never
-    /// looks at the NAV).
+    /// An RTS reaches a station whose NAV another exchange set: no CTS, in the
+    /// standard's profile (§10.3.2.6) and in ns-2's (`check_pktCTRL` discards a CTS
+    /// when the medium is not idle, NAV included; its `recvRTS` alone does not look).
     #[test]
-    fn only_the_ns2_profile_answers_an_rts_under_a_nav() {
-        for (cfg, answers) in [
-            (DcfConfig::ns2_wavelan(), true),
-            (DcfConfig::dsss(2_000_000), false),
-        ] {
+    fn no_profile_answers_an_rts_under_a_nav() {
+        for cfg in [DcfConfig::ns2_wavelan(), DcfConfig::dsss(2_000_000)] {
             let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(1));
             let mut out = Vec::new();
-            let other = mac.frame(
-                FrameKind::Rts,
-                5,
-                5_000_000,
-                cfg.rts_bytes,
-                cfg.basic_rate_bps,
-            );
-            let other = Frame { src: 4, ..other };
+            let rts = |src, dst, nav| Frame {
+                src,
+                ..mac.frame(FrameKind::Rts, dst, nav, cfg.rts_bytes, cfg.basic_rate_bps)
+            };
+            let other = rts(4, 5, 5_000_000);
+            let mine = rts(2, 0, 1_000_000);
             mac.on_rx(1_000_000, &other, &mut out);
-            let rts = mac.frame(
-                FrameKind::Rts,
-                0,
-                1_000_000,
-                cfg.rts_bytes,
-                cfg.basic_rate_bps,
-            );
-            let rts = Frame { src: 2, ..rts };
-            mac.on_rx(2_000_000, &rts, &mut out);
-            assert_eq!(mac.response.is_some(), answers, "ns2 profile: {}", cfg.ns2);
+            mac.on_rx(2_000_000, &mine, &mut out);
+            assert!(mac.response.is_none(), "ns2 profile: {}", cfg.ns2);
+            mac.on_rx(7_000_000, &mine, &mut out);
+            assert!(mac.response.is_some(), "after the NAV, ns2 profile: {}", cfg.ns2);
         }
     }
 
