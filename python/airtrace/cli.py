@@ -283,6 +283,9 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument("study", nargs="?", help="a study's name, or `all`")
     reproduce.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
     reproduce.add_argument(
+        "--patterns", type=int, default=50, help="movement patterns per mean speed, for holland-vaidya (default 50)"
+    )
+    reproduce.add_argument(
         "--out", "-o", metavar="DIR", help="keep the headline runs' bundles (seed 1) in DIR/STUDY/, with their plots"
     )
     fmt = reproduce.add_mutually_exclusive_group()
@@ -759,7 +762,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     for key in keys:
         if not args.json:
             print(f"{PROG}: reproducing {key} over {args.seeds} seed(s) ...", file=sys.stderr)
-        results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out))
+        try:
+            results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out, patterns=args.patterns))
+        except ValueError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
         if not args.json:
             print(results[-1].markdown() if args.markdown else results[-1].text())
     if args.json:

@@ -111,11 +111,13 @@ class _Runner:
     directory; a run named `keep` goes to the output directory instead (when there is
     one), and the multi-layer and time/sequence plots of it are drawn beside it."""
 
-    def __init__(self, work: Path, out: Path | None) -> None:
+    def __init__(self, work: Path, out: Path | None, patterns: int = 50) -> None:
         self.work = work
         self.out = out
         self.runs = 0
         self.kept: list[str] = []
+        #: Movement patterns per mean speed, for the studies of moving networks.
+        self.patterns = patterns
 
     def run(
         self,
@@ -269,20 +271,26 @@ HOLLAND_VAIDYA_CHAIN = (1463.0, 729.0, 484.4, 339.9, 246.4, 205.2, 198.1, 191.8,
 
 
 def holland_vaidya(run: _Runner, seeds: int) -> Result:
-    """Holland & Vaidya (1999), Table 1: TCP over a static chain of 802.11 hops, the
-    'expected throughput' their mobility results are measured against.
+    """Holland & Vaidya (1999): TCP over a static chain of 802.11 hops (Table 1), then
+    over 30 moving nodes with DSR, Reno and Reno with ELFN, against expected throughput.
 
     The chain of scenarios/holland_vaidya_chain.toml (ns-2's CMU 802.11 and WaveLAN
-    radio, nodes 200 m apart, static shortest-path routes) at 1 … 10 hops, 100 s each."""
+    radio, nodes 200 m apart, static shortest-path routes) at 1 … 10 hops, 100 s each;
+    then scenarios/holland_vaidya_manet.toml at mean speeds of 2, 10, 20 and 30 m/s,
+    each over `run.patterns` movement patterns (the same patterns at every speed)."""
     r = Result(
         "holland-vaidya",
-        "Holland & Vaidya 1999, Analysis of TCP performance over mobile ad hoc networks (Table 1)",
-        "TCP-Reno, 1460 B segments, window 8, from one end of a chain of nodes 200 m apart to the other; "
-        "ns-2's 802.11 at 2 Mbit/s with RTS/CTS, two-ray ground, 250 m reception and 550 m carrier sense; "
-        "static routes (the paper ran DSR); throughput over 100 s.",
+        "Holland & Vaidya 1999, Analysis of TCP performance over mobile ad hoc networks (Table 1, section 4)",
+        "TCP-Reno, 1460 B segments, window 8; ns-2's 802.11 at 2 Mbit/s with RTS/CTS, two-ray ground, 250 m "
+        "reception and 550 m carrier sense. Chain: from one end of a chain of nodes 200 m apart to the other, "
+        "static routes (the paper ran DSR), 100 s. MANET: 30 nodes by random waypoint (no pause) in "
+        f"1500 x 300 m, DSR and BSD ARP, {run.patterns} movement patterns per mean speed, 300 s each; the "
+        "expected throughput weighs the chain figures above by the time the two ends spent at each "
+        "shortest-path hop count (none: 0).",
     )
     chain = scenario("holland_vaidya_chain")
     quiet = {"duration": "100 s", "network.captures": [], "link_log": False}
+    by_hops = []
     for hops, published in enumerate(HOLLAND_VAIDYA_CHAIN, start=1):
         measured = [
             run.run(chain, seed=s, set={**quiet, "network.chain.hops": hops})[0]["flows"][0]["bytes_delivered"]
@@ -292,10 +300,125 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
             for s in range(1, seeds + 1)
         ]
         r.figures.append(Figure(f"chain throughput, {hops} hops", f"{published} kbit/s", measured, "kbit/s", 1))
+        by_hops.append(statistics.mean(measured))
+    manet = _manet_runs(scenario("holland_vaidya_manet"), run.patterns, by_hops)
+    for speed in HOLLAND_VAIDYA_SPEEDS:
+        runs = [m for m in manet if m.speed == speed]
+        expected = [m.expected for m in runs if not m.elfn]
+        reno = [m.throughput for m in runs if not m.elfn]
+        elfn = [m.throughput for m in runs if m.elfn]
+        r.figures.append(Figure(f"expected throughput, {speed} m/s", "the upper bound", expected, "kbit/s", 1))
+        r.figures.append(Figure(f"mean throughput, reno, {speed} m/s", _HV_RENO[speed], reno, "kbit/s", 1))
+        r.figures.append(Figure(f"mean throughput, elfn, {speed} m/s", "above Reno's", elfn, "kbit/s", 1))
+    if run.out is not None:
+        run.kept += _manet_scatter(manet, run.out)
     r.notes.append(
-        "Mobility, DSR route caches, ELFN and Split-TCP (the paper's later sections) are not modelled yet."
+        "Each MANET figure's range is over the movement patterns (one run each), not over seeds. Split-TCP "
+        "(the paper's last section) is not modelled yet."
     )
     return r
+
+
+#: What the paper says of Reno's mean throughput at each mean speed (section 4.2).
+_HV_RENO = {
+    2: "the highest of the four",
+    10: "sharply below 2 m/s",
+    20: "slightly below 10 m/s",
+    30: "slightly below 10 m/s",
+}
+
+#: Mean speeds of Holland & Vaidya's MANET runs, m/s.
+HOLLAND_VAIDYA_SPEEDS = (2, 10, 20, 30)
+
+#: How often an ELFN sender probes while it stands by (the paper's choice, section 5).
+ELFN_PROBE = "2 s"
+
+
+@dataclass(frozen=True)
+class _ManetRun:
+    speed: int
+    pattern: int
+    elfn: bool
+    #: kbit/s over the run.
+    throughput: float
+    #: kbit/s, from the chain figures and the time at each hop count.
+    expected: float
+
+
+def _manet_one(task: tuple[str, int, int, bool]) -> tuple[int, int, bool, dict]:
+    """One MANET run (in a worker process): its summary, without a bundle."""
+    path, speed, pattern, elfn = task
+    overrides: dict[str, object] = {
+        "network.mobility.speed_mps": speed,
+        "network.mobility.pattern": pattern,
+        "link_log": False,
+    }
+    if elfn:
+        overrides["flow[1].tcp.elfn_probe"] = ELFN_PROBE
+    return speed, pattern, elfn, simulate(path, None, set=overrides)
+
+
+def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetRun]:
+    """Every speed × pattern × {Reno, ELFN} run of the MANET scenario, on all cores."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    duration_s = _seconds(path)
+    tasks = [
+        (str(path), speed, pattern, elfn)
+        for speed in HOLLAND_VAIDYA_SPEEDS
+        for pattern in range(1, patterns + 1)
+        for elfn in (False, True)
+    ]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=max(1, min(cores, len(tasks)))) as pool:
+        done = list(pool.map(_manet_one, tasks, chunksize=4))
+    runs = []
+    for speed, pattern, elfn, summary in done:
+        (paths,) = summary["network"]["paths"]
+        expected = sum(
+            seconds / duration_s * (0.0 if hops == "none" else by_hops[min(int(hops), len(by_hops)) - 1])
+            for hops, seconds in paths["hops_s"].items()
+        )
+        throughput = summary["flows"][0]["bytes_delivered"] * 8 / duration_s / 1e3
+        runs.append(_ManetRun(speed, pattern, elfn, throughput, expected))
+    return runs
+
+
+def _seconds(path: Path) -> float:
+    """A bundled scenario's `duration = "N s"`, in seconds."""
+    found = re.search(r'^duration = "([0-9.]+) s"', path.read_text(), re.M)
+    assert found is not None, path
+    return float(found.group(1))
+
+
+def _manet_scatter(runs: list[_ManetRun], out: Path) -> list[str]:
+    """The study's per-pattern scatter: actual against expected throughput, Reno and ELFN,
+    one plot per mean speed, with the diagonal."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    top = max([m.expected for m in runs] + [m.throughput for m in runs] + [1.0]) * 1.05
+    for speed in HOLLAND_VAIDYA_SPEEDS:
+        fig, ax = plt.subplots(figsize=(4.5, 4.5))
+        for elfn, marker, label in ((False, "o", "Reno"), (True, "x", "Reno + ELFN")):
+            pts = [m for m in runs if m.speed == speed and m.elfn == elfn]
+            ax.scatter([m.expected for m in pts], [m.throughput for m in pts], marker=marker, label=label)
+        ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
+        ax.set(xlim=(0, top), ylim=(0, top), xlabel="expected throughput (kbit/s)",
+               ylabel="actual throughput (kbit/s)", title=f"mean speed {speed} m/s")
+        ax.legend(loc="upper left")
+        path = out / f"manet-{speed}mps.png"
+        fig.tight_layout()
+        tmp = path.with_name(f".{path.name}.tmp")
+        fig.savefig(tmp, format="png", dpi=100)
+        plt.close(fig)
+        os.replace(tmp, path)
+        files.append(str(path))
+    return files
 
 
 def mathis(run: _Runner, seeds: int) -> Result:
@@ -370,13 +493,18 @@ def check(study: str, seeds: int) -> None:
         raise ValueError("--seeds must be at least 1")
 
 
-def reproduce(study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None) -> Result:
-    """Runs one study's scenarios over `seeds` seeds and returns its figures; with `out`,
-    keeps the headline runs' bundles (seed 1) there, with their plots."""
+def reproduce(
+    study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None, patterns: int = 50
+) -> Result:
+    """Runs one study's scenarios over `seeds` seeds (and, for moving networks, `patterns`
+    movement patterns per speed) and returns its figures; with `out`, keeps the headline
+    runs' bundles (seed 1) there, with their plots."""
     check(study, seeds)
+    if patterns < 1:
+        raise ValueError("--patterns must be at least 1")
     keep = None if out is None else Path(out) / study
     with tempfile.TemporaryDirectory(prefix="airtrace-reproduce-") as work:
-        runner = _Runner(Path(work), keep)
+        runner = _Runner(Path(work), keep, patterns)
         result = STUDIES[study](runner, seeds)
     result.files = runner.kept
     return result

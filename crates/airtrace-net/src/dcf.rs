@@ -791,7 +791,11 @@ mod tests {
             mac.on_rx(2_000_000, &mine, &mut out);
             assert!(mac.response.is_none(), "ns2 profile: {}", cfg.ns2);
             mac.on_rx(7_000_000, &mine, &mut out);
-            assert!(mac.response.is_some(), "after the NAV, ns2 profile: {}", cfg.ns2);
+            assert!(
+                mac.response.is_some(),
+                "after the NAV, ns2 profile: {}",
+                cfg.ns2
+            );
         }
     }
 

@@ -17,6 +17,7 @@
 //!   `send` / `next_deadline` / `poll_into` shape of `airtrace-link`'s links.
 //! - [`arp`]: one node's ARP table and its one-packet hold queue.
 //! - [`routing`]: static routes, given or computed as shortest paths.
+//! - [`connectivity`]: hop counts between two moving nodes over time.
 //! - [`dsr`]: Dynamic Source Routing (RFC 4728) as ns-2's CMU code ran it.
 //! - [`ip`]: the IP packet as the network layer sees it, and drop reasons.
 //! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
@@ -28,6 +29,7 @@
 
 pub mod air;
 pub mod arp;
+pub mod connectivity;
 pub mod dcf;
 pub mod dsr;
 pub mod frame;

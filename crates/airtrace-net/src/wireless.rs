@@ -263,6 +263,11 @@ impl Wireless {
         self.received_w(from, to) >= self.phy.rx_threshold_w
     }
 
+    /// True when radios at `a` and `b` decode each other's frames on a quiet channel.
+    pub fn decodes_between(&self, a: Position, b: Position) -> bool {
+        self.propagation.received_w(self.phy.tx_power_w, a.dist2(b)) >= self.phy.rx_threshold_w
+    }
+
     /// The radios' profile.
     pub fn phy(&self) -> &PhyProfile {
         &self.phy

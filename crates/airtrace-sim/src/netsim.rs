@@ -48,6 +48,23 @@ pub struct NetworkSummary {
     /// What the routing did, when routes are discovered (DSR).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<RoutingSummary>,
+    /// When the nodes move: for each flow, the time its two ends spent at each
+    /// shortest-path hop count (links decoded both ways on a quiet channel, sampled
+    /// every [`PATH_SAMPLE_NS`]), the "expected throughput" of Holland & Vaidya.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<PathSummary>>,
+}
+
+/// Sampling period of [`PathSummary`], ns.
+pub const PATH_SAMPLE_NS: i64 = 50_000_000;
+
+/// How far apart a flow's two ends were over the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathSummary {
+    /// The flow's name.
+    pub flow: String,
+    /// Seconds at each hop count (`"1"`, `"2"`, …; `"none"`: no path).
+    pub hops_s: BTreeMap<String, f64>,
 }
 
 /// Counts of what DSR did over the run, all nodes together.
@@ -344,7 +361,7 @@ pub(crate) fn run(
         end_s: end as f64 / 1e9,
         events,
         link: None,
-        network: Some(world.network_summary()),
+        network: Some(world.network_summary(end_ns)),
         flows: world.flows.iter().map(Flow::summary).collect(),
     };
     if let Some(bundle) = world.bundle.take() {
@@ -684,7 +701,8 @@ impl World {
         log.write_all(&self.line)
     }
 
-    fn network_summary(&self) -> NetworkSummary {
+    /// summary.json's `network`, for a run scheduled to end at `end_ns`.
+    fn network_summary(&self, end_ns: i64) -> NetworkSummary {
         let w = self.net.wireless();
         NetworkSummary {
             nodes: self
@@ -703,6 +721,27 @@ impl World {
                 .collect(),
             drops: self.drops.clone(),
             routing: self.routing.clone(),
+            paths: w.mobility().map(|m| {
+                self.flows
+                    .iter()
+                    .zip(&self.ends)
+                    .map(|(f, &ends)| PathSummary {
+                        flow: f.name.clone(),
+                        hops_s: airtrace_net::connectivity::hops_over_time(
+                            m,
+                            |a, b| w.decodes_between(a, b),
+                            ends,
+                            end_ns,
+                            PATH_SAMPLE_NS,
+                        )
+                        .into_iter()
+                        .map(|(h, ns)| {
+                            (h.map_or("none".into(), |h| h.to_string()), ns as f64 / 1e9)
+                        })
+                        .collect(),
+                    })
+                    .collect()
+            }),
         }
     }
 
