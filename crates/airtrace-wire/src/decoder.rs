@@ -8,7 +8,7 @@
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
-use crate::{ethernet, fast, gtp, ieee80211, ipv4, ipv6, tcp, udp};
+use crate::{dsr, ethernet, fast, gtp, ieee80211, ipv4, ipv6, tcp, udp};
 
 /// What the decoder knows about the bytes still in scope.
 pub(crate) struct Cx<'a> {
@@ -124,7 +124,8 @@ fn ip_by_version(off: usize, layer: Layer, cx: &Cx<'_>) -> Result<Next, Stop> {
 
 /// Dispatch the payload of an IP header by protocol number (IANA "Assigned Internet
 /// Protocol Numbers"): TCP and UDP are decoded, IP-in-IP (4, RFC 2003) and IPv6-in-IP
-/// (41, RFC 4213 section 3.5) are entered as tunnels, anything else is reported as
+/// (41, RFC 4213 section 3.5) are entered as tunnels, a DSR options header (48, RFC
+/// 4728) is walked to what it carries, anything else is reported as
 /// [`Transport::Other`].
 #[inline(always)]
 pub(crate) fn payload(
@@ -136,6 +137,7 @@ pub(crate) fn payload(
     match proto {
         proto::TCP => tcp::decode(off, cx, out),
         proto::UDP => udp::decode(off, cx, out),
+        dsr::PROTO => dsr::decode(off, cx, out),
         proto::IPV4 => {
             enter_tunnel(out);
             Ok(Next::Ipv4(off))

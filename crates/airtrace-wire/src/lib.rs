@@ -112,6 +112,7 @@
 //! FDDI, GTP-U...); etherparse builds the packets of the round-trip tests.
 
 mod decoder;
+mod dsr;
 mod ethernet;
 mod fast;
 mod fddi;

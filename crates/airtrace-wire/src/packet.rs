@@ -29,6 +29,8 @@ pub enum Layer {
     Ipv6,
     /// An IPv6 extension header.
     Ipv6Ext,
+    /// The DSR options header (RFC 4728).
+    Dsr,
     /// A tunnel header (GTP-U).
     Tunnel,
     /// The TCP fixed header.
@@ -52,6 +54,7 @@ impl Layer {
             Layer::Ipv4 => "ipv4",
             Layer::Ipv6 => "ipv6",
             Layer::Ipv6Ext => "ipv6-ext",
+            Layer::Dsr => "dsr",
             Layer::Tunnel => "tunnel",
             Layer::Tcp => "tcp",
             Layer::TcpOptions => "tcp-options",
