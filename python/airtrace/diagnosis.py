@@ -71,11 +71,30 @@ def findings_frame(findings: list[dict[str, Any]]) -> pd.DataFrame:
 
 def diagnosed_capture(path: str | os.PathLike[str]) -> Path | None:
     """The capture whose frames and connections the findings for `path` refer to: the
-    file itself, or a bundle's sender capture (else its link_in or receiver capture)."""
+    file itself, or a bundle's sender capture (else its link_in or receiver capture);
+    in a network's bundle, the capture at the first flow's sending node, else at its
+    receiving node."""
     path = Path(path)
     if not path.is_dir():
         return path
-    return next((path / f"{v}.pcap" for v in ("sender", "link_in", "receiver") if (path / f"{v}.pcap").is_file()), None)
+    names = ["sender", "link_in", "receiver"]
+    flows = _network_flows(path)
+    if flows:
+        names = [flows[0]["from"], flows[0]["to"]]
+    return next((path / f"{v}.pcap" for v in names if (path / f"{v}.pcap").is_file()), None)
+
+
+def _network_flows(bundle: Path) -> list[dict[str, Any]]:
+    """The flows of a network's bundle (meta.json's `flows` with their `from` and `to`
+    nodes); [] for a one-link bundle or an unreadable meta.json."""
+    try:
+        meta = json.loads((bundle / "meta.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(meta, dict) or not meta.get("nodes"):
+        return []
+    flows = meta.get("flows")
+    return [f for f in flows if isinstance(f, dict) and "from" in f and "to" in f] if isinstance(flows, list) else []
 
 
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
@@ -92,6 +111,9 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
         extra.extend(hc)
     _as_capture_frames(extra, capture)
     findings.extend(extra)
+    routes = _route_failures(bundle, findings, capture)
+    _shares(routes, bundle)
+    findings.extend(routes)
     findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
     return findings
 
@@ -209,3 +231,80 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
             }
         )
     return findings
+
+
+#: How long before a timeout episode a route event may come and still be its cause, s.
+ROUTE_LEAD_S = 1.0
+
+
+def _route_failures(bundle: Path, findings: list[dict[str, Any]], capture: Path | None) -> list[dict[str, Any]]:
+    """Timeouts of the first flow's sender that line up with route errors it received
+    or packets of the flow dropped for want of a route (Holland & Vaidya §4.3): the
+    routing, not congestion, cost that time. Needs a network bundle with routes.jsonl."""
+    flows = _network_flows(bundle)
+    routes_log = bundle / "routes.jsonl"
+    if not flows or capture is None or not routes_log.is_file():
+        return []
+    sender = flows[0]["from"]
+    events: list[tuple[float, str]] = []
+    for n, line in enumerate(routes_log.read_text().splitlines(), start=1):
+        try:
+            e = json.loads(line)
+            if e.get("event") == "error_received" and e["node"] == sender and e["link"]["tell"] == sender:
+                events.append((e["t_ns"] / 1e9, "route_error"))
+        except (ValueError, KeyError, TypeError):
+            continue
+    log = bundle / "link.jsonl"
+    if log.is_file():
+        for line in log.read_text().splitlines():
+            try:
+                e = json.loads(line)
+                if e.get("kind") == "packet_dropped" and e.get("flow") == 0 and e.get("reason") in (
+                    "no_route", "send_buffer_timeout"
+                ):
+                    events.append((e["t_ns"] / 1e9, e["reason"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    if not events:
+        return []
+    from airtrace.trace import read
+
+    first = read(capture).packets()["time"].iloc[0]
+    epoch = json.loads((bundle / "meta.json").read_text())["clock"]["epoch_ns"]
+    t0 = first.value / 1e9 - epoch / 1e9
+    found = []
+    for f in findings:
+        if f["kind"] != "timeout_backoff" or f["connection"] != 0 or f["direction"] != "a_to_b":
+            continue
+        start, end = f["start_s"] + t0, f["end_s"] + t0
+        near = [(t, what) for t, what in events if start - ROUTE_LEAD_S <= t <= end]
+        if not near:
+            continue
+        errors = sum(what == "route_error" for _, what in near)
+        drops = len(near) - errors
+        found.append(
+            {
+                "kind": "route_failure",
+                "connection": 0,
+                "direction": "a_to_b",
+                "start_s": min(t for t, _ in near) - t0,
+                "end_s": f["end_s"],
+                "cost_s": f["cost_s"],
+                "throughput_share": 0.0,
+                "evidence": f["evidence"],
+                "explanation": (
+                    f"Retransmission timeouts from {f['start_s']:.2f} s to {f['end_s']:.2f} s "
+                    f"came with {errors} route error(s) reaching the sender and {drops} packet(s) of the flow "
+                    "dropped for want of a route: a route broke (nodes moved apart, or the MAC gave up on a link), "
+                    "and TCP took the silence for congestion and backed off its timer while the routing repaired "
+                    "the route or served stale ones from its caches."
+                ),
+                "fix": (
+                    "Tell the sender of route failures (ELFN, `elfn_probe` in [flow.tcp]) so that it stands by and "
+                    "probes instead of backing off; keep route caches fresher (a cache timeout, no replies from "
+                    "caches, negative caches)."
+                ),
+                "details": {"route_errors": float(errors), "no_route_drops": float(drops)},
+            }
+        )
+    return found
