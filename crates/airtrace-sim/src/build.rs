@@ -147,7 +147,21 @@ pub fn network(
             .iter()
             .map(|n| streams.stream(&format!("node/{}/dsr", n.name)))
             .collect();
-        network = network.with_dsr(DsrConfig::ns2(), streams);
+        let mut cfg = DsrConfig::ns2();
+        if let Some(d) = &spec.dsr {
+            if d.reply_from_cache == Some(false) {
+                // ns-2: both off, or neighbours still answer the ring-zero search.
+                cfg.reply_from_cache = false;
+                cfg.ring_zero_search = false;
+            }
+            cfg.salvage = d.salvage.unwrap_or(cfg.salvage);
+            cfg.cache_timeout_ns = d.cache_timeout.map(|t| t.0).or(cfg.cache_timeout_ns);
+            cfg.send_timeout_ns = d.send_buffer_timeout.map_or(cfg.send_timeout_ns, |t| t.0);
+            cfg.send_buffer_packets = d
+                .send_buffer_packets
+                .map_or(cfg.send_buffer_packets, |n| n as usize);
+        }
+        network = network.with_dsr(cfg, streams);
     }
     Ok((network, nodes))
 }

@@ -515,3 +515,28 @@ fn air_captures_hold_every_frame_each_node_sent() {
         "the chain's hidden terminals cause retries"
     );
 }
+
+/// `[network.dsr]`: without replies from caches only targets answer; a cache timeout
+/// and the other settings are checked as the file is read.
+#[test]
+fn dsr_settings_turn_replies_from_caches_off() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_manet.toml"))
+        .unwrap()
+        .replace("duration = \"300 s\"", "duration = \"60 s\"");
+    let with = simulate(&text);
+    let routing = |s: &Summary| s.network.clone().unwrap().routing.unwrap();
+    assert!(routing(&with).cache_replies > 0, "{:?}", routing(&with));
+    let off = text.replace(
+        "routing = \"dsr\"",
+        "routing = \"dsr\"\ndsr = { reply_from_cache = false, cache_timeout = \"5 s\" }",
+    );
+    let without = simulate(&off);
+    assert_eq!(routing(&without).cache_replies, 0);
+    assert!(routing(&without).replies > 0);
+    let bad = text.replace(
+        "routing = \"dsr\"",
+        "routing = \"dsr\"\ndsr = { cache_timeout = \"0 s\" }",
+    );
+    let e = Scenario::parse(Path::new("m.toml"), &bad).unwrap_err();
+    assert!(e.to_string().contains("network.dsr.cache_timeout"), "{e}");
+}

@@ -8,7 +8,7 @@ use airtrace_net::mobility::MAX_SPEED_MPS;
 use serde::Deserialize;
 
 use super::{invalid, FlowSpec, Invalid, Key, Scenario};
-use crate::units::{Rate, Size};
+use crate::units::{Duration, Rate, Size};
 
 /// The nodes of a network scenario and their radios.
 #[derive(Debug, Clone, Deserialize)]
@@ -46,6 +46,9 @@ pub struct NetworkSpec {
     /// `dsr` (Dynamic Source Routing, RFC 4728, as ns-2's CMU code ran it).
     #[serde(default)]
     pub routing: RoutingProfile,
+    /// DSR's settings (`[network.dsr]`), with `routing = "dsr"`.
+    #[serde(default)]
+    pub dsr: Option<DsrSpec>,
     /// Routes given by hand, each a `[[network.route]]`; every other route is the
     /// shortest path in hops over the links whose frames are decoded both ways.
     #[serde(default, rename = "route")]
@@ -116,6 +119,30 @@ pub enum RoutingProfile {
     Static,
     /// DSR (`airtrace_net::DsrConfig::ns2`).
     Dsr,
+}
+
+/// `[network.dsr]`: DSR's settings that differ from ns-2's (see
+/// `airtrace_net::DsrConfig::ns2`); the study's proposed fixes among them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsrSpec {
+    /// Intermediate nodes answer route requests from their caches (default true; false
+    /// also drops the neighbour search that starts each discovery, which only caches
+    /// answer, as ns-2 requires to turn replies from caches off).
+    #[serde(default)]
+    pub reply_from_cache: Option<bool>,
+    /// A node whose link broke sends the packet on by another cached route (default true).
+    #[serde(default)]
+    pub salvage: Option<bool>,
+    /// Routes not learned or used for this long are forgotten (default: never).
+    #[serde(default)]
+    pub cache_timeout: Option<Duration>,
+    /// How long a packet may wait for a route (default 30 s).
+    #[serde(default)]
+    pub send_buffer_timeout: Option<Duration>,
+    /// Packets the send buffer holds (default 64).
+    #[serde(default)]
+    pub send_buffer_packets: Option<u64>,
 }
 
 /// How ARP behaves.
@@ -316,6 +343,31 @@ impl Scenario {
         let names = net.node_names();
         let known = |name: &str| names.iter().any(|n| n == name);
         let unknown = |name: &str| format!("no node is named {name:?}");
+        if let Some(d) = &net.dsr {
+            let here = |key: &'static str| vec![Name("network"), Name("dsr"), Name(key)];
+            if net.routing != RoutingProfile::Dsr {
+                return Err(invalid(
+                    &at("dsr"),
+                    "[network.dsr] sets DSR; add routing = \"dsr\"",
+                ));
+            }
+            for (key, v) in [
+                ("cache_timeout", d.cache_timeout),
+                ("send_buffer_timeout", d.send_buffer_timeout),
+            ] {
+                if v.is_some_and(|v| !(1_000_000..=86_400_000_000_000).contains(&v.0)) {
+                    return Err(invalid(&here(key), "must be between 1 ms and 1 day"));
+                }
+            }
+            if d.send_buffer_packets
+                .is_some_and(|n| !(1..=100_000).contains(&n))
+            {
+                return Err(invalid(
+                    &here("send_buffer_packets"),
+                    "must be between 1 and 100000",
+                ));
+            }
+        }
         if net.routing == RoutingProfile::Dsr && !net.routes.is_empty() {
             return Err(invalid(
                 &at("route"),
