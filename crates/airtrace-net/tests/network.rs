@@ -294,7 +294,7 @@ fn dsr_runs_are_repeatable() {
 /// release of a packet.
 #[derive(Debug)]
 enum Air {
-    Frame(AirFrame),
+    Frame(Box<AirFrame>),
     Released(u64),
 }
 
@@ -302,7 +302,7 @@ fn run_air(net: &mut Network, events: &mut Vec<NetEvent>, air: &mut Vec<Air>) {
     let (mut frames, mut released) = (Vec::new(), Vec::new());
     let mut drain = |net: &mut Network, air: &mut Vec<Air>| {
         net.drain_air(&mut frames, &mut released);
-        air.extend(frames.drain(..).map(Air::Frame));
+        air.extend(frames.drain(..).map(|f| Air::Frame(Box::new(f))));
         air.extend(released.drain(..).map(Air::Released));
     };
     drain(net, air);
