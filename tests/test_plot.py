@@ -192,3 +192,29 @@ def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_p
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
+
+
+def test_the_multilayer_view_of_a_manet_shows_the_routing_under_tcp(tmp_path: Path) -> None:
+    """A network routed by DSR: route errors reaching the sending node, its route
+    discoveries and the flow's no-route drops, counted as routes.jsonl and link.jsonl
+    hold them, on the TCP time axis; drawn without error."""
+    bundle = tmp_path / "manet"
+    airtrace.simulate(
+        ROOT / "scenarios" / "holland_vaidya_manet.toml",
+        bundle,
+        set={"network.captures": ["n0", "n1"], "network.mobility.pattern": 2, "duration": "60 s"},
+    )
+    run = views.load(bundle)
+    assert run.sender_name == "n0"
+    conn = run.main_connection()
+    layers = views.multilayer(run, conn)
+    routes = [json.loads(line) for line in (bundle / "routes.jsonl").read_text().splitlines()]
+    errors = [r for r in routes if r["event"] == "error_received" and r["node"] == "n0"]
+    learned = [r for r in routes if r["event"] == "route_learned" and r["node"] == "n0"]
+    assert len(layers["route_error"]) == len(errors) >= 1
+    assert len(layers["route_learned"]) == len(learned) >= 1
+    drops = [json.loads(line) for line in (bundle / "link.jsonl").read_text().splitlines()]
+    no_route = [d for d in drops if d["reason"] in ("no_route", "send_buffer_timeout") and d["flow"] == 0]
+    assert len(layers["no_route"]) == len(no_route)
+    written = plot.plot(bundle, tmp_path / "m.png", kind="multilayer")
+    assert written and Path(written[0]).stat().st_size > 10_000

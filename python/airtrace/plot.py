@@ -147,7 +147,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     fig, (ax, axc) = _figure(2, 7.5, ratios=[3, 1])
     groups = [
         ("link_retx", +gap, "C3"), ("link_collision", +gap, "m"), ("link_data", +gap, "C2"),
-        ("TcpSnd_data", 0.0, "C0"), ("TcpSnd_ack", 0.0, "C1"),
+        ("TcpSnd_data", 0.0, "C0"), ("TcpSnd_ack", 0.0, "C1"), ("no_route", 0.0, "C3"),
         ("TcpRcv_data", -gap, "C4"), ("TcpRcv_ack", -gap, "C5"),
     ]
     for key, off, color in groups:
@@ -163,6 +163,15 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
             ax.axvline(x, color="k", lw=1.2, ls="--", label=f"link reset ({len(resets)})" if i == 0 else None)
         ax.annotate("link reset", (resets.x[0], 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
                     textcoords="offset points", fontsize=8)
+    for key in ("route_error", "route_learned"):
+        s = layers.get(key)
+        if s is None or not len(s):
+            continue
+        if s.style == "vlines":
+            _draw(ax, s, label=f"{s.label} ({len(s)})")
+        else:
+            ax.plot(s.x, s.x * 0, ls="none", marker=s.marker, ms=12, mew=1.5, color=s.color,
+                    label=f"{s.label} [{len(s)}]", transform=ax.get_xaxis_transform())
     timeouts = views.tsg(run, conn).get("timeouts")
     _annotate_timeouts(ax, None if timeouts is None else _window(timeouts, time))
     util = _shade_idle(ax, run, conn, time)

@@ -142,6 +142,29 @@ class Run:
         return df
 
     @cached_property
+    def routes(self) -> pd.DataFrame | None:
+        """routes.jsonl (a network routed by DSR) with `t` in seconds, or None."""
+        path = os.path.join(self.bundle, "routes.jsonl") if self.bundle else None
+        if not path or not os.path.exists(path):
+            return None
+        import pandas as pd
+
+        df = pd.read_json(path, lines=True, dtype=False)
+        if len(df) == 0 or "t_ns" not in df or "event" not in df:
+            return None
+        df["t"] = df["t_ns"] / 1e9
+        return df
+
+    def flow_node(self, conn: int) -> str | None:
+        """In a network's bundle, the node the connection's flow sends from."""
+        flow = self.flow_of(conn)
+        flows = self.meta.get("flows") or []
+        if flow is None or not 0 <= flow < len(flows) or not isinstance(flows[flow], dict):
+            return None
+        node = flows[flow].get("from")
+        return node if isinstance(node, str) else None
+
+    @cached_property
     def tcpstate(self) -> pd.DataFrame | None:
         """tcpstate.jsonl with `t` in seconds, or None."""
         path = os.path.join(self.bundle, "tcpstate.jsonl") if self.bundle else None
@@ -279,6 +302,45 @@ def link_layer(run: Run, conn: int, direction: str = "down") -> dict[str, Series
     return out
 
 
+def route_layer(run: Run, conn: int) -> dict[str, Series]:
+    """The routing under the flow (a network routed by DSR, Holland & Vaidya's view):
+    route errors reaching the flow's sending node and its route discoveries as lines on
+    the time axis, the flow's packets dropped for want of a route at the sequence number
+    they carry."""
+    import numpy as np
+
+    node = run.flow_node(conn)
+    if node is None:
+        return {}
+    out: dict[str, Series] = {}
+    routes = run.routes
+    if routes is not None:
+        at_node = routes[routes["node"] == node]
+        errors = at_node[at_node["event"] == "error_received"]
+        learned = at_node[at_node["event"] == "route_learned"]
+        out["route_error"] = Series(
+            f"route errors reaching {node}", _np(errors["t"]), np.zeros(len(errors)), style="vlines", color="C1",
+            important=True,
+        )
+        out["route_learned"] = Series(
+            f"routes {node} discovered", _np(learned["t"]), np.zeros(len(learned)), marker="|", color="C9",
+            important=True,
+        )
+    link = run.link
+    flow = run.flow_of(conn)
+    if link is not None and "reason" in link and "flow" in link:
+        drops = link[(link["kind"] == "packet_dropped") & link["reason"].isin(["no_route", "send_buffer_timeout"])]
+        drops = drops[drops["flow"] == flow]
+        p = run.conn_in(run.sender_name, conn)
+        sent = p[p["dir"] == run.data_dir(conn)]
+        seq_of = dict(zip(sent["ip_id"].astype("int64"), _np(sent["seq_rel"])))
+        y = np.array([seq_of.get(int(i), np.nan) for i in drops["ip_id"].fillna(-1).astype(int)])
+        out["no_route"] = Series(
+            "packets dropped: no route", _np(drops["t"]), y, color="C3", marker="x", important=True
+        )
+    return out
+
+
 def link_queue(run: Run, direction: str = "down") -> Series:
     """Packets waiting in the link's queue (forward direction) after each link event."""
     link = run.link
@@ -296,6 +358,7 @@ def multilayer(run: Run, conn: int) -> dict[str, Series]:
     if run.receiver_name:
         out.update(tcp_layer(run, run.receiver_name, conn, "TcpRcv"))
     out.update(link_layer(run, conn))
+    out.update(route_layer(run, conn))
     return out
 
 
