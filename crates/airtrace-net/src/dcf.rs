@@ -11,7 +11,11 @@
 //! [`DcfConfig::ns2`] reproduces the 802.11 of ns-2's CMU wireless extensions, whose
 //! departures from the standard Holland & Vaidya's results depend on (see
 //! docs/ns2-chain-model.md): EIFS kept as a NAV, a CTS refused while the NAV runs, the
-//! contention window doubled when the medium is busy at the end of the first DIFS.
+//! contention window doubled when the medium is busy at the end of the first DIFS;
+//! and those of ns-2.1b8a's code in particular (the CMU code the paper ran): a first
+//! access after a DIFS alone, the data a DIFS after the CTS, a retry's backoff from
+//! the timeout, and the short retry count and CW reset by a data frame that follows
+//! the station's own CTS.
 
 use std::collections::VecDeque;
 
@@ -206,8 +210,18 @@ struct Current {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Awaiting {
     Nothing,
-    Cts { deadline: i64 },
-    Ack { deadline: i64 },
+    Cts {
+        deadline: i64,
+    },
+    Ack {
+        deadline: i64,
+    },
+    /// ns-2: a CTS went out; until the data frame comes (or the CTS's Duration and
+    /// air time have gone by) the station is in `MAC_CTS`: it refuses RTS frames and
+    /// does not contend.
+    Data {
+        deadline: i64,
+    },
 }
 
 /// One station's DCF (see the [module documentation](self)).
@@ -224,6 +238,10 @@ pub struct Dcf {
     /// medium, until this time.
     defer_until: Option<i64>,
     cw: u32,
+    /// ns-2: the pending backoff's slots run from this time, the medium being idle
+    /// (a retry's backoff starts at the timeout, with no DIFS); `None`: from DIFS
+    /// (or EIFS) after the medium fell idle.
+    counting_since: Option<i64>,
     /// When the medium (CCA, own transmission) fell idle; `None` while busy.
     idle_since: Option<i64>,
     nav_until: i64,
@@ -252,6 +270,7 @@ impl Dcf {
             backoff: None,
             defer_until: None,
             cw,
+            counting_since: None,
             idle_since: Some(0),
             nav_until: 0,
             use_eifs: false,
@@ -360,10 +379,11 @@ impl Dcf {
         }
         if self.cfg.ns2 {
             if self.medium_idle(now) {
-                // ns-2 `Mac802_11::send`: DIFS plus a random backoff, unwatched.
-                let slots = self.draw_backoff();
-                self.defer_until =
-                    Some(now + self.cfg.difs_ns() + i64::from(slots) * self.cfg.slot_ns);
+                // ns-2.1b8a `Mac802_11::send` (mac-802_11.cc:984-991): a DIFS, unwatched,
+                // and no backoff (ns-2.35 adds one).
+                if self.defer_until.is_none() {
+                    self.defer_until = Some(now + self.cfg.difs_ns());
+                }
             } else {
                 self.backoff = Some(self.draw_backoff());
             }
@@ -381,7 +401,10 @@ impl Dcf {
     /// The instant the pending backoff ends, if the medium stays idle.
     fn backoff_end(&self) -> Option<i64> {
         let slots = self.backoff?;
-        let from = self.idle_from()? + self.ifs();
+        let idle_from = self.idle_from()?;
+        let from = self
+            .counting_since
+            .unwrap_or_else(|| idle_from + self.ifs());
         Some(from + i64::from(slots) * self.cfg.slot_ns)
     }
 
@@ -398,7 +421,9 @@ impl Dcf {
         };
         take(self.response.map(|(t, _)| t));
         match self.awaiting {
-            Awaiting::Cts { deadline } | Awaiting::Ack { deadline } => take(Some(deadline)),
+            Awaiting::Cts { deadline }
+            | Awaiting::Ack { deadline }
+            | Awaiting::Data { deadline } => take(Some(deadline)),
             // A response to send comes first: access resumes after it (asking for the
             // access timer now would wake the station over and over at a time it
             // cannot act).
@@ -423,6 +448,7 @@ impl Dcf {
                 self.backoff = Some(slots - used);
             }
         }
+        self.counting_since = None;
     }
 
     /// The radio's clear channel assessment changed.
@@ -522,6 +548,7 @@ impl Dcf {
                 return;
             }
             self.backoff = None;
+            self.counting_since = None;
         }
         let Some(cur) = self.current else {
             return; // A post-backoff ended with nothing to send.
@@ -580,9 +607,27 @@ impl Dcf {
                 self.after_exchange(now, out);
                 return;
             }
+            FrameKind::Cts if cfg.ns2 => {
+                // ns-2 `check_pktCTRL` (mac-802_11.cc:572-578): MAC_CTS for the CTS's
+                // Duration and air time from its start, i.e. its Duration from its end.
+                self.awaiting = Awaiting::Data {
+                    deadline: now + frame.nav_ns,
+                };
+                return;
+            }
+            FrameKind::Ack if cfg.ns2 => self.resume_after_response(now),
             FrameKind::Cts | FrameKind::Ack => {}
         }
         self.try_access(now, out);
+    }
+
+    /// ns-2 `tx_resume` (mac-802_11.cc:412-434) after the station's CTS or ACK
+    /// exchange: a frame of its own waiting with no backoff running waits a DIFS
+    /// (unwatched) before it goes.
+    fn resume_after_response(&mut self, now: i64) {
+        if self.current.is_some() && self.backoff.is_none() {
+            self.defer_until = Some(now + self.cfg.difs_ns());
+        }
     }
 
     /// The exchange of the current frame ended (sent or given up): post-backoff, and
@@ -645,14 +690,35 @@ impl Dcf {
                             c.short_tries = 0;
                         }
                         let data = self.data_frame(&cur);
-                        if let Some(c) = self.current.as_mut() {
-                            c.data_sent = true;
-                        }
-                        self.response = Some((now + cfg.sifs_ns, data));
+                        // ns-2.1b8a `recvCTS` (mac-802_11.cc:1238-1246) resets the CW, and
+                        // its `tx_resume` (:425-427) sends the data a DIFS later (ns-2.35:
+                        // a SIFS), if the medium is idle then (`check_pktTx`, :643-649).
+                        let gap = if cfg.ns2 {
+                            self.cw = cfg.cw_min;
+                            cfg.difs_ns()
+                        } else {
+                            cfg.sifs_ns
+                        };
+                        self.response = Some((now + gap, data));
                     }
                 }
             }
             FrameKind::Data => {
+                if cfg.ns2 && frame.bytes > cfg.rts_threshold {
+                    // ns-2.1b8a `recvDATA` (mac-802_11.cc:1274-1291): a data frame
+                    // that follows our CTS ends MAC_CTS and resets the station's short
+                    // retry count and CW ("Our CTS got through"); one that comes
+                    // without it is discarded, unacknowledged.
+                    if !matches!(self.awaiting, Awaiting::Data { .. }) {
+                        self.try_access(now, out);
+                        return;
+                    }
+                    self.awaiting = Awaiting::Nothing;
+                    self.cw = cfg.cw_min;
+                    if let Some(c) = self.current.as_mut() {
+                        c.short_tries = 0;
+                    }
+                }
                 let ack = self.frame(
                     FrameKind::Ack,
                     frame.src,
@@ -691,8 +757,11 @@ impl Dcf {
     /// The frame being received was lost (§10.3.2.3.7: EIFS follows).
     pub fn on_rx_error(&mut self, now: i64, out: &mut Vec<MacOut>) {
         if self.cfg.ns2 {
-            // ns-2 `recv_timer`: set_nav(EIFS).
-            self.set_nav(now, now + self.cfg.eifs_ns);
+            // ns-2 `recv_timer` (mac-802_11.cc:1082-1106): set_nav(EIFS), unless the
+            // station is still transmitting (then it never saw the frame).
+            if !self.transmitting {
+                self.set_nav(now, now + self.cfg.eifs_ns);
+            }
         } else {
             self.use_eifs = true;
         }
@@ -715,6 +784,16 @@ impl Dcf {
                 // ns-2 `check_pktCTRL`: a CTS is dropped while the medium is not idle.
                 let refused =
                     self.cfg.ns2 && frame.kind == FrameKind::Cts && !self.medium_idle(now);
+                // ns-2.1b8a `check_pktTx` (mac-802_11.cc:643-649): the data a CTS
+                // called for finds the medium busy after its DIFS: an RTS again, after
+                // a backoff with a doubled CW (no retry counted).
+                let busy_data =
+                    self.cfg.ns2 && frame.kind == FrameKind::Data && !self.medium_idle(now);
+                if busy_data {
+                    self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
+                    self.backoff = Some(self.draw_backoff());
+                    return;
+                }
                 if !refused {
                     self.transmit(now, frame, out);
                     return;
@@ -722,6 +801,12 @@ impl Dcf {
             }
         }
         match self.awaiting {
+            Awaiting::Data { deadline } if now >= deadline => {
+                // ns-2 `send_timer`, MAC_CTS: no data came; `tx_resume`.
+                self.awaiting = Awaiting::Nothing;
+                self.resume_after_response(now);
+                self.try_access(now, out);
+            }
             Awaiting::Cts { deadline } if now >= deadline => {
                 self.awaiting = Awaiting::Nothing;
                 self.failed_attempt(now, true, out);
@@ -758,6 +843,12 @@ impl Dcf {
         self.current = Some(cur);
         self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
         self.backoff = Some(self.draw_backoff());
+        if self.cfg.ns2 && self.medium_idle(now) {
+            // ns-2 `RetransmitRTS`/`RetransmitDATA` (mac-802_11.cc:874-875, 947-948)
+            // start the backoff timer at the timeout: on an idle medium its slots run
+            // from then, with no DIFS (mac-timers.cc:215-240).
+            self.counting_since = Some(now);
+        }
         self.try_access(now, out);
     }
 }
@@ -797,6 +888,232 @@ mod tests {
                 cfg.ns2
             );
         }
+    }
+
+    // ns-2.1b8a's exchange timing and retry counting (mac-802_11.cc of the CMU code
+    // Holland & Vaidya ran; docs/ns2-chain-model.md).
+
+    fn sdu_to(next_hop: NodeId) -> Sdu {
+        Sdu {
+            payload: Payload {
+                token: 1,
+                len: 40,
+                ethertype: crate::frame::ETHERTYPE_IPV4,
+            },
+            next_hop,
+            priority: false,
+        }
+    }
+
+    /// Runs the station's timer until it transmits; returns the time and the frame
+    /// (its radio is busy from then, as the channel tells it). A frame already in
+    /// `out` went at `now`.
+    fn transmit_from(mac: &mut Dcf, now: i64, out: &mut Vec<MacOut>) -> (i64, Frame) {
+        if let Some(f) = out.iter().find_map(|o| match o {
+            MacOut::Transmit(f) => Some(*f),
+            _ => None,
+        }) {
+            out.clear();
+            mac.on_cca(now, true, out);
+            return (now, f);
+        }
+        until_transmit(mac, out)
+    }
+
+    fn until_transmit(mac: &mut Dcf, out: &mut Vec<MacOut>) -> (i64, Frame) {
+        loop {
+            let t = mac.next_timer().expect("a timer");
+            out.clear();
+            mac.on_timer(t, out);
+            if let Some(MacOut::Transmit(f)) = out.first() {
+                let f = *f;
+                out.clear();
+                mac.on_cca(t, true, out);
+                return (t, f);
+            }
+        }
+    }
+
+    /// The station's frame that went out at `t` ends; its radio falls idle.
+    fn tx_done(mac: &mut Dcf, t: i64, frame: &Frame, out: &mut Vec<MacOut>) -> i64 {
+        let end = t + frame.airtime_ns;
+        out.clear();
+        mac.on_tx_end(end, frame, out);
+        mac.on_cca(end, false, out);
+        end
+    }
+
+    /// `frame` reaches the station, ending at `end`.
+    fn receive(mac: &mut Dcf, end: i64, frame: &Frame, out: &mut Vec<MacOut>) {
+        mac.on_cca(end - frame.airtime_ns, true, out);
+        out.clear();
+        mac.on_rx(end, frame, out);
+        mac.on_cca(end, false, out);
+    }
+
+    /// The station sends its RTS (at once if `out` holds it, from `now`) and hears
+    /// no CTS: the timeout comes.
+    fn rts_unanswered(mac: &mut Dcf, now: i64, out: &mut Vec<MacOut>) -> i64 {
+        let (t, rts) = transmit_from(mac, now, out);
+        assert_eq!(rts.kind, FrameKind::Rts);
+        tx_done(mac, t, &rts, out);
+        let deadline = mac.next_timer().expect("the CTS timeout");
+        if mac.cfg.ns2 {
+            // CTSTimeout = RTS + CTS + 2 SIFS from the RTS's start (mac-802_11.h:159).
+            assert_eq!(deadline - t, rts.airtime_ns + 152_000 + 20_000);
+        }
+        out.clear();
+        mac.on_timer(deadline, out);
+        deadline
+    }
+
+    /// A packet offered on an idle medium goes a DIFS later, with no backoff
+    /// (`Mac802_11::send`, mac-802_11.cc:984-991); after a CTS timeout the backoff's
+    /// slots run from the timeout, with no DIFS (`RetransmitRTS` :874-875 starts the
+    /// backoff timer, mac-timers.cc:215-240).
+    #[test]
+    fn ns2_first_access_is_a_difs_and_a_retry_backs_off_from_the_timeout() {
+        let cfg = DcfConfig::ns2_wavelan();
+        let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(5));
+        let mut out = Vec::new();
+        mac.enqueue(1_000_000, sdu_to(1), &mut out);
+        let (t, _) = until_transmit(&mut mac, &mut out);
+        assert_eq!(t, 1_000_000 + cfg.difs_ns());
+        let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(5));
+        mac.enqueue(1_000_000, sdu_to(1), &mut out);
+        let timeout = rts_unanswered(&mut mac, 0, &mut out);
+        let slots = mac.backoff.expect("a backoff");
+        assert_eq!(mac.cw(), 63);
+        let (t, rts) = transmit_from(&mut mac, timeout, &mut out);
+        assert!(rts.retry);
+        assert_eq!(t, timeout + i64::from(slots) * cfg.slot_ns);
+    }
+
+    /// The TCP receiver at a chain's end: its RTS for an ACK fails six times (a hidden
+    /// node's data keeps its neighbour busy); then the neighbour's RTS comes, it
+    /// answers with a CTS, and the data follows. ns-2.1b8a's `recvDATA`
+    /// (mac-802_11.cc:1276-1285) resets the station's short retry count and CW when a
+    /// data frame follows its CTS, so its own RTS gets seven more attempts; the
+    /// standard's count is per frame and the seventh failure gives the packet up.
+    #[test]
+    fn ns2_a_data_frame_after_our_cts_restarts_our_rts_retry_count() {
+        for cfg in [DcfConfig::ns2_wavelan(), DcfConfig::dsss(2_000_000)] {
+            let cfg = DcfConfig {
+                rts_threshold: 0,
+                ..cfg
+            };
+            let mut mac = Dcf::new(3, cfg, ChaCha8Rng::seed_from_u64(9));
+            let mut out = Vec::new();
+            mac.enqueue(0, sdu_to(2), &mut out);
+            let mut now = 0;
+            for _ in 0..6 {
+                now = rts_unanswered(&mut mac, now, &mut out);
+            }
+            out.clear();
+            assert!(!mac.transmitting, "this seed's seventh RTS waits a backoff");
+            assert_eq!(mac.current.unwrap().short_tries, 6);
+            // Node 2's RTS, our CTS a SIFS later, its data.
+            let rts = Frame {
+                src: 2,
+                ..mac.frame(
+                    FrameKind::Rts,
+                    3,
+                    7_000_000,
+                    cfg.rts_bytes,
+                    cfg.basic_rate_bps,
+                )
+            };
+            now += 1_000_000;
+            receive(&mut mac, now, &rts, &mut out);
+            let (t, cts) = until_transmit(&mut mac, &mut out);
+            assert_eq!((cts.kind, t), (FrameKind::Cts, now + cfg.sifs_ns));
+            now = tx_done(&mut mac, t, &cts, &mut out);
+            let data = Frame {
+                src: 2,
+                seq: 7,
+                payload: Some(sdu_to(3).payload),
+                ..mac.frame(FrameKind::Data, 3, 162_000, 1500, cfg.data_rate_bps)
+            };
+            now += cfg.difs_ns() + data.airtime_ns;
+            receive(&mut mac, now, &data, &mut out);
+            assert!(out.iter().any(|o| matches!(o, MacOut::Deliver { .. })));
+            let (t, ack) = until_transmit(&mut mac, &mut out);
+            assert_eq!(ack.kind, FrameKind::Ack);
+            tx_done(&mut mac, t, &ack, &mut out);
+            // The seventh failure of our RTS.
+            rts_unanswered(&mut mac, 0, &mut out);
+            let gave_up = out.iter().any(|o| matches!(o, MacOut::Failed(_)));
+            assert_eq!(gave_up, !cfg.ns2, "ns2 profile: {}", cfg.ns2);
+            if cfg.ns2 {
+                assert_eq!(mac.current.unwrap().short_tries, 1);
+                assert_eq!(mac.cw(), 63);
+            }
+        }
+    }
+
+    /// ns-2.1b8a sends the data a DIFS after the CTS (`recvCTS` calls `tx_resume`,
+    /// which starts the defer timer with DIFS for a data frame, mac-802_11.cc:425-427;
+    /// ns-2.35 made it a SIFS), and only if the medium is idle then (`check_pktTx`,
+    /// :643-649): busy, it backs off with a doubled CW and sends the RTS again.
+    #[test]
+    fn ns2_data_goes_a_difs_after_the_cts_and_not_into_a_busy_medium() {
+        for (cfg, gap) in [
+            (DcfConfig::ns2_wavelan(), 50_000),
+            (
+                DcfConfig {
+                    rts_threshold: 0,
+                    ..DcfConfig::dsss(2_000_000)
+                },
+                10_000,
+            ),
+        ] {
+            let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(2));
+            let mut out = Vec::new();
+            mac.enqueue(0, sdu_to(1), &mut out);
+            let (t, rts) = until_transmit(&mut mac, &mut out);
+            let end = tx_done(&mut mac, t, &rts, &mut out);
+            let cts = Frame {
+                src: 1,
+                ..mac.frame(
+                    FrameKind::Cts,
+                    0,
+                    1_000_000,
+                    cfg.cts_bytes,
+                    cfg.basic_rate_bps,
+                )
+            };
+            let at = end + cfg.sifs_ns + cts.airtime_ns;
+            receive(&mut mac, at, &cts, &mut out);
+            let (t, data) = until_transmit(&mut mac, &mut out);
+            assert_eq!((data.kind, t - at), (FrameKind::Data, gap));
+        }
+        let cfg = DcfConfig::ns2_wavelan();
+        let mut mac = Dcf::new(0, cfg, ChaCha8Rng::seed_from_u64(2));
+        let mut out = Vec::new();
+        mac.enqueue(0, sdu_to(1), &mut out);
+        let (t, rts) = until_transmit(&mut mac, &mut out);
+        let end = tx_done(&mut mac, t, &rts, &mut out);
+        let cts = Frame {
+            src: 1,
+            ..mac.frame(
+                FrameKind::Cts,
+                0,
+                1_000_000,
+                cfg.cts_bytes,
+                cfg.basic_rate_bps,
+            )
+        };
+        let at = end + cfg.sifs_ns + cts.airtime_ns;
+        receive(&mut mac, at, &cts, &mut out);
+        // A hidden node's frame reaches us inside the DIFS.
+        mac.on_cca(at + 20_000, true, &mut out);
+        out.clear();
+        mac.on_timer(at + 50_000, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(mac.cw(), 63);
+        mac.on_cca(at + 400_000, false, &mut out);
+        let (_, again) = until_transmit(&mut mac, &mut out);
+        assert_eq!(again.kind, FrameKind::Rts);
     }
 
     #[test]

@@ -128,8 +128,9 @@ fn a_receiver_walking_out_of_range_stops_receiving_at_15_s() {
     let times = capture_times(&out.join("n1.pcap"));
     let last = *times.last().unwrap();
     assert!(times.len() > 1000, "{} packets", times.len());
+    // The last data frame may start just before 15 s; its delayed ACK goes 40 ms on.
     assert!(
-        (14.9..=15.02).contains(&last),
+        (14.9..=15.05).contains(&last),
         "last packet at n1 at {last} s"
     );
 
