@@ -275,7 +275,7 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
     over 30 moving nodes with DSR, Reno and Reno with ELFN, against expected throughput.
 
     The chain of scenarios/holland_vaidya_chain.toml (ns-2's CMU 802.11 and WaveLAN
-    radio, nodes 200 m apart, static shortest-path routes) at 1 … 10 hops, 100 s each;
+    radio, nodes 200 m apart, BSD ARP and DSR) at 1 … 10 hops, 100 s each;
     then scenarios/holland_vaidya_manet.toml at mean speeds of 2, 10, 20 and 30 m/s,
     each over `run.patterns` movement patterns (the same patterns at every speed)."""
     r = Result(
@@ -283,7 +283,7 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
         "Holland & Vaidya 1999, Analysis of TCP performance over mobile ad hoc networks (Table 1, section 4)",
         "TCP-Reno, 1460 B segments, window 8; ns-2's 802.11 at 2 Mbit/s with RTS/CTS, two-ray ground, 250 m "
         "reception and 550 m carrier sense. Chain: from one end of a chain of nodes 200 m apart to the other, "
-        "static routes (the paper ran DSR), 100 s. MANET: 30 nodes by random waypoint (no pause) in "
+        "BSD ARP and DSR, 100 s. MANET: 30 nodes by random waypoint (no pause) in "
         f"1500 x 300 m, DSR and BSD ARP, {run.patterns} movement patterns per mean speed, 300 s each; the "
         "expected throughput weighs the chain figures above by the time the two ends spent at each "
         "shortest-path hop count (none: 0).",

@@ -361,8 +361,7 @@ fn rlp_reset_with_header_compression_loses_a_window() {
 fn a_dsr_chain_discovers_its_route_and_logs_it() {
     let text = std::fs::read_to_string(scenarios().join("holland_vaidya_chain.toml"))
         .unwrap()
-        .replace("duration = \"60 s\"", "duration = \"5 s\"")
-        .replace("arp = \"ns2\"", "arp = \"bsd\"\nrouting = \"dsr\"");
+        .replace("duration = \"60 s\"", "duration = \"5 s\"");
     assert!(text.contains("routing = \"dsr\""));
     let scenario = Scenario::parse(Path::new("dsr.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
     let dir = scratch("dsr-chain");
