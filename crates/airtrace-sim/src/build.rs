@@ -108,7 +108,12 @@ pub fn network(
         }
         None => None,
     };
-    let mut wireless = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    let propagation = Propagation::wavelan();
+    let mut phy = PhyProfile::wavelan();
+    if let Some(d) = spec.carrier_sense_m {
+        phy.cs_threshold_w = propagation.received_w(phy.tx_power_w, d * d);
+    }
+    let mut wireless = Wireless::new(propagation, phy);
     for n in &nodes {
         wireless.add_station(
             n.position,

@@ -539,3 +539,43 @@ fn dsr_settings_turn_replies_from_caches_off() {
     let e = Scenario::parse(Path::new("m.toml"), &bad).unwrap_err();
     assert!(e.to_string().contains("network.dsr.cache_timeout"), "{e}");
 }
+
+/// scenarios/hidden_terminals.toml: without RTS/CTS the hidden senders' data frames
+/// collide at the receiver and one of them starves; with RTS/CTS both get a fair share
+/// and no data frame is sent twice.
+#[test]
+fn rts_cts_shares_the_channel_between_hidden_terminals() {
+    let text = std::fs::read_to_string(scenarios().join("hidden_terminals.toml"))
+        .unwrap()
+        .replace("duration = \"30 s\"", "duration = \"10 s\"");
+    let kbit = |s: &Summary| -> Vec<f64> {
+        s.flows
+            .iter()
+            .map(|f| f.bytes_delivered as f64 * 8.0 / 10.0 / 1e3)
+            .collect()
+    };
+    let retries = |s: &Summary| -> u64 {
+        s.network
+            .as_ref()
+            .unwrap()
+            .nodes
+            .iter()
+            .map(|n| n.frames_sent.data_retries)
+            .sum()
+    };
+    let plain = simulate(&text);
+    let rates = kbit(&plain);
+    let (lo, hi) = (rates[0].min(rates[1]), rates[0].max(rates[1]));
+    assert!(lo < 0.1 * hi, "one hidden sender starves: {rates:?}");
+    assert!(retries(&plain) > 50);
+    let rts = simulate(&text.replace(
+        "arp = \"prefilled\"",
+        "arp = \"prefilled\"\nrts_threshold = \"0 B\"",
+    ));
+    let rates = kbit(&rts);
+    assert!(
+        rates.iter().all(|&r| r > 0.35 * (rates[0] + rates[1])),
+        "{rates:?}"
+    );
+    assert_eq!(retries(&rts), 0, "only RTS frames collide");
+}

@@ -25,6 +25,12 @@ pub struct NetworkSpec {
     /// ns-2's default; omit for the profile's own).
     #[serde(default)]
     pub rts_threshold: Option<Size>,
+    /// How far a frame is sensed (makes the medium busy and interferes), m: the
+    /// carrier-sense threshold set to the power received at this distance. Default: the
+    /// WaveLAN radio's 550 m; 250 m (its reception range) makes hidden terminals of
+    /// nodes more than 250 m apart.
+    #[serde(default)]
+    pub carrier_sense_m: Option<f64>,
     /// Interface queue, packets. Default 50.
     #[serde(default)]
     pub queue_packets: Option<u64>,
@@ -436,6 +442,14 @@ impl Scenario {
                         "802.11b rates are 1, 2, 5.5 and 11 Mbit/s (IEEE 802.11-2020 §16, §17)",
                     ));
                 }
+            }
+        }
+        if let Some(d) = net.carrier_sense_m {
+            if !(d.is_finite() && (250.0..=100_000.0).contains(&d)) {
+                return Err(invalid(
+                    &at("carrier_sense_m"),
+                    "must be between 250 m (the radio's reception range: a frame that can be decoded is sensed) and 100 km",
+                ));
             }
         }
         if net.queue_packets == Some(0) {
