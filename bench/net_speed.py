@@ -3,8 +3,9 @@
 
 Cases (issues 12 and 13):
 
-- chain: scenarios/holland_vaidya_chain.toml at 4 and 8 hops (ns-2's CMU 802.11, static
-  routes, one Reno flow with a window of 8) against ../shared/anchors/ns3/wifi_chain.cc
+- chain: scenarios/holland_vaidya_chain.toml at 4 and 8 hops (ns-2's CMU 802.11, with
+  static routes as wifi_chain.cc has them: `--set network.routing=static`; the scenario's
+  own DSR adds route discovery and repair; one Reno flow with a window of 8) against ../shared/anchors/ns3/wifi_chain.cc
   (--prop=ns2, its default) as it is and with --rtsCts=true (airtrace's ns2 MAC sends
   RTS/CTS before every unicast frame, as ns-2 did), 100 simulated seconds.
 - manet: scenarios/holland_vaidya_manet.toml (random waypoint in 1500 x 300 m, DSR, 300 s,
@@ -152,7 +153,7 @@ def cases(only: set[str], nodes: list[int], speed: float, pattern: int, hops: li
                     f"chain{h}",
                     f"chain, {h} hops",
                     100,
-                    air(CHAIN, f"network.chain.hops={h}", 'duration="100 s"'),
+                    air(CHAIN, f"network.chain.hops={h}", 'duration="100 s"', "network.routing=static"),
                     [
                         ("ns-3 wifi_chain", [str(ns3_bin("wifi_chain")), f"--hops={h}", "--simTime=100"]),
                         # airtrace's ns2 MAC sends RTS/CTS before every unicast frame, as ns-2 did.
