@@ -185,6 +185,13 @@ pub enum MacOut {
         /// The packet.
         payload: Payload,
     },
+    /// A data frame for another station was decoded (promiscuous mode only).
+    Overheard {
+        /// The station that sent it.
+        from: NodeId,
+        /// The packet.
+        payload: Payload,
+    },
     /// The packet was sent (acknowledged, or broadcast).
     Sent(Sdu),
     /// The packet was given up after its last attempt (the link to `next_hop` may be
@@ -255,6 +262,8 @@ pub struct Dcf {
     /// Last sequence number received from each neighbour (duplicate detection,
     /// §10.3.2.14).
     last_seq: FxHashMap<NodeId, u16>,
+    /// Hand up data frames for other stations too ([`Dcf::set_promiscuous`]).
+    promiscuous: bool,
 }
 
 impl Dcf {
@@ -279,7 +288,14 @@ impl Dcf {
             response: None,
             next_seq: 0,
             last_seq: FxHashMap::default(),
+            promiscuous: false,
         }
+    }
+
+    /// Promiscuous mode: data frames decoded for other stations come out as
+    /// [`MacOut::Overheard`] (what DSR's promiscuous listening needs).
+    pub fn set_promiscuous(&mut self, on: bool) {
+        self.promiscuous = on;
     }
 
     /// The settings.
@@ -655,6 +671,14 @@ impl Dcf {
             } else {
                 // §10.3.2.4: a frame for another station sets the NAV.
                 self.set_nav(now, now + frame.nav_ns);
+                if let (true, FrameKind::Data, Some(payload)) =
+                    (self.promiscuous, frame.kind, frame.payload)
+                {
+                    out.push(MacOut::Overheard {
+                        from: frame.src,
+                        payload,
+                    });
+                }
             }
             self.try_access(now, out);
             return;

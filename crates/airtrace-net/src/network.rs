@@ -205,6 +205,7 @@ impl Network {
     /// used); `rngs[i]` is node `i`'s random stream for DSR's jitter.
     pub fn with_dsr(mut self, cfg: DsrConfig, rngs: Vec<ChaCha8Rng>) -> Self {
         assert_eq!(rngs.len(), self.routers.len(), "one DSR stream per node");
+        self.wireless.set_promiscuous(cfg.promiscuous);
         self.dsr = rngs
             .into_iter()
             .enumerate()
@@ -521,6 +522,23 @@ impl Network {
                     };
                     self.route(at_ns, node, forwarded, out);
                 }
+            }
+            WirelessEvent::Overheard {
+                at_ns,
+                node,
+                from,
+                payload,
+            } => {
+                if payload.ethertype != ETHERTYPE_IPV4 || self.dsr.is_empty() {
+                    return;
+                }
+                let Some(&packet) = self.hops.get(key_of(payload.token)) else {
+                    return;
+                };
+                let mut actions = std::mem::take(&mut self.dsr_actions);
+                self.dsr[node as usize].overhear(at_ns, packet, from, &mut actions);
+                self.run_actions(at_ns, node, &mut actions, out);
+                self.dsr_actions = actions;
             }
             WirelessEvent::Sent { at_ns, sdu, .. } => {
                 let key = key_of(sdu.payload.token);

@@ -42,6 +42,18 @@ pub enum WirelessEvent {
         /// The packet.
         payload: Payload,
     },
+    /// `node` decoded a packet its neighbour `from` sent to another node (promiscuous
+    /// mode, [`Wireless::set_promiscuous`]).
+    Overheard {
+        /// When, ns.
+        at_ns: i64,
+        /// The listening station.
+        node: NodeId,
+        /// The neighbour that sent it.
+        from: NodeId,
+        /// The packet.
+        payload: Payload,
+    },
     /// `node` finished sending a packet (acknowledged, or a broadcast).
     Sent {
         /// When, ns.
@@ -322,6 +334,13 @@ impl Wireless {
         &self.stations[node as usize].mac
     }
 
+    /// Every station's MAC hands up the data frames it decodes for others too.
+    pub fn set_promiscuous(&mut self, on: bool) {
+        for st in &mut self.stations {
+            st.mac.set_promiscuous(on);
+        }
+    }
+
     /// Takes out of `node`'s interface queue the packets `pick` chooses.
     pub fn take_queued(&mut self, node: NodeId, pick: impl FnMut(&Sdu) -> bool) -> Vec<Sdu> {
         self.stations[node as usize].mac.take_queued(pick)
@@ -402,6 +421,12 @@ impl Wireless {
             match m {
                 MacOut::Transmit(frame) => self.transmit(now, node, frame, macs),
                 MacOut::Deliver { from, payload } => self.out.push(WirelessEvent::Delivered {
+                    at_ns: now,
+                    node,
+                    from,
+                    payload,
+                }),
+                MacOut::Overheard { from, payload } => self.out.push(WirelessEvent::Overheard {
                     at_ns: now,
                     node,
                     from,

@@ -1,6 +1,6 @@
 //! DSR exchanges at the level of one node's agent: what it sends for what it hears.
 
-use airtrace_net::dsr::agent::{Action, RouteEvent};
+use airtrace_net::dsr::agent::{Action, ReplyBy, RouteEvent};
 use airtrace_net::dsr::{DsrAgent, DsrConfig, DsrHeader, Path, RouteRequest};
 use airtrace_net::{DropReason, IpPacket, NodeId, BROADCAST};
 use rand::SeedableRng;
@@ -145,7 +145,7 @@ fn a_neighbour_that_forwarded_for_the_target_replies_from_its_cache() {
     assert!(
         logs(&out).iter().any(|e| matches!(
             e,
-            RouteEvent::ReplySent { from_cache: true, route, .. } if route.as_slice() == [0, 1, 2, 3, 4]
+            RouteEvent::ReplySent { by: ReplyBy::Cache, route, .. } if route.as_slice() == [0, 1, 2, 3, 4]
         )),
         "{out:?}"
     );
@@ -223,4 +223,55 @@ fn a_packet_waiting_longer_than_the_send_timeout_is_dropped() {
         }
     )));
     assert_eq!(n0.buffered(), 0);
+}
+
+#[test]
+fn an_overheard_packet_teaches_a_route_through_its_sender() {
+    // Node 9 hears node 1 send 0's packet on to 2, along 0 → 1 → 2 → 3.
+    let mut n9 = agent(9);
+    let mut out = Vec::new();
+    n9.overhear(0, on_route(data(0, 3, 1), &[0, 1, 2, 3], 1), 1, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(
+        n9.cache().find(3, 0, false).unwrap().as_slice(),
+        &[9, 1, 2, 3]
+    );
+    assert!(
+        n9.cache().find(0, 0, false).is_none(),
+        "only what lies ahead of the sender"
+    );
+}
+
+#[test]
+fn a_node_further_down_the_route_tells_the_source_of_the_shortcut_once_a_second() {
+    // Node 3 hears node 1 send 0's packet to 2 on 0 → 1 → 2 → 3 → 4: node 2 is not
+    // needed. The gratuitous reply goes back to 0 through 1 with 0 → 1 → 3 → 4.
+    let mut n3 = agent(3);
+    let mut out = Vec::new();
+    let packet = on_route(data(0, 4, 1), &[0, 1, 2, 3, 4], 1);
+    n3.overhear(0, packet, 1, &mut out);
+    let Some(&Action::Unicast {
+        packet: reply,
+        next_hop,
+        ..
+    }) = out.iter().find(|a| matches!(a, Action::Unicast { .. }))
+    else {
+        panic!("no gratuitous reply: {out:?}");
+    };
+    assert_eq!((reply.dst, next_hop), (0, 1));
+    let h = reply.dsr.unwrap();
+    assert_eq!(h.reply.unwrap().as_slice(), &[0, 1, 3, 4]);
+    assert_eq!(h.route.as_slice(), &[3, 1, 0]);
+    assert!(logs(&out).iter().any(|e| matches!(
+        e,
+        RouteEvent::ReplySent {
+            by: ReplyBy::Shortening,
+            ..
+        }
+    )));
+    out.clear();
+    n3.overhear(500_000_000, packet, 1, &mut out);
+    assert!(out.is_empty(), "held down for a second: {out:?}");
+    n3.overhear(1_500_000_000, packet, 1, &mut out);
+    assert!(!out.is_empty(), "a second later, again");
 }

@@ -243,7 +243,7 @@ fn dsr_discovers_a_route_then_sends_on_it() {
                 (
                     3,
                     R::ReplySent {
-                        from_cache: false,
+                        by: airtrace_net::dsr::agent::ReplyBy::Target,
                         ..
                     }
                 ),

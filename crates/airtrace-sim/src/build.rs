@@ -160,6 +160,7 @@ pub fn network(
                 cfg.ring_zero_search = false;
             }
             cfg.salvage = d.salvage.unwrap_or(cfg.salvage);
+            cfg.promiscuous = d.promiscuous.unwrap_or(cfg.promiscuous);
             cfg.cache_timeout_ns = d.cache_timeout.map(|t| t.0).or(cfg.cache_timeout_ns);
             cfg.send_timeout_ns = d.send_buffer_timeout.map_or(cfg.send_timeout_ns, |t| t.0);
             cfg.send_buffer_packets = d

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use airtrace_link::rng::Streams;
-use airtrace_net::dsr::agent::RouteEvent;
+use airtrace_net::dsr::agent::{ReplyBy, RouteEvent};
 use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
 use airtrace_net::{Mobility, NodeId, TxCounters, BROADCAST};
@@ -76,6 +76,8 @@ pub struct RoutingSummary {
     pub replies: u64,
     /// Route replies sent from intermediate nodes' caches.
     pub cache_replies: u64,
+    /// Gratuitous replies telling a source of a shorter route (promiscuous listening).
+    pub shortening_replies: u64,
     /// Routes an initiator learned from a reply.
     pub routes_learned: u64,
     /// Links the MAC gave up on.
@@ -494,13 +496,11 @@ impl World {
         if let Some(r) = self.routing.as_mut() {
             match event {
                 RouteEvent::RequestSent { .. } => r.requests += 1,
-                RouteEvent::ReplySent { from_cache, .. } => {
-                    if from_cache {
-                        r.cache_replies += 1
-                    } else {
-                        r.replies += 1
-                    }
-                }
+                RouteEvent::ReplySent { by, .. } => match by {
+                    ReplyBy::Target => r.replies += 1,
+                    ReplyBy::Cache => r.cache_replies += 1,
+                    ReplyBy::Shortening => r.shortening_replies += 1,
+                },
                 RouteEvent::RouteLearned { .. } => r.routes_learned += 1,
                 RouteEvent::LinkBroken { .. } => r.links_broken += 1,
                 RouteEvent::ErrorSent { .. } => r.errors += 1,
@@ -527,12 +527,8 @@ impl World {
                 propagating,
             } => serde_json::json!({
                 "event": "request", "target": name(target), "id": id, "propagating": propagating}),
-            RouteEvent::ReplySent {
-                to,
-                route,
-                from_cache,
-            } => serde_json::json!({
-                "event": "reply", "to": name(to), "route": names(&route), "from_cache": from_cache}),
+            RouteEvent::ReplySent { to, route, by } => serde_json::json!({
+                "event": "reply", "to": name(to), "route": names(&route), "by": by.name()}),
             RouteEvent::RouteLearned { route } => serde_json::json!({
                 "event": "route_learned", "route": names(&route)}),
             RouteEvent::LinkBroken { to } => {

@@ -19,8 +19,12 @@
 //!   error a node received rides on its next propagating request (gratuitous route
 //!   error propagation) for up to a second.
 //!
-//! Not modelled yet: promiscuous listening (route shortening and learning from
-//! overheard packets), flow state, and the negative cache.
+//! - **Promiscuous listening** (ns-2's `tap`, [`DsrAgent::overhear`]): a node learns
+//!   routes from the packets it overhears, takes in the route errors they carry, and,
+//!   hearing a packet that will reach it later on its route, tells the source of the
+//!   shorter route (a gratuitous reply, at most once a second per route).
+//!
+//! Not modelled: flow state, and the negative cache.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -53,8 +57,8 @@ pub enum RouteEvent {
         to: NodeId,
         /// The route returned.
         route: Path,
-        /// Answered from this node's cache (not by the target).
-        from_cache: bool,
+        /// Who answered and why.
+        by: ReplyBy,
     },
     /// A route reply reached its initiator, which now has this route.
     RouteLearned {
@@ -88,6 +92,29 @@ pub enum RouteEvent {
         /// The new route.
         route: Path,
     },
+}
+
+/// Why a node sent a route reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyBy {
+    /// The target of the request answered.
+    Target,
+    /// An intermediate node answered from its cache.
+    Cache,
+    /// Unasked: a node that overheard a packet ahead of its turn tells its source of the
+    /// shorter route (promiscuous listening).
+    Shortening,
+}
+
+impl ReplyBy {
+    /// The name used in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplyBy::Target => "target",
+            ReplyBy::Cache => "cache",
+            ReplyBy::Shortening => "shortening",
+        }
+    }
 }
 
 /// What the agent asks of the network.
@@ -150,6 +177,8 @@ pub struct DsrAgent {
     check_pending: bool,
     /// The last route error received, and when, for the next propagating request.
     held_error: Option<(LinkError, i64)>,
+    /// Routes a gratuitous reply was sent for lately, and when (ns-2 keeps 10).
+    gratuitous: Vec<(Path, i64)>,
 }
 
 impl DsrAgent {
@@ -166,6 +195,7 @@ impl DsrAgent {
             send_buffer: std::collections::VecDeque::new(),
             check_pending: false,
             held_error: None,
+            gratuitous: Vec::new(),
         }
     }
 
@@ -392,6 +422,62 @@ impl DsrAgent {
         });
     }
 
+    /// A packet for another node was overheard as `from` sent it (ns-2's `tap`).
+    pub fn overhear(&mut self, now: i64, packet: IpPacket, from: NodeId, out: &mut Vec<Action>) {
+        let Some(header) = packet.dsr else { return };
+        if !self.cfg.promiscuous || header.next_hop() == Some(self.me) || packet.src == self.me {
+            return;
+        }
+        for e in header.route_errors() {
+            self.cache.notice_dead_link(e.from, e.to);
+        }
+        if header.request.is_some() {
+            return;
+        }
+        if let Some(reply) = &header.reply {
+            self.cache.notice_route_used(reply, now);
+        }
+        let at = header.index as usize;
+        if header.route.as_slice().get(at) != Some(&from) {
+            return;
+        }
+        self.cache.notice_overheard(&header.route, at, now);
+        if header.control {
+            return;
+        }
+        if let Some(mine) = header.route.position(self.me).filter(|&i| i > at + 1) {
+            self.shorten(now, &header.route, at, mine, out);
+        }
+    }
+
+    /// Tells the source of `route` that this node, at `mine` on it, heard its packet
+    /// sent from `at`: the nodes between are not needed (ns-2's
+    /// `sendRouteShortening`).
+    fn shorten(&mut self, now: i64, route: &Path, at: usize, mine: usize, out: &mut Vec<Action>) {
+        let hold = self.cfg.gratuitous_hold_ns;
+        match self.gratuitous.iter_mut().find(|(p, _)| p == route) {
+            Some((_, t)) if now - *t < hold => return,
+            Some((_, t)) => *t = now,
+            None => {
+                if self.gratuitous.len() == 10 {
+                    self.gratuitous.remove(0);
+                }
+                self.gratuitous.push((*route, now));
+            }
+        }
+        let nodes = route.as_slice();
+        let mut shorter = Path::of(&nodes[..=at]);
+        for &n in &nodes[mine..] {
+            shorter.push(n);
+        }
+        let mut back = Path::of(&[self.me]);
+        for &n in nodes[..=at].iter().rev() {
+            back.push(n);
+        }
+        let Some(source) = route.first() else { return };
+        self.send_reply(now, source, back, shorter, ReplyBy::Shortening, 0, out);
+    }
+
     /// A request for another node (ns-2's `handleRouteRequest`).
     fn on_request(
         &mut self,
@@ -449,7 +535,15 @@ impl DsrAgent {
         }
         let mut record = header.route;
         record.push(self.me);
-        self.send_reply(now, initiator, record.reversed(), complete, true, 0, out);
+        self.send_reply(
+            now,
+            initiator,
+            record.reversed(),
+            complete,
+            ReplyBy::Cache,
+            0,
+            out,
+        );
         true
     }
 
@@ -467,7 +561,15 @@ impl DsrAgent {
             return;
         }
         let delay = self.jitter();
-        self.send_reply(now, initiator, route.reversed(), route, false, delay, out);
+        self.send_reply(
+            now,
+            initiator,
+            route.reversed(),
+            route,
+            ReplyBy::Target,
+            delay,
+            out,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -477,7 +579,7 @@ impl DsrAgent {
         initiator: NodeId,
         back: Path,
         found: Path,
-        from_cache: bool,
+        by: ReplyBy,
         delay_ns: i64,
         out: &mut Vec<Action>,
     ) {
@@ -489,7 +591,7 @@ impl DsrAgent {
         out.push(Action::Log(RouteEvent::ReplySent {
             to: initiator,
             route: found,
-            from_cache,
+            by,
         }));
         match header.next_hop() {
             Some(next_hop) => out.push(Action::Unicast {

@@ -153,6 +153,27 @@ impl PathCache {
         self.secondary.add(&stub, now);
     }
 
+    /// Learns from a source route overheard as `transmitter_at`'s node sent it on: the
+    /// rest of it when this node is on it, else this node, the transmitter and the rest
+    /// (a link to the transmitter assumed, as ns-2's `pre_noticeRouteUsed` does).
+    pub fn notice_overheard(&mut self, route: &Path, transmitter_at: usize, now: i64) {
+        if route.contains(self.me) {
+            self.notice_route_used(route, now);
+            return;
+        }
+        let rest = route.as_slice().get(transmitter_at..).unwrap_or(&[]);
+        if rest.is_empty() {
+            return;
+        }
+        let mut stub = Path::of(&[self.me]);
+        for &n in rest {
+            if !stub.push(n) {
+                break;
+            }
+        }
+        self.secondary.add(&stub, now);
+    }
+
     /// The shortest cached route from here to `dst`; when `for_use`, a route found
     /// among the overheard ones is promoted to the primary bank.
     pub fn find(&mut self, dst: NodeId, now: i64, for_use: bool) -> Option<Path> {

@@ -57,13 +57,20 @@ pub struct DsrConfig {
     /// Delay between packets leaving the send buffer when a route arrives, so that ARP
     /// can complete (ns-2 spaces them by `arp_timeout`), ns.
     pub release_spacing_ns: i64,
+    /// Promiscuous listening (ns-2's `tap`): learn routes from packets overheard, take
+    /// in the route errors they carry, and tell a source of a shorter route when one of
+    /// its packets is heard ahead of its turn (a gratuitous reply).
+    pub promiscuous: bool,
+    /// Least time between two gratuitous replies for one route, ns.
+    pub gratuitous_hold_ns: i64,
 }
 
 impl DsrConfig {
     /// ns-2's CMU DSR (`dsragent.cc`, `dsragent.h`): a 64-packet send buffer kept 30 s,
     /// checked every 30–60 ms; requests backed off from 0.5 s up to 10 s; a 30 ms
-    /// ring-zero search; 10 ms jitter; replies from caches, salvaging and gratuitous
-    /// error propagation on.
+    /// ring-zero search; 10 ms jitter; replies from caches, salvaging, gratuitous
+    /// error propagation and promiscuous listening on (replies that shorten a route at
+    /// most once a second per route).
     pub fn ns2() -> Self {
         DsrConfig {
             send_buffer_packets: 64,
@@ -80,6 +87,8 @@ impl DsrConfig {
             max_error_hold_ns: 1_000_000_000,
             cache_timeout_ns: None,
             release_spacing_ns: 30_000_000,
+            promiscuous: true,
+            gratuitous_hold_ns: 1_000_000_000,
         }
     }
 }

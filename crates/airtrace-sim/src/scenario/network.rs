@@ -149,6 +149,10 @@ pub struct DsrSpec {
     /// Packets the send buffer holds (default 64).
     #[serde(default)]
     pub send_buffer_packets: Option<u64>,
+    /// Promiscuous listening: learn from overheard packets, shorten routes (default
+    /// true, as ns-2).
+    #[serde(default)]
+    pub promiscuous: Option<bool>,
 }
 
 /// How ARP behaves.
