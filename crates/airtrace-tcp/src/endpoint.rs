@@ -493,19 +493,8 @@ impl Endpoint {
     /// The standby's probe: the first unacknowledged segment, sent again.
     fn probe(&mut self, now: i64) -> Option<Segment> {
         let s = *self.rtx.front()?;
-        let payload = s.payload();
         self.elfn_probes += 1;
-        self.stats.retransmitted_segments += 1;
-        self.stats.retransmitted_bytes += u64::from(payload);
-        self.count_data(payload);
-        let mut flags = Flags::ACK;
-        if s.flags & FIN_SEQ != 0 {
-            flags |= Flags::FIN;
-        }
-        if payload > 0 {
-            flags |= Flags::PSH;
-        }
-        Some(self.emit(now, s.seq, flags, payload))
+        Some(self.resend(now, s))
     }
 
     // ------------------------------------------------------------------
@@ -1643,11 +1632,16 @@ impl Endpoint {
         self.rtx[i].flags |= RETRANS;
         self.retrans_bytes += s.len;
         self.timing = None; // Karn (BSD cancels the timing on any retransmission).
+        self.arm_rto_if_idle(now);
+        Some(self.resend(now, s))
+    }
+
+    /// Sends segment `s` of the retransmission queue again, counted as a retransmission.
+    fn resend(&mut self, now: i64, s: TxSeg) -> Segment {
         let payload = s.payload();
         self.stats.retransmitted_segments += 1;
         self.stats.retransmitted_bytes += u64::from(payload);
         self.count_data(payload);
-        self.arm_rto_if_idle(now);
         let mut flags = Flags::ACK;
         if s.flags & FIN_SEQ != 0 {
             flags |= Flags::FIN;
@@ -1655,7 +1649,7 @@ impl Endpoint {
         if payload > 0 {
             flags |= Flags::PSH;
         }
-        Some(self.emit(now, s.seq, flags, payload))
+        self.emit(now, s.seq, flags, payload)
     }
 
     fn count_data(&mut self, payload: u32) {

@@ -2,39 +2,15 @@
 //! resumption with the retransmission timer restored.
 mod common;
 
-use airtrace_tcp::{Config, Endpoint, Flags, Options, Segment};
+use airtrace_tcp::{Config, Endpoint};
 use common::*;
 
 const SEG: u32 = 1448;
 
-/// B's ACK of everything below `ack` (B's ISN 0, timestamps echoing A's clock).
-fn ack_from_b(ack: u32, tsecr: u32, now_ms: u32, syn: bool) -> Segment {
-    let mut options = Options {
-        timestamps: Some((5_000 + now_ms, tsecr)),
-        ..Options::default()
-    };
-    let mut flags = Flags::ACK;
-    if syn {
-        flags |= Flags::SYN;
-        options.mss = Some(1460);
-        options.window_scale = Some(7);
-        options.sack_permitted = true;
-    }
-    Segment {
-        seq: if syn { 0 } else { 1 },
-        ack,
-        flags,
-        window: if syn { 65535 } else { 1024 },
-        len: 0,
-        options,
-        ect: false,
-    }
-}
-
 fn connected(cfg: Config) -> Endpoint {
     let mut a = Endpoint::client(cfg, 0, 1_000);
     a.poll_transmit(0).unwrap();
-    a.on_segment(100 * MS, &ack_from_b(1, 1_000, 100, true));
+    a.on_segment(100 * MS, &from_b(1, 1_000, 100, true));
     a.write(u64::from(4 * SEG));
     while a.poll_transmit(100 * MS).is_some() {}
     a
@@ -79,7 +55,7 @@ fn a_route_failure_stops_the_timer_probes_and_an_ack_resumes() {
 
     // The probe's ACK ends the standby: the window is kept (and grows with the ACK),
     // the timer runs again for what is still outstanding.
-    a.on_segment(4300 * MS, &ack_from_b(1 + SEG, 1_000 + 4150, 4300, false));
+    a.on_segment(4300 * MS, &from_b(1 + SEG, 1_000 + 4150, 4300, false));
     assert!(!a.in_standby());
     let s = a.sender_state();
     assert!(s.cwnd >= cwnd_before);

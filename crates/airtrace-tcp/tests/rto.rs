@@ -2,34 +2,10 @@
 //! the backoff cap.
 mod common;
 
-use airtrace_tcp::{Config, Endpoint, Flags, Options, Segment};
+use airtrace_tcp::{Config, Endpoint};
 use common::*;
 
 const SEG: u32 = 1448;
-
-/// B's side of the conversation, written by hand: B's ISN is 0, TSval = 5000 + ms.
-fn from_b(ack: u32, tsecr: u32, now_ms: u32, syn: bool) -> Segment {
-    let mut options = Options {
-        timestamps: Some((5_000 + now_ms, tsecr)),
-        ..Options::default()
-    };
-    let mut flags = Flags::ACK;
-    if syn {
-        flags |= Flags::SYN;
-        options.mss = Some(1460);
-        options.window_scale = Some(7);
-        options.sack_permitted = true;
-    }
-    Segment {
-        seq: if syn { 0 } else { 1 },
-        ack,
-        flags,
-        window: if syn { 65535 } else { 1024 },
-        len: 0,
-        options,
-        ect: false,
-    }
-}
 
 /// A's ISN is 0 and its timestamp clock reads 1000 + ms.
 #[test]

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use airtrace_tcp::{Config, Endpoint, Flags, Segment, SenderState};
+use airtrace_tcp::{Config, Endpoint, Flags, Options, Segment, SenderState};
 
 pub const A: usize = 0;
 pub const B: usize = 1;
@@ -404,4 +404,28 @@ pub fn line(s: &Sent) -> String {
         out.push_str(" DROPPED");
     }
     out
+}
+
+/// B's side of the conversation, written by hand: B's ISN is 0, TSval = 5000 + ms.
+pub fn from_b(ack: u32, tsecr: u32, now_ms: u32, syn: bool) -> Segment {
+    let mut options = Options {
+        timestamps: Some((5_000 + now_ms, tsecr)),
+        ..Options::default()
+    };
+    let mut flags = Flags::ACK;
+    if syn {
+        flags |= Flags::SYN;
+        options.mss = Some(1460);
+        options.window_scale = Some(7);
+        options.sack_permitted = true;
+    }
+    Segment {
+        seq: if syn { 0 } else { 1 },
+        ack,
+        flags,
+        window: if syn { 65535 } else { 1024 },
+        len: 0,
+        options,
+        ect: false,
+    }
 }
