@@ -369,7 +369,9 @@ def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetR
         for pattern in range(1, patterns + 1)
         for elfn in (False, True)
     ]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    from airtrace.sweeps import _cores
+
+    cores = _cores()
     with ProcessPoolExecutor(max_workers=max(1, min(cores, len(tasks)))) as pool:
         done = list(pool.map(_manet_one, tasks, chunksize=4))
     runs = []

@@ -239,18 +239,7 @@ impl DsrAgent {
             },
             None => DsrHeader::source_route(route),
         };
-        let Some(next_hop) = header.next_hop() else {
-            out.push(Action::Drop {
-                packet,
-                reason: DropReason::NoRoute,
-            });
-            return;
-        };
-        out.push(Action::Unicast {
-            packet: packet.with_dsr(header),
-            next_hop,
-            delay_ns,
-        });
+        unicast(packet.with_dsr(header), delay_ns, out);
     }
 
     fn buffer(&mut self, now: i64, packet: IpPacket, out: &mut Vec<Action>) {
@@ -405,21 +394,11 @@ impl DsrAgent {
             });
             return;
         }
-        let Some(next_hop) = header.next_hop() else {
-            out.push(Action::Drop {
-                packet,
-                reason: DropReason::NoRoute,
-            });
-            return;
+        let forwarded = IpPacket {
+            ttl: packet.ttl - 1,
+            ..packet.with_dsr(header)
         };
-        out.push(Action::Unicast {
-            packet: IpPacket {
-                ttl: packet.ttl - 1,
-                ..packet.with_dsr(header)
-            },
-            next_hop,
-            delay_ns: 0,
-        });
+        unicast(forwarded, 0, out);
     }
 
     /// A packet for another node was overheard as `from` sent it (ns-2's `tap`).
@@ -593,17 +572,7 @@ impl DsrAgent {
             route: found,
             by,
         }));
-        match header.next_hop() {
-            Some(next_hop) => out.push(Action::Unicast {
-                packet,
-                next_hop,
-                delay_ns,
-            }),
-            None => out.push(Action::Drop {
-                packet,
-                reason: DropReason::NoRoute,
-            }),
-        }
+        unicast(packet, delay_ns, out);
     }
 
     /// A reply reached this node, the initiator (ns-2's `acceptRouteReply`).
@@ -710,17 +679,7 @@ impl DsrAgent {
             ..control_packet(self.me, tell, 255, error)
         };
         out.push(Action::Log(RouteEvent::ErrorSent { link }));
-        match error.next_hop() {
-            Some(next_hop) => out.push(Action::Unicast {
-                packet: report,
-                next_hop,
-                delay_ns: 0,
-            }),
-            None => out.push(Action::Drop {
-                packet: report,
-                reason: DropReason::NoRoute,
-            }),
-        }
+        unicast(report, 0, out);
     }
 
     /// A packet that could not go to `dead` (ns-2's `undeliverablePkt`): this node's
@@ -765,6 +724,22 @@ impl DsrAgent {
             route,
         }));
         self.send_on(packet.with_dsr(header), route, 0, out);
+    }
+}
+
+/// Sends `packet` to the next node on its source route, `delay_ns` from now; dropped
+/// (no route) when the route ends here.
+fn unicast(packet: IpPacket, delay_ns: i64, out: &mut Vec<Action>) {
+    match packet.dsr.and_then(|h| h.next_hop()) {
+        Some(next_hop) => out.push(Action::Unicast {
+            packet,
+            next_hop,
+            delay_ns,
+        }),
+        None => out.push(Action::Drop {
+            packet,
+            reason: DropReason::NoRoute,
+        }),
     }
 }
 
