@@ -53,7 +53,14 @@ def test_holland_vaidya_chain_table_and_manet_figures() -> None:
         for v in reproduce.HOLLAND_VAIDYA_SPEEDS
         for kind in ("expected throughput", "mean throughput, reno", "mean throughput, elfn")
     ]
-    assert chain + manet == list(figures)
+    split = [
+        "total throughput, tcp",
+        "total throughput, split-tcp",
+        "split-tcp throughput gain",
+        "unfairness, tcp",
+        "unfairness, split-tcp",
+    ]
+    assert chain + manet + split == list(figures)
     means = [figures[name]["mean"] for name in chain]
     # Throughput falls with every hop up to the point where distant parts of the chain
     # run in parallel. Against Table 1 (docs/dsr.md): over 3 seeds all but 3 and 4 hops
@@ -71,6 +78,21 @@ def test_holland_vaidya_chain_table_and_manet_figures() -> None:
         assert len(measured) == 2, name
         assert all(0 <= x <= means[0] * 1.05 for x in measured), (name, measured)
     assert any(figures[f"mean throughput, elfn, {v} m/s"]["mean"] > 0 for v in reproduce.HOLLAND_VAIDYA_SPEEDS)
+    # Split-TCP (docs/split-tcp.md): the 8-hop flow's zones get it a fair share of the
+    # chain; plain TCP leaves it a fraction of the 4-hop flow's.
+    total = {kind: figures[f"total throughput, {kind}"]["mean"] for kind in ("tcp", "split-tcp")}
+    assert all(100 < t < 600 for t in total.values()), total
+    gain = figures["split-tcp throughput gain"]["mean"]
+    assert gain == pytest.approx((total["split-tcp"] / total["tcp"] - 1) * 100)
+    assert figures["unfairness, split-tcp"]["mean"] < 0.2 < 0.4 < figures["unfairness, tcp"]["mean"]
+
+
+def test_unfairness_is_zero_for_equal_shares_and_one_for_a_monopoly() -> None:
+    assert reproduce.unfairness([100.0, 100.0, 100.0]) == 0.0
+    assert reproduce.unfairness([300.0, 0.0, 0.0]) == pytest.approx(1.0)
+    assert reproduce.unfairness([0.0, 0.0]) == 0.0
+    # Jain's index of (1, 3) is 16 / 20 = 0.8: unfairness 0.2 / 0.5.
+    assert reproduce.unfairness([1.0, 3.0]) == pytest.approx(0.4)
 
 
 def test_a_pattern_count_below_one_is_refused() -> None:

@@ -277,7 +277,8 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
     The chain of scenarios/holland_vaidya_chain.toml (ns-2's CMU 802.11 and WaveLAN
     radio, nodes 200 m apart, BSD ARP and DSR) at 1 … 10 hops, 100 s each;
     then scenarios/holland_vaidya_manet.toml at mean speeds of 2, 10, 20 and 30 m/s,
-    each over `run.patterns` movement patterns (the same patterns at every speed)."""
+    each over `run.patterns` movement patterns (the same patterns at every speed); then
+    Split-TCP on scenarios/split_tcp.toml, with and without proxies."""
     r = Result(
         "holland-vaidya",
         "Holland & Vaidya 1999, Analysis of TCP performance over mobile ad hoc networks (Table 1, section 4)",
@@ -312,11 +313,51 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
         r.figures.append(Figure(f"mean throughput, elfn, {speed} m/s", "above Reno's", elfn, "kbit/s", 1))
     if run.out is not None:
         run.kept += _manet_scatter(manet, run.out)
-    r.notes.append(
-        "Each MANET figure's range is over the movement patterns (one run each), not over seeds. Split-TCP "
-        "(the paper's last section) is not modelled yet."
-    )
+    _split_tcp(run, seeds, r)
+    r.notes.append("Each MANET figure's range is over the movement patterns (one run each), not over seeds.")
     return r
+
+
+def _split_tcp(run: _Runner, seeds: int, r: Result) -> None:
+    """The study's last section (Kopparty et al.'s Split-TCP): scenarios/split_tcp.toml,
+    two flows of 8 and 4 hops on one chain, with a proxy every 2 hops and without
+    proxies, per seed: the total throughput and the unfairness between the flows."""
+    path = scenario("split_tcp")
+    duration_s = _seconds(path)
+    quiet = {"network.captures": [], "link_log": False, "tcp_state_log": False}
+    plain = {f"flow[{i}].split.every": 0 for i in (1, 2)}
+    totals: dict[bool, list[float]] = {False: [], True: []}
+    unfair: dict[bool, list[float]] = {False: [], True: []}
+    for s in range(1, seeds + 1):
+        for split in (False, True):
+            summary = run.run(path, seed=s, set={**quiet, **({} if split else plain)})[0]
+            kbps = [f["bytes_delivered"] * 8 / duration_s / 1e3 for f in summary["flows"]]
+            totals[split].append(sum(kbps))
+            unfair[split].append(unfairness(kbps))
+    gain = [(b / a - 1) * 100 if a > 0 else 0.0 for a, b in zip(totals[False], totals[True])]
+    r.figures.append(Figure("total throughput, tcp", "—", totals[False], "kbit/s", 1))
+    r.figures.append(Figure("total throughput, split-tcp", "—", totals[True], "kbit/s", 1))
+    r.figures.append(Figure("split-tcp throughput gain", "+5 to +30 %", gain, "%", 1))
+    r.figures.append(Figure("unfairness, tcp", "0.8", unfair[False], "", 2))
+    r.figures.append(Figure("unfairness, split-tcp", "0.2", unfair[True], "", 2))
+    r.notes.append(
+        "Split-TCP: scenarios/split_tcp.toml (an 8-hop and a 4-hop flow on one static chain, a proxy every 2 "
+        "hops) against the same flows end to end (--set flow[N].split.every=0). Unfairness is 1 − Jain's "
+        "fairness index of the flows' throughputs, scaled so that equal shares give 0 and one flow taking "
+        "everything gives 1 (Jain, Chiu & Hawe, DEC-TR-301, 1984)."
+    )
+
+
+def unfairness(throughputs: list[float]) -> float:
+    """How unequally flows share: (1 − J) / (1 − 1/n) with J = (Σx)² / (n·Σx²), Jain's
+    fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984): 0 when all get the same
+    (nothing included), 1 when one flow gets everything."""
+    n = len(throughputs)
+    squares = sum(x * x for x in throughputs)
+    if n < 2 or squares == 0:
+        return 0.0
+    jain = sum(throughputs) ** 2 / (n * squares)
+    return (1 - jain) / (1 - 1 / n)
 
 
 #: What the paper says of Reno's mean throughput at each mean speed (section 4.2).

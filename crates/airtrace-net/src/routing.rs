@@ -27,6 +27,11 @@ impl Routes {
         }
     }
 
+    /// How many nodes the tables are for.
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
     /// Sends `node`'s packets for `dst` to neighbour `via`.
     pub fn set(&mut self, node: NodeId, dst: NodeId, via: NodeId) {
         self.next[node as usize * self.nodes + dst as usize] = Some(via);

@@ -15,6 +15,7 @@ use crate::build;
 use crate::packet::{Body, Packet};
 use crate::rpc;
 use crate::scenario::{AppKind, FlowSpec};
+use crate::split::SplitSummary;
 
 /// Bytes a stream or on-off application writes at a time.
 pub const APP_WRITE: u64 = 1460;
@@ -67,6 +68,9 @@ pub struct FlowSummary {
     /// Probes the sender sent while standing by for a route (TCP with `elfn_probe`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elfn_probes: Option<u64>,
+    /// Split-TCP's proxies and zones (a flow with `[flow.split]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitSummary>,
 }
 
 /// The transport state of a flow.
@@ -99,6 +103,13 @@ pub(crate) struct Flow {
     pub(crate) limit: Option<u64>,
     /// Bytes accepted by TCP so far.
     pub(crate) written: u64,
+    /// The most bytes the application may have written by now (Split-TCP's
+    /// end-to-end window at the source); `None`: no limit but TCP's send buffer.
+    pub(crate) write_limit: Option<u64>,
+    /// For a Split-TCP zone after the first (a proxy's sender): whether the zone
+    /// before it has delivered everything (then this one closes once its backlog is
+    /// written). `None` for every other flow.
+    pub(crate) relay_upstream_done: Option<bool>,
     pub(crate) started: bool,
     pub(crate) closed: bool,
     /// Application rate in bit/s and on/off periods (stream, onoff).
@@ -194,14 +205,18 @@ impl Flow {
             Transport::Tcp { a, b } => {
                 let ep = if side_a { a } else { b };
                 if side_a {
-                    if self.backlog > 0 {
-                        let n = ep.write(self.backlog);
+                    let room = self
+                        .write_limit
+                        .map_or(u64::MAX, |l| l.saturating_sub(self.written));
+                    if self.backlog > 0 && room > 0 {
+                        let n = ep.write(self.backlog.min(room));
                         self.backlog -= n;
                         self.written += n;
                     }
                     let app_done = self.backlog == 0
-                        && match self.app {
-                            AppKind::Bulk => true,
+                        && match (self.relay_upstream_done, self.app) {
+                            (Some(upstream_done), _) => upstream_done,
+                            (None, AppKind::Bulk) => true,
                             _ => {
                                 self.limit.is_some_and(|l| self.written >= l)
                                     || self.stop_ns.is_some_and(|s| now >= s)
@@ -356,6 +371,12 @@ impl Flow {
 
     /// What summary.json reports of the flow.
     pub(crate) fn summary(&self) -> FlowSummary {
+        self.summary_delivered_by(self)
+    }
+
+    /// What summary.json reports of the flow, with what `receiver` delivered as the
+    /// flow's delivery (a Split-TCP flow's last zone: the destination's).
+    pub(crate) fn summary_delivered_by(&self, receiver: &Flow) -> FlowSummary {
         let s = |ns: i64| ns as f64 / 1e9;
         let (retransmissions, timeouts, fast, ecn) = match &self.transport {
             Transport::Tcp { a, .. } => {
@@ -372,17 +393,17 @@ impl Flow {
                 (st.retransmissions, st.retransmissions, 0, 0)
             }
         };
-        let span = self.last_delivery_ns.map_or(0, |t| t - self.start_ns);
+        let span = receiver.last_delivery_ns.map_or(0, |t| t - self.start_ns);
         FlowSummary {
             name: self.name.clone(),
             app: app_name(self.app),
             protocol: if self.app.is_tcp() { "tcp" } else { "udp" },
             start_s: s(self.start_ns),
-            end_s: self.last_delivery_ns.map(s),
-            finished: self.finished,
-            bytes_delivered: self.delivered,
+            end_s: receiver.last_delivery_ns.map(s),
+            finished: receiver.finished,
+            bytes_delivered: receiver.delivered,
             goodput_bps: if span > 0 {
-                self.delivered as f64 * 8.0 / s(span)
+                receiver.delivered as f64 * 8.0 / s(span)
             } else {
                 0.0
             },
@@ -399,6 +420,7 @@ impl Flow {
                 }
                 _ => None,
             },
+            split: None,
         }
     }
 }
@@ -464,6 +486,8 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
         backlog: 0,
         limit: spec.bytes.map(|b| b.0),
         written: 0,
+        write_limit: None,
+        relay_upstream_done: None,
         started: false,
         closed: false,
         rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),

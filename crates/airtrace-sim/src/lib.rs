@@ -16,7 +16,8 @@
 //! - `flows`: a flow and its application (TCP endpoints or RPC client and server,
 //!   bulk, stream and on-off sources), whatever carries its packets.
 //! - [`netsim`]: the run of a network of nodes (chains, cells, random topologies, moving
-//!   or not) over `airtrace-net`'s radio channel, MAC, ARP and routes.
+//!   or not) over `airtrace-net`'s radio channel, MAC, ARP and routes; [`split`]:
+//!   Split-TCP's proxies, zones and end-to-end acknowledgements there.
 //! - [`build`]: scenario settings → the link (from `airtrace-link`, the code the
 //!   emulator shares) and TCP configurations (from `airtrace-tcp`).
 //! - [`links`]: one interface over the link kinds (plain directions, GSM RLP).
@@ -52,6 +53,7 @@ pub mod rpc;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
+pub mod split;
 pub mod units;
 pub mod wlan;
 

@@ -17,18 +17,19 @@ use airtrace_link::rng::Streams;
 use airtrace_net::dsr::agent::{ReplyBy, RouteEvent};
 use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
-use airtrace_net::{Mobility, NodeId, TxCounters, BROADCAST};
+use airtrace_net::{Mobility, NodeId, Routes, TxCounters, BROADCAST};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW};
-use crate::flows::{app_name, new_flow, Flow};
+use crate::flows::{app_name, new_flow, Flow, FlowSummary};
 use crate::netair::{mac_text, AirCaptures};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
-use crate::scenario::{MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
+use crate::scenario::{AppKind, FlowSpec, MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
 use crate::sched::{FlowPart, Scheduler, CARRIER};
 use crate::sim::{Options, SimError, Summary, CANCEL_EVERY};
+use crate::split::{self, Split, SplitSummary, ZoneSummary};
 
 /// How many packets that left the network are kept for late copies of them.
 const RECENT_PACKETS: usize = 4096;
@@ -200,7 +201,16 @@ struct World {
     nodes: Vec<NodeInfo>,
     /// Each flow's nodes: (side a, side b).
     ends: Vec<(NodeId, NodeId)>,
+    /// The scenario's flows, then the zones after the first of the Split-TCP flows.
     flows: Vec<Flow>,
+    /// How many of `flows` are the scenario's.
+    scenario_flows: usize,
+    /// The Split-TCP flows, and for each flow the split and zone it is, if any.
+    splits: Vec<Split>,
+    zone_of: Vec<Option<(usize, usize)>>,
+    /// The end-to-end acknowledgements of Split-TCP in the network or delivered, by
+    /// packet id: the bytes each acknowledges.
+    e2e_acks: FxHashMap<u64, u64>,
     /// Packets in the network, by id.
     packets: FxHashMap<u64, Packet>,
     /// Packets that left the network lately, whose copies may still arrive (see
@@ -258,8 +268,76 @@ pub(crate) fn run(
         let (from, to) = spec.flow_ends(f);
         ends.push((id_of(&from)?, id_of(&to)?));
     }
-    let mut node_capture = vec![None; nodes.len()];
     let dynamic_routing = spec.routing == RoutingProfile::Dsr;
+    let mut zone_of = vec![None; flows.len()];
+    let mut splits = Vec::new();
+    // Proxies every K hops go on the static route, or with DSR on the shortest path
+    // when the run starts (where the first discovery finds the route).
+    let start_routes = (dynamic_routing && scenario.flows.iter().any(|f| f.split.is_some()))
+        .then(|| Routes::shortest_paths(nodes.len(), |a, b| net.wireless().decodes(a, b)));
+    let routes = start_routes.as_ref().unwrap_or(net.routes());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let Some(sp) = &f.split else { continue };
+        let (src, dst) = ends[i];
+        let path = match sp.every {
+            Some(0) => vec![src, dst],
+            // With DSR, ends with no path at the start get no proxies.
+            Some(every) => match split::proxies_every(routes, src, dst, every) {
+                Some(path) => path,
+                None if dynamic_routing => vec![src, dst],
+                None => {
+                    return Err(SimError::Setup(format!(
+                        "flow[{}]: no route from {} to {} to place Split-TCP proxies on",
+                        i + 1,
+                        nodes[src as usize].name,
+                        nodes[dst as usize].name
+                    )))
+                }
+            },
+            None => {
+                let mut path = vec![src];
+                for p in &sp.proxies {
+                    path.push(id_of(&Some(p.clone()))?);
+                }
+                path.push(dst);
+                path
+            }
+        };
+        if path.len() == 2 {
+            // No proxy between the ends: a plain TCP flow.
+            continue;
+        }
+        ends[i] = (path[0], path[1]);
+        let mut zones = vec![i];
+        for hop in path.windows(2).skip(1) {
+            let z = flows.len();
+            let relay = FlowSpec {
+                name: Some(format!("{}/zone{}", flows[i].name, zones.len())),
+                app: AppKind::Stream,
+                bytes: None,
+                rate: None,
+                on: None,
+                off: None,
+                stop: None,
+                split: None,
+                ..f.clone()
+            };
+            let mut flow = new_flow(z, &relay, &streams)
+                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?;
+            flow.relay_upstream_done = Some(false);
+            flows.push(flow);
+            ends.push((hop[0], hop[1]));
+            zone_of.push(Some((splits.len(), zones.len())));
+            zones.push(z);
+        }
+        let mss = build::tcp_config(f.tcp.as_ref()).map_or(1460, |c| u64::from(c.mss));
+        let window = sp.window.map_or(split::DEFAULT_WINDOW, |w| w.0);
+        flows[i].write_limit = Some(window);
+        zone_of[i] = Some((splits.len(), 0));
+        let ack_every = u64::from(sp.ack_every.unwrap_or(split::DEFAULT_ACK_EVERY));
+        splits.push(Split::new(zones, path, window, ack_every * mss));
+    }
+    let mut node_capture = vec![None; nodes.len()];
     let mut air = None;
     let bundle = match options.out {
         Some(dir) => {
@@ -297,6 +375,10 @@ pub(crate) fn run(
         nodes,
         ends,
         flows,
+        scenario_flows: scenario.flows.len(),
+        splits,
+        zone_of,
+        e2e_acks: FxHashMap::default(),
         packets: FxHashMap::default(),
         recent: FxHashMap::default(),
         recent_order: std::collections::VecDeque::new(),
@@ -316,9 +398,11 @@ pub(crate) fn run(
         line: Vec::with_capacity(256),
     };
     for (i, flow) in world.flows.iter().enumerate() {
-        world
-            .sched
-            .wake(FlowPart::App(i).component(), Some(flow.start_ns));
+        if flow.relay_upstream_done.is_none() {
+            world
+                .sched
+                .wake(FlowPart::App(i).component(), Some(flow.start_ns));
+        }
     }
     let end_ns = scenario.duration.0;
     let (mut progress, mut cancel) = (options.progress, options.cancel);
@@ -364,7 +448,7 @@ pub(crate) fn run(
         events,
         link: None,
         network: Some(world.network_summary(end_ns)),
-        flows: world.flows.iter().map(Flow::summary).collect(),
+        flows: world.flow_summaries(),
     };
     if let Some(bundle) = world.bundle.take() {
         if let Some(mobility) = world.net.wireless().mobility() {
@@ -417,6 +501,10 @@ impl World {
                     let Some(p) = self.take_packet(packet.user) else {
                         continue;
                     };
+                    if let Some(&acked) = self.e2e_acks.get(&p.id) {
+                        self.on_e2e_ack(p.flow as usize, acked)?;
+                        continue;
+                    }
                     let i = p.flow as usize;
                     let to_a = !p.from_a;
                     self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
@@ -630,6 +718,9 @@ impl World {
         if self.flows[i].started {
             self.sched.wake(FlowPart::Side(i, side_a).component(), wake);
         }
+        if let Some((s, zone)) = self.zone_of[i] {
+            self.relay(s, zone)?;
+        }
         Ok(())
     }
 
@@ -639,12 +730,154 @@ impl World {
         self.service_side(i, true)
     }
 
+    /// Split-TCP: hands what zone `zone` of split `s` delivered to the next zone's
+    /// sender (at a proxy), or acknowledges it end to end (at the destination, whose
+    /// zone's application wakes to repeat a lost acknowledgement).
+    fn relay(&mut self, s: usize, zone: usize) -> io::Result<()> {
+        let split = &mut self.splits[s];
+        let i = split.zones[zone];
+        if zone == 0 {
+            split.note_written(self.flows[i].written);
+        }
+        let new = split.take_new(zone, self.flows[i].delivered);
+        let all_in = self.flows[i].finished;
+        match split.zones.get(zone + 1).copied() {
+            Some(next) => {
+                let flow = &mut self.flows[next];
+                if new > 0 || flow.relay_upstream_done != Some(all_in) {
+                    flow.backlog += new;
+                    flow.relay_upstream_done = Some(all_in);
+                    // A proxy opens its zone's connection when the first bytes for
+                    // it arrive.
+                    if flow.started {
+                        self.service_side(next, true)?;
+                    } else {
+                        self.service_app(next)?;
+                    }
+                }
+            }
+            None => {
+                if let Some(acked) = split.ack_due(self.now, all_in) {
+                    self.send_e2e_ack(s, acked)?;
+                }
+                if !all_in {
+                    let repeat = self.splits[s].repeat_at();
+                    self.sched.wake(FlowPart::App(i).component(), repeat);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends split `s`'s end-to-end acknowledgement of `acked` bytes from the
+    /// destination to the source: a pure ACK of the flow's connection as the
+    /// source numbers it.
+    fn send_e2e_ack(&mut self, s: usize, acked: u64) -> io::Result<()> {
+        let nodes = &self.splits[s].nodes;
+        let (src, dst) = (nodes[0], nodes[nodes.len() - 1]);
+        let ip_id = self.next_ip_id(dst);
+        let split = &self.splits[s];
+        let flow = &self.flows[split.zones[0]];
+        let seg = airtrace_tcp::Segment {
+            seq: flow.isn.1.wrapping_add(1),
+            ack: flow.isn.0.wrapping_add(1).wrapping_add(acked as u32),
+            flags: airtrace_tcp::Flags::ACK,
+            window: split.window.min(u64::from(u16::MAX)) as u16,
+            len: 0,
+            options: Default::default(),
+            ect: false,
+        };
+        let packet = Packet {
+            id: self.next_packet_id,
+            flow: split.zones[0] as u32,
+            from_a: false,
+            ip_id,
+            ports: flow.ports,
+            hosts: (address(src), address(dst)),
+            ttl: DEFAULT_TTL,
+            ecn: 0,
+            vj: None,
+            body: Body::Tcp(seg),
+        };
+        self.e2e_acks.insert(packet.id, acked);
+        self.send_packet(packet, dst, src)
+    }
+
+    /// An end-to-end acknowledgement of `acked` bytes reached the source of flow `i`:
+    /// it purges them and may send as much more.
+    fn on_e2e_ack(&mut self, i: usize, acked: u64) -> io::Result<()> {
+        let Some((s, 0)) = self.zone_of[i] else {
+            return Ok(());
+        };
+        self.flows[i].write_limit = Some(self.splits[s].on_ack(acked));
+        self.service_side(i, true)
+    }
+
+    /// Node `node`'s next IP identification.
+    fn next_ip_id(&mut self, node: NodeId) -> u16 {
+        let id = self.ip_id[node as usize];
+        self.ip_id[node as usize] = id.wrapping_add(1);
+        id
+    }
+
+    /// The summary.json entries of the scenario's flows (a Split-TCP flow's delivery
+    /// is its last zone's, at the destination).
+    fn flow_summaries(&self) -> Vec<FlowSummary> {
+        (0..self.scenario_flows)
+            .map(|i| {
+                let Some((s, _)) = self.zone_of[i] else {
+                    return self.flows[i].summary();
+                };
+                let split = &self.splits[s];
+                let last = &self.flows[split.zones[split.zones.len() - 1]];
+                let name = |n: NodeId| self.nodes[n as usize].name.clone();
+                let mut summary = self.flows[i].summary_delivered_by(last);
+                summary.split = Some(SplitSummary {
+                    proxies: split.nodes[1..split.nodes.len() - 1]
+                        .iter()
+                        .map(|&n| name(n))
+                        .collect(),
+                    window: split.window,
+                    e2e_acks: split.acks_sent,
+                    peak_source_held_bytes: split.peak_held,
+                    zones: split
+                        .zones
+                        .iter()
+                        .map(|&z| {
+                            let zone = self.flows[z].summary();
+                            let (from, to) = self.ends[z];
+                            ZoneSummary {
+                                from: name(from),
+                                to: name(to),
+                                bytes_delivered: zone.bytes_delivered,
+                                retransmissions: zone.retransmissions,
+                                timeouts: zone.timeouts,
+                            }
+                        })
+                        .collect(),
+                });
+                summary
+            })
+            .collect()
+    }
+
+    /// The nodes a scenario's flow runs between (a Split-TCP flow's source and
+    /// destination, beyond its first zone).
+    fn flow_ends(&self, i: usize) -> (NodeId, NodeId) {
+        match self.zone_of[i] {
+            Some((s, _)) => {
+                let nodes = &self.splits[s].nodes;
+                (nodes[0], nodes[nodes.len() - 1])
+            }
+            None => self.ends[i],
+        }
+    }
+
     /// Hands a packet from one side of flow `i` to its node's IP layer.
     fn transmit(&mut self, i: usize, from_a: bool, body: Body) -> io::Result<()> {
         let (a, b) = self.ends[i];
         let (src, dst) = if from_a { (a, b) } else { (b, a) };
-        let ip_id = self.ip_id[src as usize];
-        self.ip_id[src as usize] = ip_id.wrapping_add(1);
+        let ip_id = self.next_ip_id(src);
         let flow = &mut self.flows[i];
         if from_a {
             flow.packets.0 += 1;
@@ -664,6 +897,12 @@ impl World {
             vj: None,
             body,
         };
+        self.send_packet(packet, src, dst)
+    }
+
+    /// Hands `packet` to node `src`'s IP layer, for node `dst`.
+    fn send_packet(&mut self, packet: Packet, src: NodeId, dst: NodeId) -> io::Result<()> {
+        let i = packet.flow as usize;
         self.next_packet_id += 1;
         if let Some(air) = self.air.as_mut() {
             air.hold(&packet, self.flows[i].stream_offset(&packet));
@@ -688,10 +927,15 @@ impl World {
         Ok(())
     }
 
+    /// A tcpstate.jsonl line for the sender of the scenario's flow `i` (a Split-TCP
+    /// flow's: its source's; its proxies' senders are not logged).
     fn log_tcp_state(&mut self, i: usize, s: &airtrace_tcp::SenderState) -> io::Result<()> {
         let Some(log) = self.bundle.as_mut().and_then(|b| b.tcp_log.as_mut()) else {
             return Ok(());
         };
+        if i >= self.scenario_flows {
+            return Ok(());
+        }
         self.line.clear();
         self.flows[i].write_state_line(i, self.now, s, &mut self.line)?;
         log.write_all(&self.line)
@@ -718,10 +962,11 @@ impl World {
             drops: self.drops.clone(),
             routing: self.routing.clone(),
             paths: w.mobility().map(|m| {
-                self.flows
+                self.flows[..self.scenario_flows]
                     .iter()
-                    .zip(&self.ends)
-                    .map(|(f, &ends)| PathSummary {
+                    .enumerate()
+                    .map(|(i, f)| (f, self.flow_ends(i)))
+                    .map(|(f, ends)| PathSummary {
                         flow: f.name.clone(),
                         hops_s: airtrace_net::connectivity::hops_over_time(
                             m,
@@ -790,12 +1035,12 @@ impl World {
                     .map(|node| vantage(format!("air-{node}"), node, LINKTYPE_IEEE802_11_RADIOTAP)),
             );
         }
-        let flows: Vec<_> = self
-            .flows
+        let flows: Vec<_> = self.flows[..self.scenario_flows]
             .iter()
-            .zip(&self.ends)
-            .map(|(f, &(a, b))| {
-                serde_json::json!({
+            .enumerate()
+            .map(|(i, f)| {
+                let (a, b) = self.flow_ends(i);
+                let mut flow = serde_json::json!({
                     "name": f.name,
                     "app": app_name(f.app),
                     "protocol": if f.app.is_tcp() { "tcp" } else { "udp" },
@@ -803,7 +1048,19 @@ impl World {
                     "to": self.nodes[b as usize].name,
                     "a": format!("{}:{}", dotted(address(a)), f.ports.0),
                     "b": format!("{}:{}", dotted(address(b)), f.ports.1),
-                })
+                });
+                if let Some((s, _)) = self.zone_of[i] {
+                    let zones = self.splits[s].zones.iter().map(|&z| {
+                        let (from, to) = self.ends[z];
+                        let ports = self.flows[z].ports;
+                        serde_json::json!({
+                            "a": format!("{}:{}", dotted(address(from)), ports.0),
+                            "b": format!("{}:{}", dotted(address(to)), ports.1),
+                        })
+                    });
+                    flow["split_zones"] = zones.collect::<Vec<_>>().into();
+                }
+                flow
             })
             .collect();
         let mut files = crate::bundle::files_json(scenario);

@@ -693,7 +693,9 @@ pub fn metrics(summary: &Summary) -> Map<String, Json> {
     out.insert("events".into(), Json::from(summary.events));
     let mut put = |prefix: String, value: Json| {
         for (k, v) in value.as_object().into_iter().flatten() {
-            if !v.is_string() {
+            // Numbers and flags are columns; names and nested tables (Split-TCP's
+            // zones) are not.
+            if !v.is_string() && !v.is_object() {
                 out.insert(format!("{prefix}{k}"), v.clone());
             }
         }
@@ -737,6 +739,7 @@ fn metric_columns(flows: usize) -> Vec<Column> {
         packets_sent: 0,
         packets_returned: 0,
         elfn_probes: None,
+        split: None,
     };
     let template = Summary {
         scenario: String::new(),

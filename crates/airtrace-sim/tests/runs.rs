@@ -579,3 +579,102 @@ fn rts_cts_shares_the_channel_between_hidden_terminals() {
     );
     assert_eq!(retries(&rts), 0, "only RTS frames collide");
 }
+
+/// The TCP segments of a LINKTYPE_RAW pcap (nanosecond, little endian, as the bundle
+/// writes them): (source address, sequence number, acknowledgment number, flags,
+/// payload length).
+fn tcp_segments(pcap: &[u8]) -> Vec<([u8; 4], u32, u32, u8, u32)> {
+    let u32_le = |at: usize| u32::from_le_bytes(pcap[at..at + 4].try_into().unwrap());
+    let u32_be = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    assert_eq!(u32_le(20), 101, "LINKTYPE_RAW");
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at < pcap.len() {
+        let len = u32_le(at + 8) as usize;
+        let ip = &pcap[at + 16..at + 16 + len];
+        if ip[9] == 6 {
+            let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+            let tcp = &ip[20..];
+            let header = usize::from(tcp[12] >> 4) * 4;
+            let src = ip[12..16].try_into().unwrap();
+            let payload = (total - 20 - header) as u32;
+            out.push((src, u32_be(tcp, 4), u32_be(tcp, 8), tcp[13], payload));
+        }
+        at += 16 + len;
+    }
+    out
+}
+
+/// Split-TCP over a 2-hop chain with its proxy in the middle, as the source's capture
+/// shows it: the proxy acknowledges locally (LACKs) ahead of the destination's
+/// end-to-end ACKs, and the source purges, and sends beyond its end-to-end window,
+/// only on an end-to-end ACK.
+#[test]
+fn split_tcp_proxies_lack_and_the_source_purges_on_the_end_to_end_ack() {
+    let window = 4 * 1460;
+    let text = std::fs::read_to_string(scenarios().join("split_tcp.toml"))
+        .unwrap()
+        .replace("hops = 8", "hops = 2")
+        .replace("duration = \"100 s\"", "duration = \"3 s\"")
+        .replace("captures = [\"n0\", \"n8\"]", "captures = [\"n0\"]")
+        .replace("to = \"n8\"", "to = \"n2\"")
+        .replacen(
+            "every = 2",
+            &format!("every = 1\nwindow = \"{window} B\"\nack_every = 1"),
+            1,
+        );
+    let text = text.split("\n[[flow]]\nname = \"short\"").next().unwrap();
+    let scenario = Scenario::parse(Path::new("split.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch("split_tcp");
+    let out = dir.join("run");
+    let options = Options {
+        out: Some(&out),
+        ..Options::default()
+    };
+    let summary = run(&scenario, text, options).unwrap();
+    let flow = &summary.flows[0];
+    let split = flow.split.as_ref().expect("a split flow");
+    assert_eq!(split.proxies, ["n1"]);
+    assert_eq!(split.zones.len(), 2);
+    assert!(flow.bytes_delivered > 100_000, "{flow:?}");
+    assert_eq!(flow.bytes_delivered, split.zones[1].bytes_delivered);
+    assert_eq!(
+        split.peak_source_held_bytes, window as u64,
+        "the window binds"
+    );
+
+    let (source, proxy, destination) = ([198, 18, 0, 1], [198, 18, 0, 2], [198, 18, 0, 3]);
+    let segments = tcp_segments(&std::fs::read(out.join("n0.pcap")).unwrap());
+    let isn = segments.iter().find(|s| s.0 == source).unwrap().1;
+    let (mut lacked, mut e2e_acked, mut e2e_acks, mut ahead) = (0u32, 0u32, 0, false);
+    let mut most_held = 0;
+    for &(src, seq, ack, flags, len) in &segments {
+        let acked = ack.wrapping_sub(isn).wrapping_sub(1);
+        if src == proxy && flags & 0x10 != 0 && flags & 0x02 == 0 {
+            lacked = lacked.max(acked);
+        } else if src == destination {
+            assert!(
+                acked <= lacked,
+                "nothing is acknowledged end to end before locally"
+            );
+            ahead |= acked < lacked;
+            e2e_acked = e2e_acked.max(acked);
+            e2e_acks += 1;
+        } else if src == source && len > 0 {
+            let end = seq.wrapping_sub(isn).wrapping_sub(1) + len;
+            assert!(
+                end - e2e_acked <= window,
+                "sent beyond the end-to-end window"
+            );
+            most_held = most_held.max(end - e2e_acked);
+        }
+    }
+    assert!(
+        e2e_acks > 10 && ahead,
+        "LACKs run ahead of the end-to-end ACKs"
+    );
+    assert_eq!(
+        most_held, window,
+        "the source held a full window until the end-to-end ACK"
+    );
+}

@@ -23,7 +23,7 @@ use crate::units::{Duration, Rate, Size};
 mod network;
 pub use network::{
     ArpProfile, ChainSpec, MacProfile, MobilityModel, MobilitySpec, NetworkSpec, NodeSpec,
-    RandomSpec, Role, RouteSpec, RoutingProfile,
+    RandomSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
 };
 
 /// A scenario, as read from its file (see the [module documentation](self)).
@@ -395,6 +395,9 @@ pub struct FlowSpec {
     /// RPC settings (rpc_read, rpc_write).
     #[serde(default)]
     pub rpc: Option<RpcSpec>,
+    /// Split-TCP proxies along the flow's route (`[flow.split]`, TCP in a network).
+    #[serde(default)]
+    pub split: Option<SplitSpec>,
 }
 
 /// TCP settings: a profile and overrides of its values.
@@ -775,6 +778,12 @@ impl Scenario {
     fn validate_link(&self, link: &LinkSpec) -> Result<(), Invalid> {
         use Key::{Index, Name};
         for (i, flow) in self.flows.iter().enumerate() {
+            if flow.split.is_some() {
+                return Err(invalid(
+                    &[Name("flow"), Index(i), Name("split")],
+                    "Split-TCP puts proxies on a route through a [network]; a [link] has none",
+                ));
+            }
             for (key, given) in [("from", &flow.from), ("to", &flow.to)] {
                 if given.is_some() {
                     return Err(invalid(

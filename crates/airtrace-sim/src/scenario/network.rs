@@ -155,6 +155,31 @@ pub struct DsrSpec {
     pub promiscuous: Option<bool>,
 }
 
+/// `[flow.split]`: Split-TCP (Kopparty, Krishnamurthy, Faloutsos & Tripathi, "Split
+/// TCP for Mobile Ad Hoc Networks", Globecom 2002): proxies on the flow's route cut it
+/// into zones, each its own TCP connection with its own congestion window; the
+/// receiver's end-to-end acknowledgements bound what the source has outstanding.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitSpec {
+    /// A proxy every this many hops along the route: the static route, or with DSR
+    /// the shortest path when the run starts (none if the ends have no path then);
+    /// 0: none, plain end-to-end TCP (to compare: `--set flow[N].split.every=0`).
+    #[serde(default)]
+    pub every: Option<u32>,
+    /// Or the proxies by name, in route order.
+    #[serde(default)]
+    pub proxies: Vec<String>,
+    /// Bytes the source may have sent beyond the last end-to-end acknowledgement.
+    /// Default 64 KiB.
+    #[serde(default)]
+    pub window: Option<Size>,
+    /// The receiver acknowledges end to end after this many full segments delivered.
+    /// Default 2 (as TCP's delayed ACK, RFC 1122 §4.2.3.2).
+    #[serde(default)]
+    pub ack_every: Option<u32>,
+}
+
 /// How ARP behaves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -478,9 +503,71 @@ impl Scenario {
                     "a flow goes between two different nodes",
                 ));
             }
+            if let Some(split) = &flow.split {
+                validate_split(net, flow, split, (&from, &to), |key| {
+                    vec![Name("flow"), Index(i), Name("split"), Name(key)]
+                })?;
+            }
         }
         Ok(())
     }
+}
+
+/// The checks of a flow's `[flow.split]`; `at` names one of its keys.
+fn validate_split(
+    net: &NetworkSpec,
+    flow: &FlowSpec,
+    split: &SplitSpec,
+    (from, to): (&str, &str),
+    at: impl Fn(&'static str) -> Vec<Key>,
+) -> Result<(), Invalid> {
+    if !flow.app.is_tcp() {
+        return Err(invalid(
+            &at("every"),
+            "Split-TCP splits TCP flows (bulk, stream, onoff)",
+        ));
+    }
+    match (split.every, split.proxies.is_empty()) {
+        (Some(_), false) | (None, true) => {
+            return Err(invalid(
+                &at("every"),
+                "give the proxies one way: every = K (hops) or proxies = [\"node\", ...]",
+            ))
+        }
+        _ => {}
+    }
+    let names = net.node_names();
+    for (i, p) in split.proxies.iter().enumerate() {
+        let here = {
+            let mut k = at("proxies");
+            k.push(Key::Index(i));
+            k
+        };
+        if !names.contains(p) {
+            return Err(invalid(&here, format!("no node is named {p:?}")));
+        }
+        if p == from || p == to || split.proxies[..i].contains(p) {
+            return Err(invalid(
+                &here,
+                format!(
+                    "{p:?} is an end of the flow or listed twice; proxies sit between the ends"
+                ),
+            ));
+        }
+    }
+    if split.ack_every == Some(0) {
+        return Err(invalid(&at("ack_every"), "must be at least 1 segment"));
+    }
+    let mss = flow.tcp.as_ref().and_then(|t| t.mss).unwrap_or(1460);
+    let ack_every = split.ack_every.unwrap_or(crate::split::DEFAULT_ACK_EVERY);
+    let least = 2 * u64::from(ack_every) * u64::from(mss);
+    if split.window.is_some_and(|w| w.0 < least) {
+        return Err(invalid(
+            &at("window"),
+            format!("must hold at least two end-to-end acknowledgements' worth: {least} B (2 x ack_every x mss)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The checks of `[network.mobility]`.
@@ -598,5 +685,22 @@ to = "b"
             error(&clash),
             r#"network.air_captures[1]: air-b.pcap is also node "air-b"'s capture"#
         );
+    }
+
+    #[test]
+    fn split_tcp_proxies_are_given_one_way_between_the_ends() {
+        let split = |table: &str| error(&format!("{NODES}\n[flow.split]\n{table}\n"));
+        assert_eq!(split("every = 2"), "");
+        assert_eq!(
+            split("proxies = []").split(':').next(),
+            Some("flow[1].split.every")
+        );
+        assert_eq!(
+            split(r#"proxies = ["c"]"#),
+            r#"flow[1].split.proxies[1]: no node is named "c""#
+        );
+        assert!(split(r#"proxies = ["a"]"#).contains("an end of the flow"));
+        assert!(split("every = 2\nwindow = \"2 KiB\"").contains("at least two"));
+        assert!(split("every = 1\nack_every = 0").contains("at least 1 segment"));
     }
 }

@@ -1,0 +1,233 @@
+//! Split-TCP in a network of nodes (Kopparty, Krishnamurthy, Faloutsos & Tripathi,
+//! "Split TCP for Mobile Ad Hoc Networks", IEEE Globecom 2002; Holland & Vaidya's
+//! slides summarise it).
+//!
+//! Proxies on a flow's route cut it into zones. Each zone is a TCP connection of its
+//! own between two consecutive proxies (the source and the destination at the ends):
+//! its receiver acknowledges locally (the LACKs of the paper) and its sender keeps
+//! its own congestion window and retransmission timer, so a loss or a stall in one
+//! zone is repaired there. A proxy hands what its zone delivered, in order, to the
+//! next zone's sender (its buffer). The destination also acknowledges end to end: a
+//! pure TCP ACK, in the source's sequence space, after every `ack_every` full
+//! segments delivered. The source keeps every byte until that acknowledgement covers
+//! it (purges it then), and never has more than `window` bytes sent beyond it: the
+//! end-to-end window, of which each zone's congestion window is a sub-window.
+//!
+//! Not modelled: a proxy that moves off the route or fails (a zone's connection
+//! stays between the same two nodes, whatever route carries it); handing the
+//! source's buffered bytes to a new path.
+//!
+//! This module keeps the accounting; [`crate::netsim`] moves the bytes and packets.
+
+use airtrace_net::routing::Routes;
+use airtrace_net::NodeId;
+use serde::Serialize;
+
+/// The destination repeats its last end-to-end acknowledgement after this long
+/// without a new one (the acknowledgement may have been lost while the source waits
+/// on its window).
+pub const ACK_REPEAT_NS: i64 = 1_000_000_000;
+
+/// Default full segments between two end-to-end acknowledgements (TCP's delayed
+/// ACK, RFC 1122 §4.2.3.2).
+pub const DEFAULT_ACK_EVERY: u32 = 2;
+
+/// Default end-to-end window, bytes.
+pub const DEFAULT_WINDOW: u64 = 64 * 1024;
+
+/// The nodes of a split flow: the source, a proxy every `every` hops along the static
+/// route, and the destination. `None` when the route breaks off.
+pub fn proxies_every(routes: &Routes, src: NodeId, dst: NodeId, every: u32) -> Option<Vec<NodeId>> {
+    let mut nodes = vec![src];
+    let (mut at, mut hops) = (src, 0u32);
+    while at != dst {
+        at = routes.next_hop(at, dst)?;
+        hops += 1;
+        if at == dst || hops % every == 0 {
+            nodes.push(at);
+        }
+        if hops as usize > routes.nodes() {
+            return None;
+        }
+    }
+    Some(nodes)
+}
+
+/// One split flow's state (see the [module documentation](self)).
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// The flow index of each zone, from the source: zone 0 is the scenario's flow.
+    pub zones: Vec<usize>,
+    /// The source, the proxies and the destination, in route order.
+    pub nodes: Vec<NodeId>,
+    /// End-to-end window, bytes.
+    pub window: u64,
+    /// Bytes delivered between two end-to-end acknowledgements.
+    ack_bytes: u64,
+    /// Bytes each zone has handed on (to the next zone, or the last to the
+    /// destination's application).
+    forwarded: Vec<u64>,
+    /// Bytes the destination has acknowledged end to end, and when it last did.
+    acked_by_destination: u64,
+    last_ack_ns: Option<i64>,
+    /// Bytes the source has heard acknowledged end to end (it purges them).
+    pub acked_at_source: u64,
+    /// End-to-end acknowledgements the destination sent.
+    pub acks_sent: u64,
+    /// Most bytes the source held at once (sent or queued, not yet acknowledged end to
+    /// end).
+    pub peak_held: u64,
+}
+
+impl Split {
+    /// A split flow through `nodes`, its zones carried by the flows `zones`.
+    pub fn new(zones: Vec<usize>, nodes: Vec<NodeId>, window: u64, ack_bytes: u64) -> Self {
+        Split {
+            forwarded: vec![0; zones.len()],
+            zones,
+            nodes,
+            window,
+            ack_bytes,
+            acked_by_destination: 0,
+            last_ack_ns: None,
+            acked_at_source: 0,
+            acks_sent: 0,
+            peak_held: 0,
+        }
+    }
+
+    /// Zone `pos` has delivered `delivered` bytes in all at its receiving end:
+    /// returns the bytes that are new since the last call, to hand on.
+    pub fn take_new(&mut self, pos: usize, delivered: u64) -> u64 {
+        let new = delivered.saturating_sub(self.forwarded[pos]);
+        self.forwarded[pos] = delivered.max(self.forwarded[pos]);
+        new
+    }
+
+    /// The end-to-end acknowledgement the destination sends now, if one is due, as
+    /// the bytes it covers: after `ack_every` full segments, when the last zone is
+    /// complete (`all_in`), or again after [`ACK_REPEAT_NS`] without one.
+    pub fn ack_due(&mut self, now: i64, all_in: bool) -> Option<u64> {
+        let delivered = *self.forwarded.last()?;
+        let new = delivered - self.acked_by_destination;
+        let repeat = self
+            .last_ack_ns
+            .is_some_and(|t| now - t >= ACK_REPEAT_NS && !all_in);
+        if new >= self.ack_bytes || (all_in && new > 0) || repeat {
+            self.acked_by_destination = delivered;
+            self.last_ack_ns = Some(now);
+            self.acks_sent += 1;
+            return Some(delivered);
+        }
+        None
+    }
+
+    /// When the destination next repeats its acknowledgement.
+    pub fn repeat_at(&self) -> Option<i64> {
+        self.last_ack_ns.map(|t| t + ACK_REPEAT_NS)
+    }
+
+    /// The source heard an end-to-end acknowledgement of `acked` bytes: returns the
+    /// new limit on the bytes it may have written in all.
+    pub fn on_ack(&mut self, acked: u64) -> u64 {
+        self.acked_at_source = self.acked_at_source.max(acked);
+        self.acked_at_source + self.window
+    }
+
+    /// The source has written `written` bytes in all: notes how much it holds.
+    pub fn note_written(&mut self, written: u64) {
+        self.peak_held = self
+            .peak_held
+            .max(written - self.acked_at_source.min(written));
+    }
+}
+
+/// What summary.json reports of a split flow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SplitSummary {
+    /// The proxies, in route order.
+    pub proxies: Vec<String>,
+    /// End-to-end window, bytes.
+    pub window: u64,
+    /// End-to-end acknowledgements the destination sent.
+    pub e2e_acks: u64,
+    /// Most bytes the source held waiting for an end-to-end acknowledgement.
+    pub peak_source_held_bytes: u64,
+    /// Each zone's connection, from the source.
+    pub zones: Vec<ZoneSummary>,
+}
+
+/// One zone's connection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ZoneSummary {
+    /// Its sending node.
+    pub from: String,
+    /// Its receiving node.
+    pub to: String,
+    /// Bytes its receiver delivered (handed to the next zone, or the application).
+    pub bytes_delivered: u64,
+    /// Segments its sender sent again.
+    pub retransmissions: u64,
+    /// Its retransmission timeouts.
+    pub timeouts: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxies_sit_every_k_hops_on_the_route() {
+        // A chain 0-1-...-7.
+        let routes = Routes::shortest_paths(8, |a, b| a.abs_diff(b) == 1);
+        assert_eq!(proxies_every(&routes, 0, 7, 3), Some(vec![0, 3, 6, 7]));
+        assert_eq!(proxies_every(&routes, 7, 1, 2), Some(vec![7, 5, 3, 1]));
+        assert_eq!(proxies_every(&routes, 0, 2, 5), Some(vec![0, 2]));
+        let cut = Routes::shortest_paths(4, |a, b| a.abs_diff(b) == 1 && a.max(b) != 3);
+        assert_eq!(proxies_every(&cut, 0, 3, 1), None);
+    }
+
+    #[test]
+    fn the_destination_acknowledges_every_k_segments_and_at_the_end() {
+        let mut s = Split::new(vec![0, 1], vec![0, 2, 4], 8 * 1460, 2 * 1460);
+        assert_eq!(s.take_new(1, 1460), 1460);
+        assert_eq!(s.ack_due(10, false), None, "one segment: not yet");
+        assert_eq!(s.take_new(1, 2920), 1460);
+        assert_eq!(s.ack_due(20, false), Some(2920));
+        assert_eq!(s.take_new(1, 3000), 80);
+        assert_eq!(s.ack_due(30, false), None);
+        assert_eq!(s.ack_due(40, true), Some(3000), "the rest once all is in");
+        assert_eq!(s.acks_sent, 2);
+    }
+
+    #[test]
+    fn a_lost_acknowledgement_is_repeated_after_a_second() {
+        let mut s = Split::new(vec![0, 1], vec![0, 1, 2], 4 * 1460, 1460);
+        s.take_new(1, 1460);
+        assert_eq!(s.ack_due(0, false), Some(1460));
+        assert_eq!(s.repeat_at(), Some(ACK_REPEAT_NS));
+        assert_eq!(s.ack_due(ACK_REPEAT_NS - 1, false), None);
+        assert_eq!(s.ack_due(ACK_REPEAT_NS, false), Some(1460));
+    }
+
+    #[test]
+    fn the_source_purges_only_on_the_end_to_end_acknowledgement() {
+        let mut s = Split::new(vec![0, 1], vec![0, 1, 2], 4 * 1460, 1460);
+        // The first proxy has acknowledged (LACKed) all four segments; the source
+        // still holds them: its limit stays where the window put it.
+        s.note_written(4 * 1460);
+        assert_eq!(s.peak_held, 4 * 1460);
+        assert_eq!(
+            s.on_ack(1460),
+            5 * 1460,
+            "one segment purged: one more may go"
+        );
+        s.note_written(5 * 1460);
+        assert_eq!(s.peak_held, 4 * 1460);
+        assert_eq!(
+            s.on_ack(1000),
+            5 * 1460,
+            "an older acknowledgement changes nothing"
+        );
+    }
+}
