@@ -39,6 +39,7 @@ pub mod network;
 pub mod phy;
 pub mod radio;
 pub mod routing;
+pub mod wired;
 pub mod wireless;
 
 pub use air::{AirFrame, Carried};

@@ -22,6 +22,11 @@
 //!
 //! With [`Network::enable_air`], what every radio sees comes out too, each data frame
 //! with its packet ([`crate::air`]).
+//!
+//! Nodes may also be joined by wires ([`Network::with_wired`]; [`crate::wired`]): a
+//! hop to a wired neighbour goes down the wire, with no ARP. An access point
+//! ([`Network::with_bridges`]) passes packets between its radio and its wire as a
+//! layer-2 bridge does, leaving the TTL as it is.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -37,6 +42,7 @@ use crate::dsr::{DsrAgent, DsrConfig};
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
 use crate::routing::Routes;
+use crate::wired::{WireEvent, WiredLinks};
 use crate::wireless::{Wireless, WirelessEvent};
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
@@ -176,6 +182,10 @@ pub struct Network {
     /// Broadcast hop entries to free, with the time they may go.
     spent_broadcasts: VecDeque<(i64, DefaultKey)>,
     air: Option<AirLog>,
+    wired: WiredLinks,
+    wire_events: Vec<WireEvent>,
+    /// Which nodes forward as layer-2 bridges (access points), by id.
+    bridges: Vec<bool>,
 }
 
 impl Network {
@@ -198,7 +208,29 @@ impl Network {
             timer_order: 0,
             spent_broadcasts: VecDeque::new(),
             air: None,
+            wired: WiredLinks::default(),
+            wire_events: Vec::new(),
+            bridges: vec![false; nodes],
         }
+    }
+
+    /// The network with these wires between its nodes (routes over them are the
+    /// caller's: static routes; DSR does not use wires).
+    pub fn with_wired(mut self, wired: WiredLinks) -> Self {
+        self.wired = wired;
+        self
+    }
+
+    /// The network whose nodes `bridges[i]` forward as access points do: between
+    /// their radio and their wire, as a bridge, without touching the TTL.
+    pub fn with_bridges(mut self, bridges: Vec<bool>) -> Self {
+        assert_eq!(
+            bridges.len(),
+            self.routers.len(),
+            "one bridge flag per node"
+        );
+        self.bridges = bridges;
+        self
     }
 
     /// The network with DSR finding every route (the static routes are no longer
@@ -270,15 +302,16 @@ impl Network {
         Some(packet)
     }
 
-    /// A transport packet goes into a DSR agent (its send buffer, a deferred send):
-    /// counted like a hop until it comes out, so that its air frames find it.
+    /// A transport packet goes into a DSR agent (its send buffer, a deferred send) or
+    /// onto a wire: counted like a hop until it comes out, so that its air frames
+    /// find it.
     fn hold_in_routing(&mut self, packet: &IpPacket) {
         if let (Some(air), false) = (self.air.as_mut(), packet.is_control()) {
             air.hold(packet.user);
         }
     }
 
-    /// A transport packet came out of a DSR agent.
+    /// A transport packet came out of a DSR agent or off a wire.
     fn let_go_from_routing(&mut self, packet: &IpPacket) {
         if let (Some(air), false) = (self.air.as_mut(), packet.is_control()) {
             air.let_go(packet.user);
@@ -308,10 +341,14 @@ impl Network {
     /// When the network next needs a poll.
     pub fn next_deadline(&self) -> Option<i64> {
         let timer = self.timers.peek().map(|Reverse(t)| t.at);
-        match (self.wireless.next_deadline(), timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.wireless.next_deadline(),
+            timer,
+            self.wired.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// `packet.src`'s transport sends `packet`; what follows at once is appended to
@@ -336,6 +373,12 @@ impl Network {
                 .peek()
                 .map(|Reverse(t)| t.at)
                 .filter(|&at| at <= now);
+            let wire_due = self.wired.next_deadline().filter(|&at| at <= now);
+            if let Some(at) = wire_due.filter(|&w| due.is_none_or(|t| w <= t)) {
+                self.drain_radio(at, out);
+                self.drain_wires(at, out);
+                continue;
+            }
             self.drain_radio(due.unwrap_or(now), out);
             let Some(at) = due else { break };
             let Some(Reverse(timer)) = self.timers.pop() else {
@@ -467,6 +510,39 @@ impl Network {
         }
     }
 
+    /// Hands out what the wires did up to `now`.
+    fn drain_wires(&mut self, now: i64, out: &mut Vec<NetEvent>) {
+        let mut events = std::mem::take(&mut self.wire_events);
+        self.wired.poll_into(now, &mut events);
+        for e in events.drain(..) {
+            match e {
+                WireEvent::Arrived {
+                    at_ns,
+                    node,
+                    from,
+                    packet,
+                } => {
+                    self.arrived(at_ns, node, from, packet, out);
+                    self.let_go_from_routing(&packet);
+                }
+                WireEvent::QueueFull {
+                    at_ns,
+                    node,
+                    packet,
+                } => {
+                    out.push(NetEvent::Dropped {
+                        at_ns,
+                        node,
+                        packet,
+                        reason: DropReason::QueueFull,
+                    });
+                    self.let_go_from_routing(&packet);
+                }
+            }
+        }
+        self.wire_events = events;
+    }
+
     fn on_radio(&mut self, e: WirelessEvent, out: &mut Vec<NetEvent>) {
         match e {
             WirelessEvent::Delivered {
@@ -483,45 +559,7 @@ impl Network {
                     debug_assert!(false, "a frame's packet outlives its hop");
                     return;
                 };
-                out.push(NetEvent::In {
-                    at_ns,
-                    node,
-                    from,
-                    packet,
-                });
-                if !self.dsr.is_empty() {
-                    self.hold_in_routing(&packet);
-                    let mut actions = std::mem::take(&mut self.dsr_actions);
-                    self.dsr[node as usize].receive(at_ns, packet, &mut actions);
-                    self.run_actions(at_ns, node, &mut actions, out);
-                    self.dsr_actions = actions;
-                } else if packet.dst == node {
-                    out.push(NetEvent::Local {
-                        at_ns,
-                        node,
-                        packet,
-                    });
-                } else if !self.routers[node as usize] {
-                    out.push(NetEvent::Dropped {
-                        at_ns,
-                        node,
-                        packet,
-                        reason: DropReason::NotRouter,
-                    });
-                } else if packet.ttl <= 1 {
-                    out.push(NetEvent::Dropped {
-                        at_ns,
-                        node,
-                        packet,
-                        reason: DropReason::TtlExpired,
-                    });
-                } else {
-                    let forwarded = IpPacket {
-                        ttl: packet.ttl - 1,
-                        ..packet
-                    };
-                    self.route(at_ns, node, forwarded, out);
-                }
+                self.arrived(at_ns, node, from, packet, out);
             }
             WirelessEvent::Overheard {
                 at_ns,
@@ -563,6 +601,59 @@ impl Network {
                 self.hop_dropped(at_ns, node, sdu, DropReason::QueueFull, out)
             }
         }
+    }
+
+    /// `packet` came in at `node` from neighbour `from` (by radio or wire): it is
+    /// delivered, forwarded or dropped there.
+    fn arrived(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        from: NodeId,
+        packet: IpPacket,
+        out: &mut Vec<NetEvent>,
+    ) {
+        out.push(NetEvent::In {
+            at_ns,
+            node,
+            from,
+            packet,
+        });
+        if !self.dsr.is_empty() {
+            self.hold_in_routing(&packet);
+            let mut actions = std::mem::take(&mut self.dsr_actions);
+            self.dsr[node as usize].receive(at_ns, packet, &mut actions);
+            self.run_actions(at_ns, node, &mut actions, out);
+            self.dsr_actions = actions;
+            return;
+        }
+        let drop = if packet.dst == node {
+            out.push(NetEvent::Local {
+                at_ns,
+                node,
+                packet,
+            });
+            return;
+        } else if self.bridges[node as usize] {
+            // An access point bridges: the packet goes on as it came.
+            return self.route(at_ns, node, packet, out);
+        } else if !self.routers[node as usize] {
+            DropReason::NotRouter
+        } else if packet.ttl <= 1 {
+            DropReason::TtlExpired
+        } else {
+            let forwarded = IpPacket {
+                ttl: packet.ttl - 1,
+                ..packet
+            };
+            return self.route(at_ns, node, forwarded, out);
+        };
+        out.push(NetEvent::Dropped {
+            at_ns,
+            node,
+            packet,
+            reason: drop,
+        });
     }
 
     fn hop_dropped(
@@ -641,6 +732,25 @@ impl Network {
         packet: IpPacket,
         out: &mut Vec<NetEvent>,
     ) {
+        if next_hop != BROADCAST && self.wired.connects(node, next_hop) {
+            out.push(NetEvent::Out {
+                at_ns: now,
+                node,
+                next_hop,
+                packet,
+            });
+            match self.wired.send(now, node, next_hop, packet) {
+                // Held while on the wire, for the air frames it may travel in next.
+                Ok(()) => self.hold_in_routing(&packet),
+                Err(packet) => out.push(NetEvent::Dropped {
+                    at_ns: now,
+                    node,
+                    packet,
+                    reason: DropReason::QueueFull,
+                }),
+            }
+            return;
+        }
         let key = self.insert_hop(packet);
         if next_hop == BROADCAST {
             self.transmit(now, node, next_hop, key, out);

@@ -128,6 +128,8 @@ struct Station {
     timer_at: i64,
     /// The frame this station is transmitting, and when it started.
     sending: Option<(i64, Frame)>,
+    /// False for a node with no radio (a wired host): it hears nothing.
+    radio: bool,
 }
 
 /// Heap entry kinds, in the order they are taken at one instant.
@@ -248,8 +250,15 @@ impl Wireless {
             mac: Dcf::new(id, mac, rng),
             timer_at: i64::MAX,
             sending: None,
+            radio: true,
         });
         id
+    }
+
+    /// Takes station `node`'s radio away (a node on wires only): it hears no frame
+    /// and decodes no one. Its MAC must be given nothing to send.
+    pub fn remove_radio(&mut self, node: NodeId) {
+        self.stations[node as usize].radio = false;
     }
 
     /// The number of stations.
@@ -270,9 +279,11 @@ impl Wireless {
         self.propagation.received_w(self.phy.tx_power_w, d2)
     }
 
-    /// True when `to` decodes `from`'s frames on a quiet channel.
+    /// True when `to` decodes `from`'s frames on a quiet channel (both have radios).
     pub fn decodes(&self, from: NodeId, to: NodeId) -> bool {
-        self.received_w(from, to) >= self.phy.rx_threshold_w
+        self.stations[from as usize].radio
+            && self.stations[to as usize].radio
+            && self.received_w(from, to) >= self.phy.rx_threshold_w
     }
 
     /// True when radios at `a` and `b` decode each other's frames on a quiet channel.
@@ -502,7 +513,7 @@ impl Wireless {
         let id = self.signal_base + self.signals.len() as SignalId;
         let mut reached = 0;
         for r in 0..self.stations.len() {
-            if r == node as usize {
+            if r == node as usize || !self.stations[r].radio {
                 continue;
             }
             let d2 = self.stations[r].position.dist2(from);

@@ -15,6 +15,7 @@ use airtrace_tcp::{Config, Variant};
 use airtrace_net::mobility::random_waypoint::RandomWaypoint;
 use airtrace_net::mobility::setdest::MovementFile;
 use airtrace_net::radio::{PhyProfile, Position, Propagation};
+use airtrace_net::wired::{WiredConfig, WiredLinks};
 use airtrace_net::{ArpConfig, DcfConfig, DsrConfig, Mobility, NodeId, Routes, Wireless};
 use rand::RngExt;
 
@@ -28,6 +29,10 @@ use crate::scenario::{
 pub const DEFAULT_QUEUE_PACKETS: u64 = 100;
 /// Default IP MTU.
 pub const DEFAULT_MTU: u32 = 1500;
+/// Default rate of a network's wired link, bit/s (Fast Ethernet).
+pub const WIRED_RATE_BPS: u64 = 100_000_000;
+/// Default propagation delay of a network's wired link, ns.
+pub const WIRED_DELAY_NS: i64 = 1_000;
 
 /// A node of a network as built: its name, place, and whether it forwards.
 #[derive(Debug, Clone)]
@@ -38,6 +43,10 @@ pub struct NodeInfo {
     pub position: Position,
     /// It forwards packets for others.
     pub router: bool,
+    /// It forwards as an access point: a bridge between its radio and its wire.
+    pub bridge: bool,
+    /// It has a radio (false: wires only).
+    pub radio: bool,
 }
 
 /// Builds the network of a `[network]` scenario: the stations on the WaveLAN channel
@@ -61,6 +70,8 @@ pub fn network(
                     y: 0.0,
                 },
                 router: true,
+                bridge: false,
+                radio: true,
             })
             .collect()
     } else if let Some(r) = &spec.random {
@@ -74,6 +85,8 @@ pub fn network(
                     y: rng.random::<f64>() * r.height_m,
                 },
                 router: true,
+                bridge: false,
+                radio: true,
             })
             .collect()
     } else {
@@ -82,7 +95,9 @@ pub fn network(
             .map(|n| NodeInfo {
                 name: n.name.clone(),
                 position: Position { x: n.x, y: n.y },
-                router: n.role == Role::Router,
+                router: n.role != Role::Host,
+                bridge: n.role == Role::AccessPoint,
+                radio: n.radio,
             })
             .collect()
     };
@@ -95,6 +110,10 @@ pub fn network(
     }
     if let Some(q) = spec.queue_packets {
         mac.queue_packets = q as usize;
+    }
+    if let Some(n) = spec.retry_limit {
+        mac.short_attempts = n;
+        mac.long_attempts = n;
     }
     let mobility = match &spec.mobility {
         Some(m) => {
@@ -115,11 +134,14 @@ pub fn network(
     }
     let mut wireless = Wireless::new(propagation, phy);
     for n in &nodes {
-        wireless.add_station(
+        let id = wireless.add_station(
             n.position,
             mac,
             streams.stream(&format!("node/{}/mac", n.name)),
         );
+        if !n.radio {
+            wireless.remove_radio(id);
+        }
     }
     if let Some(m) = mobility {
         wireless.set_mobility(m);
@@ -130,7 +152,21 @@ pub fn network(
             .position(|n| n.name == name)
             .map(|i| i as NodeId)
     };
-    let mut routes = Routes::shortest_paths(nodes.len(), |a, b| wireless.decodes(a, b));
+    let mut wired = WiredLinks::default();
+    for l in &spec.links {
+        let (Some(a), Some(b)) = (id(&l.between[0]), id(&l.between[1])) else {
+            return Err(format!("network.link: unknown node in {:?}", l.between));
+        };
+        let cfg = WiredConfig {
+            rate_bps: l.rate.and_then(|r| r.0).unwrap_or(WIRED_RATE_BPS),
+            delay_ns: l.delay.map_or(WIRED_DELAY_NS, |d| d.0),
+            queue_packets: l.queue_packets.map_or(DEFAULT_QUEUE_PACKETS, |q| q) as usize,
+        };
+        wired.connect(a, b, cfg);
+    }
+    let mut routes = Routes::shortest_paths(nodes.len(), |a, b| {
+        wired.connects(a, b) || wireless.decodes(a, b)
+    });
     for r in &spec.routes {
         let (Some(node), Some(to), Some(via)) = (id(&r.node), id(&r.to), id(&r.via)) else {
             return Err(format!("network.route: unknown node in {r:?}"));
@@ -146,7 +182,10 @@ pub fn network(
         },
     };
     let routers: Vec<bool> = nodes.iter().map(|n| n.router).collect();
-    let mut network = airtrace_net::Network::new(wireless, routes, arp, routers);
+    let bridges: Vec<bool> = nodes.iter().map(|n| n.bridge).collect();
+    let mut network = airtrace_net::Network::new(wireless, routes, arp, routers)
+        .with_wired(wired)
+        .with_bridges(bridges);
     if spec.routing == RoutingProfile::Dsr {
         let streams = nodes
             .iter()

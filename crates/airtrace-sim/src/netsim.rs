@@ -1001,17 +1001,39 @@ impl World {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let mut radio = serde_json::json!({ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() });
-                if self.air.is_some() {
-                    radio["mac_address"] = mac_text(i as NodeId).into();
+                let mut interfaces = Vec::new();
+                if n.radio {
+                    let mut radio = serde_json::json!({ "kind": "radio", "mac": format!("{:?}", spec.mac).to_lowercase(), "rate_bps": spec.rate_bps() });
+                    if self.air.is_some() {
+                        radio["mac_address"] = mac_text(i as NodeId).into();
+                    }
+                    interfaces.push(radio);
                 }
+                for l in &spec.links {
+                    let peer = match &l.between {
+                        [a, b] if *a == n.name => b,
+                        [a, b] if *b == n.name => a,
+                        _ => continue,
+                    };
+                    interfaces.push(serde_json::json!({
+                        "kind": "wired",
+                        "peer": peer,
+                        "rate_bps": l.rate.and_then(|r| r.0).unwrap_or(build::WIRED_RATE_BPS),
+                        "delay_ns": l.delay.map_or(build::WIRED_DELAY_NS, |d| d.0),
+                    }));
+                }
+                let role = match (n.bridge, n.router) {
+                    (true, _) => "access_point",
+                    (false, true) => "router",
+                    (false, false) => "host",
+                };
                 serde_json::json!({
                     "name": n.name,
                     "address": dotted(address(i as NodeId)),
                     "x": n.position.x,
                     "y": n.position.y,
-                    "role": if n.router { "router" } else { "host" },
-                    "interfaces": [radio],
+                    "role": role,
+                    "interfaces": interfaces,
                 })
             })
             .collect();

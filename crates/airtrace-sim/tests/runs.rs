@@ -678,3 +678,52 @@ fn split_tcp_proxies_lack_and_the_source_purges_on_the_end_to_end_ack() {
         "the source held a full window until the end-to-end ACK"
     );
 }
+
+/// Kuang's cell: the access point bridges the laptop's packets onto its wire to the
+/// server (TTL untouched, the server's radio-less node sends no frame); the channel
+/// loses nothing, yet TCP's data and ACKs collide and the MAC retries, every retry
+/// in the access point's air capture with its Retry bit.
+#[test]
+fn an_access_point_bridges_its_station_to_the_wired_server() {
+    let text = std::fs::read_to_string(scenarios().join("kuang_cell.toml"))
+        .unwrap()
+        .replace("duration = \"30 s\"", "duration = \"5 s\"");
+    let scenario =
+        Scenario::parse(Path::new("kuang.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let out = scratch("kuang_cell").join("run");
+    let options = Options {
+        out: Some(&out),
+        ..Options::default()
+    };
+    let summary = run(&scenario, &text, options).unwrap();
+    let flow = &summary.flows[0];
+    assert!(flow.goodput_bps > 3e6, "{flow:?}");
+    let network = summary.network.unwrap();
+    let (laptop, ap, server) = (&network.nodes[0], &network.nodes[1], &network.nodes[2]);
+    assert_eq!(server.frames_sent, Default::default(), "no radio");
+    let retries = laptop.frames_sent.data_retries + ap.frames_sent.data_retries;
+    assert!(retries > 0 && network.drops.is_empty(), "{network:?}");
+
+    let pcap = std::fs::read(out.join("server.pcap")).unwrap();
+    let u32_le = |at: usize| u32::from_le_bytes(pcap[at..at + 4].try_into().unwrap());
+    let (mut at, mut from_laptop) = (24, 0);
+    while at < pcap.len() {
+        let len = u32_le(at + 8) as usize;
+        let ip = &pcap[at + 16..at + 16 + len];
+        if ip[12..16] == [198, 18, 0, 1] {
+            assert_eq!(ip[8], 64, "a bridge leaves the TTL as it is");
+            from_laptop += 1;
+        }
+        at += 16 + len;
+    }
+    assert!(from_laptop > 1000);
+    let air = std::fs::read(out.join("air-ap.pcap")).unwrap();
+    let flagged = radiotap_records(&air)
+        .iter()
+        .filter(|(_, _, mac)| mac[0] == 0x08 && mac[1] & 0x08 != 0)
+        .count() as u64;
+    assert_eq!(
+        flagged, retries,
+        "the Retry bit on every retransmitted data frame"
+    );
+}

@@ -34,6 +34,11 @@ pub struct NetworkSpec {
     /// Interface queue, packets. Default 50.
     #[serde(default)]
     pub queue_packets: Option<u64>,
+    /// Transmission attempts of a frame before the MAC gives up (both the short and
+    /// the long retry limit, IEEE 802.11-2020 §10.3.4.4); 1: no MAC retransmission.
+    /// Default: the profile's (7 short, 4 long).
+    #[serde(default)]
+    pub retry_limit: Option<u32>,
     /// ARP: `bsd` (4.4BSD: a request at most once a second, 5 tries; default), `ns2`
     /// (a request per packet, 3 tries) or `prefilled` (every table full from the
     /// start). Both hold one packet per unresolved neighbour.
@@ -55,8 +60,12 @@ pub struct NetworkSpec {
     /// DSR's settings (`[network.dsr]`), with `routing = "dsr"`.
     #[serde(default)]
     pub dsr: Option<DsrSpec>,
+    /// Wired point-to-point links, each a `[[network.link]]`.
+    #[serde(default, rename = "link")]
+    pub links: Vec<WiredSpec>,
     /// Routes given by hand, each a `[[network.route]]`; every other route is the
-    /// shortest path in hops over the links whose frames are decoded both ways.
+    /// shortest path in hops over the wires and the radio links whose frames are
+    /// decoded both ways.
     #[serde(default, rename = "route")]
     pub routes: Vec<RouteSpec>,
     /// Nodes at which an IP-layer capture `<node>.pcap` is taken.
@@ -229,6 +238,26 @@ pub enum Role {
     Router,
     /// Only sends and receives its own.
     Host,
+    /// Bridges its stations to its wire: forwards without touching the TTL (static
+    /// association: routes decide which stations it serves).
+    AccessPoint,
+}
+
+/// `[[network.link]]`: a wired point-to-point link between two nodes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WiredSpec {
+    /// The two nodes.
+    pub between: [String; 2],
+    /// Bits per second each way. Default 100 Mbit/s (Fast Ethernet).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Propagation delay. Default 1 us.
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// Each direction's drop-tail queue, packets. Default 100.
+    #[serde(default)]
+    pub queue_packets: Option<u64>,
 }
 
 /// One node.
@@ -242,9 +271,16 @@ pub struct NodeSpec {
     /// Position north, m.
     #[serde(default)]
     pub y: f64,
-    /// `router` (default) or `host`.
+    /// `router` (default), `host` or `access_point`.
     #[serde(default)]
     pub role: Role,
+    /// False for a node on wires only (no radio). Default true.
+    #[serde(default = "yes")]
+    pub radio: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A route given by hand.
@@ -425,6 +461,46 @@ impl Scenario {
                 ));
             }
         }
+        for (i, l) in net.links.iter().enumerate() {
+            let here = |key| vec![Name("network"), Name("link"), Index(i), Name(key)];
+            for name in &l.between {
+                if !known(name) {
+                    return Err(invalid(&here("between"), unknown(name)));
+                }
+            }
+            if l.between[0] == l.between[1] {
+                return Err(invalid(
+                    &here("between"),
+                    "a wire joins two different nodes",
+                ));
+            }
+            if net.links[..i].iter().any(|o| {
+                o.between == l.between || o.between == [l.between[1].clone(), l.between[0].clone()]
+            }) {
+                return Err(invalid(
+                    &here("between"),
+                    "these two nodes are already wired",
+                ));
+            }
+            if l.rate.is_some_and(|r| !r.0.is_some_and(|b| b > 0)) {
+                return Err(invalid(
+                    &here("rate"),
+                    "a wire's rate must be finite and above 0",
+                ));
+            }
+            if l.queue_packets == Some(0) {
+                return Err(invalid(&here("queue_packets"), "must be at least 1 packet"));
+            }
+        }
+        if net.routing == RoutingProfile::Dsr && !net.links.is_empty() {
+            return Err(invalid(
+                &at("link"),
+                "DSR routes over the radio only; wired links need routing = \"static\"",
+            ));
+        }
+        if net.retry_limit == Some(0) {
+            return Err(invalid(&at("retry_limit"), "must be at least 1 attempt"));
+        }
         for (key, list) in [
             ("captures", &net.captures),
             ("air_captures", &net.air_captures),
@@ -440,6 +516,12 @@ impl Scenario {
             }
         }
         for (i, c) in net.air_captures.iter().enumerate() {
+            if net.nodes.iter().any(|n| n.name == *c && !n.radio) {
+                return Err(invalid(
+                    &[Name("network"), Name("air_captures"), Index(i)],
+                    format!("{c:?} has no radio"),
+                ));
+            }
             let file = format!("air-{c}");
             if net.captures.contains(&file) {
                 return Err(invalid(
@@ -685,6 +767,28 @@ to = "b"
             error(&clash),
             r#"network.air_captures[1]: air-b.pcap is also node "air-b"'s capture"#
         );
+    }
+
+    #[test]
+    fn wires_join_two_known_nodes_once_and_need_static_routes() {
+        let wire = |table: &str| error(&format!("{NODES}\n[[network.link]]\n{table}\n"));
+        assert_eq!(wire(r#"between = ["a", "b"]"#), "");
+        assert_eq!(
+            wire(r#"between = ["a", "c"]"#),
+            r#"network.link[1].between: no node is named "c""#
+        );
+        assert!(wire(r#"between = ["a", "a"]"#).contains("two different nodes"));
+        assert!(
+            wire("between = [\"a\", \"b\"]\n[[network.link]]\nbetween = [\"b\", \"a\"]")
+                .contains("already wired")
+        );
+        let dsr = NODES.replace("[network]", "[network]\nrouting = \"dsr\"");
+        let dsr = error(&format!(
+            "{dsr}\n[[network.link]]\nbetween = [\"a\", \"b\"]\n"
+        ));
+        assert!(dsr.contains("routing = \"static\""), "{dsr}");
+        let deaf = NODES.replace("x = 200", "x = 200\nradio = false");
+        assert_eq!(error(&deaf), r#"network.air_captures[2]: "b" has no radio"#);
     }
 
     #[test]
