@@ -201,16 +201,6 @@ pub struct CommandSummary {
     pub server: Option<Vec<String>>,
 }
 
-fn app_name(app: AppKind) -> &'static str {
-    match app {
-        AppKind::Bulk => "bulk",
-        AppKind::Stream => "stream",
-        AppKind::Onoff => "onoff",
-        AppKind::RpcRead => "rpc_read",
-        AppKind::RpcWrite => "rpc_write",
-    }
-}
-
 /// Registers SIGINT and SIGTERM to set the returned flag for the run's lifetime.
 struct Signals {
     flag: Arc<AtomicBool>,
@@ -247,6 +237,12 @@ pub fn run(
         kernel::plan(&scenario.flows, kernel::Kernel::probe()).map_err(EmuError::Setup)?;
     preflight().map_err(EmuError::Unsupported)?;
     for (i, f) in scenario.flows.iter().enumerate() {
+        if f.app == AppKind::UdpStream {
+            return Err(EmuError::Setup(format!(
+                "flow[{}]: udp_stream is simulated only; the emulator runs TCP and RPC flows",
+                i + 1
+            )));
+        }
         if !f.app.is_tcp() {
             continue;
         }
@@ -470,7 +466,7 @@ pub fn run(
                     .name
                     .clone()
                     .unwrap_or_else(|| format!("flow{}", i + 1)),
-                app: app_name(spec.app),
+                app: spec.app.name(),
                 protocol: if spec.app.is_tcp() { "tcp" } else { "udp" },
                 cc: spec.app.is_tcp().then(|| r.cc.clone()),
                 start_s,

@@ -12,7 +12,7 @@ use rand::RngExt;
 use serde::Serialize;
 
 use crate::build;
-use crate::packet::{Body, Packet};
+use crate::packet::{Body, Datagram, Packet, RpcKind, RPC_HEADER};
 use crate::rpc;
 use crate::scenario::{AppKind, FlowSpec};
 use crate::split::SplitSummary;
@@ -84,6 +84,11 @@ pub(crate) enum Transport {
         server: Box<rpc::Server>,
         request_size: u32,
     },
+    /// A UDP stream: the next datagram's number, and the stream bytes sent.
+    Datagrams {
+        next_xid: u32,
+        sent: u64,
+    },
 }
 
 /// A flow and its application.
@@ -141,6 +146,7 @@ impl Flow {
         match &self.transport {
             Transport::Tcp { a, .. } => self.backlog > 0 || self.written > a.stats().bytes_acked,
             Transport::Rpc { client, .. } => client.finished_at().is_none(),
+            Transport::Datagrams { .. } => self.backlog > 0,
         }
     }
 }
@@ -183,6 +189,10 @@ impl Flow {
                 } else {
                     server.on_datagram(now, &d, *request_size);
                 }
+            }
+            (Transport::Datagrams { .. }, Body::Udp(d)) => {
+                self.delivered += u64::from(d.payload_len());
+                self.last_delivery_ns = Some(now);
             }
             _ => unreachable!("a flow's packets all have its transport"),
         }
@@ -247,6 +257,30 @@ impl Flow {
                 }
                 wake
             }
+            Transport::Datagrams { next_xid, sent } => {
+                if side_a {
+                    while self.backlog > 0 {
+                        let n = self.backlog.min(APP_WRITE);
+                        self.backlog -= n;
+                        self.written += n;
+                        // Each write is one datagram of that many payload bytes, the
+                        // first RPC_HEADER of them the header.
+                        let data = n.saturating_sub(u64::from(RPC_HEADER)) as u32;
+                        out.push(Body::Udp(Datagram {
+                            xid: *next_xid,
+                            kind: RpcKind::Stream,
+                            offset: *sent,
+                            data,
+                        }));
+                        *next_xid = next_xid.wrapping_add(1);
+                        *sent += u64::from(data);
+                    }
+                    let all_sent = self.limit.is_some_and(|l| self.written >= l)
+                        || self.stop_ns.is_some_and(|s| now >= s);
+                    self.finished |= all_sent;
+                }
+                None
+            }
             Transport::Rpc { client, server, .. } => {
                 if side_a {
                     while let Some(d) = client.poll_transmit(now) {
@@ -274,7 +308,11 @@ impl Flow {
             }
         }
         let mut next = None;
-        if matches!(self.app, AppKind::Stream | AppKind::Onoff) && self.rate_bps > 0 && !self.closed
+        if matches!(
+            self.app,
+            AppKind::Stream | AppKind::Onoff | AppKind::UdpStream
+        ) && self.rate_bps > 0
+            && !self.closed
         {
             let stopped = self.stop_ns.is_some_and(|s| now >= s);
             let room = self
@@ -313,7 +351,7 @@ impl Flow {
         self.finished
             && match &self.transport {
                 Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
-                Transport::Rpc { .. } => true,
+                Transport::Rpc { .. } | Transport::Datagrams { .. } => true,
             }
     }
 
@@ -321,7 +359,7 @@ impl Flow {
     pub(crate) fn retransmitted_segments(&self) -> u64 {
         match &self.transport {
             Transport::Tcp { a, .. } => a.stats().retransmitted_segments,
-            Transport::Rpc { .. } => 0,
+            Transport::Rpc { .. } | Transport::Datagrams { .. } => 0,
         }
     }
 
@@ -388,6 +426,7 @@ impl Flow {
                     st.ecn_reductions,
                 )
             }
+            Transport::Datagrams { .. } => (0, 0, 0, 0),
             Transport::Rpc { client, .. } => {
                 let st = client.stats();
                 (st.retransmissions, st.retransmissions, 0, 0)
@@ -396,7 +435,7 @@ impl Flow {
         let span = receiver.last_delivery_ns.map_or(0, |t| t - self.start_ns);
         FlowSummary {
             name: self.name.clone(),
-            app: app_name(self.app),
+            app: self.app.name(),
             protocol: if self.app.is_tcp() { "tcp" } else { "udp" },
             start_s: s(self.start_ns),
             end_s: receiver.last_delivery_ns.map(s),
@@ -431,6 +470,7 @@ fn a_done(flow: &Flow) -> bool {
     match &flow.transport {
         Transport::Tcp { a, .. } => flow.backlog == 0 && a.all_data_acked(),
         Transport::Rpc { client, .. } => client.finished_at().is_some(),
+        Transport::Datagrams { .. } => flow.finished,
     }
 }
 
@@ -444,6 +484,11 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
         Transport::Tcp {
             a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
             b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),
+        }
+    } else if spec.app == AppKind::UdpStream {
+        Transport::Datagrams {
+            next_xid: 0,
+            sent: 0,
         }
     } else {
         let rpc = spec.rpc.clone().unwrap_or_default();
@@ -501,16 +546,6 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
         waiting: false,
         packets: (0, 0),
     })
-}
-
-pub(crate) fn app_name(app: AppKind) -> &'static str {
-    match app {
-        AppKind::Bulk => "bulk",
-        AppKind::Stream => "stream",
-        AppKind::Onoff => "onoff",
-        AppKind::RpcRead => "rpc_read",
-        AppKind::RpcWrite => "rpc_write",
-    }
 }
 
 fn phase_name(phase: Phase) -> &'static str {

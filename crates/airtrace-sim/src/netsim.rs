@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW};
-use crate::flows::{app_name, new_flow, Flow, FlowSummary};
+use crate::flows::{new_flow, Flow, FlowSummary};
 use crate::netair::{mac_text, AirCaptures};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
 use crate::scenario::{AppKind, FlowSpec, MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
@@ -1064,7 +1064,7 @@ impl World {
                 let (a, b) = self.flow_ends(i);
                 let mut flow = serde_json::json!({
                     "name": f.name,
-                    "app": app_name(f.app),
+                    "app": f.app.name(),
                     "protocol": if f.app.is_tcp() { "tcp" } else { "udp" },
                     "from": self.nodes[a as usize].name,
                     "to": self.nodes[b as usize].name,

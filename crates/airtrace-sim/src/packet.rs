@@ -40,6 +40,8 @@ pub enum RpcKind {
     WriteCall,
     /// The (small) reply to a WRITE.
     WriteReply,
+    /// A datagram of a UDP stream (`udp_stream`): numbered by `xid`, never answered.
+    Stream,
 }
 
 /// A UDP datagram of the NFS-like RPC: header fields the simulator needs; the payload
@@ -72,6 +74,7 @@ impl Datagram {
             RpcKind::ReadReply => 2,
             RpcKind::WriteCall => 3,
             RpcKind::WriteReply => 4,
+            RpcKind::Stream => 5,
         };
         out.extend_from_slice(&self.xid.to_be_bytes());
         out.extend_from_slice(&kind.to_be_bytes());
@@ -93,6 +96,7 @@ impl Datagram {
             2 => RpcKind::ReadReply,
             3 => RpcKind::WriteCall,
             4 => RpcKind::WriteReply,
+            5 => RpcKind::Stream,
             _ => return None,
         };
         let d = Datagram {

@@ -234,7 +234,7 @@ impl Server {
                 offset: d.offset,
                 data: 0,
             },
-            RpcKind::ReadReply | RpcKind::WriteReply => return,
+            RpcKind::ReadReply | RpcKind::WriteReply | RpcKind::Stream => return,
         };
         self.calls += 1;
         let ready = now_ns

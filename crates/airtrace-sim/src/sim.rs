@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::air::AirEncoder;
 use crate::build;
 use crate::bundle::{BundleWriter, EPOCH_NS};
-use crate::flows::{app_name, new_flow, Flow};
+use crate::flows::{new_flow, Flow};
 pub use crate::flows::{
     FlowSummary, APP_WRITE, RPC_CLIENT_PORT, RPC_SERVER_PORT, TCP_CLIENT_PORT, TCP_SERVER_PORT,
 };
@@ -644,7 +644,7 @@ fn meta_json(
         .map(|f| {
             serde_json::json!({
                 "name": f.name,
-                "app": app_name(f.app),
+                "app": f.app.name(),
                 "protocol": if f.app.is_tcp() { "tcp" } else { "udp" },
                 "a": format!("198.18.0.1:{}", f.ports.0),
                 "b": format!("198.18.1.1:{}", f.ports.1),

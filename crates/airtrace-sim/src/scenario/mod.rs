@@ -345,12 +345,27 @@ pub enum AppKind {
     RpcRead,
     /// Write a file of `bytes` with RPC WRITE requests over UDP (NFS-like).
     RpcWrite,
+    /// Send UDP datagrams at a constant `rate`, none answered (Kuang's UDP stream;
+    /// simulated only).
+    UdpStream,
 }
 
 impl AppKind {
     /// True for the applications that run over TCP.
     pub fn is_tcp(self) -> bool {
         matches!(self, AppKind::Bulk | AppKind::Stream | AppKind::Onoff)
+    }
+
+    /// Its name in scenario files and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppKind::Bulk => "bulk",
+            AppKind::Stream => "stream",
+            AppKind::Onoff => "onoff",
+            AppKind::RpcRead => "rpc_read",
+            AppKind::RpcWrite => "rpc_write",
+            AppKind::UdpStream => "udp_stream",
+        }
     }
 }
 
@@ -401,7 +416,7 @@ pub struct FlowSpec {
 }
 
 /// TCP settings: a profile and overrides of its values.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     /// `linux` (default) or `bsd`.
@@ -702,7 +717,7 @@ impl Scenario {
                 AppKind::Bulk | AppKind::RpcRead | AppKind::RpcWrite => {
                     needs("bytes", flow.bytes.is_some())?
                 }
-                AppKind::Stream => needs("rate", flow.rate.is_some())?,
+                AppKind::Stream | AppKind::UdpStream => needs("rate", flow.rate.is_some())?,
                 AppKind::Onoff => {
                     needs("rate", flow.rate.is_some())?;
                     needs("on", flow.on.is_some())?;
@@ -718,13 +733,14 @@ impl Scenario {
             if flow.on.is_some_and(|d| d.0 <= 0) || flow.off.is_some_and(|d| d.0 < 0) {
                 return Err(invalid(&at("on"), "on must be > 0 s and off >= 0 s"));
             }
-            if flow.tcp.is_some() && !flow.app.is_tcp() {
+            // An empty table sets nothing (`--set 'flow[1].tcp={}'` clears it).
+            if flow.tcp.as_ref().is_some_and(|t| *t != TcpSpec::default()) && !flow.app.is_tcp() {
                 return Err(invalid(
                     &at("tcp"),
-                    "only TCP applications (bulk, stream, onoff) take [flow.tcp]",
+                    "only TCP applications (bulk, stream, onoff) take [flow.tcp] (--set 'flow[N].tcp={}' clears it)",
                 ));
             }
-            if flow.rpc.is_some() && flow.app.is_tcp() {
+            if flow.rpc.is_some() && !matches!(flow.app, AppKind::RpcRead | AppKind::RpcWrite) {
                 return Err(invalid(
                     &at("rpc"),
                     "only rpc_read and rpc_write take [flow.rpc]",
