@@ -291,8 +291,9 @@ def main() -> None:
         lines.append(f"- {c.label}: {each}. Target ≥ {t}× (on the lowest, {lowest:.1f}×): {verdict}.")
     su = statistics.median(r.wall for r in startup)
     lines.append(
-        f"- airtrace's fixed cost per process (the chain for 1 simulated ms: start-up, Python, loading the "
-        f"scenario, the summary): {su:.3f} s wall, included in every airtrace wall time above."
+        f"- airtrace's fixed cost per process (the chain for 1 simulated ms: start-up, loading the scenario, "
+        f"the summary; `airtrace simulate` runs in the native launcher, no Python): {su:.3f} s wall, included "
+        "in every airtrace wall time above."
     )
     if g:
         if g["missing"]:
