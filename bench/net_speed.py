@@ -329,7 +329,9 @@ def main() -> None:
     if g:
         lines.append(f".venv/bin/airtrace {' '.join(g['cmd'][1:])}")
     lines.append(
-        f"python3 bench/net_speed.py --runs {a.runs}"
+        # The interpreter this ran under: .venv/bin/python, or python3 from the PATH.
+        f"{rel(Path(sys.executable)) if Path(sys.executable).is_relative_to(ROOT) else 'python3'} "
+        f"bench/net_speed.py --runs {a.runs}"
         + (f" --only {a.only}" if a.only != "chain,manet,random" else "")
         + (" --grid" if a.grid else "")
         + (" --write-docs" if a.write_docs else "")
