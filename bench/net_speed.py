@@ -291,8 +291,9 @@ def main() -> None:
         lines.append(f"- {c.label}: {each}. Target ≥ {t}× (on the lowest, {lowest:.1f}×): {verdict}.")
     su = statistics.median(r.wall for r in startup)
     lines.append(
-        f"- airtrace's fixed cost per process (the chain for 1 simulated ms: start-up, Python, loading the "
-        f"scenario, the summary): {su:.3f} s wall, included in every airtrace wall time above."
+        f"- airtrace's fixed cost per process (the chain for 1 simulated ms: start-up, loading the scenario, "
+        f"the summary; `airtrace simulate` runs in the native launcher, no Python): {su:.3f} s wall, included "
+        "in every airtrace wall time above."
     )
     if g:
         if g["missing"]:
@@ -328,7 +329,9 @@ def main() -> None:
     if g:
         lines.append(f".venv/bin/airtrace {' '.join(g['cmd'][1:])}")
     lines.append(
-        f"python3 bench/net_speed.py --runs {a.runs}"
+        # The interpreter this ran under: .venv/bin/python, or python3 from the PATH.
+        f"{rel(Path(sys.executable)) if Path(sys.executable).is_relative_to(ROOT) else 'python3'} "
+        f"bench/net_speed.py --runs {a.runs}"
         + (f" --only {a.only}" if a.only != "chain,manet,random" else "")
         + (" --grid" if a.grid else "")
         + (" --write-docs" if a.write_docs else "")

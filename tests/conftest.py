@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,18 @@ def corpus_files() -> list[Path]:
             raise RuntimeError(f"the corpus is missing: {CORPUS}")
         return []
     return sorted(p for p in CORPUS.iterdir() if p.is_file() and p.name != "MANIFEST.md")
+
+
+def native_airtrace() -> Path | None:
+    """The native `airtrace` command (crates/airtrace-cli) next to the interpreter, where
+    `pip install` puts it; None if it is not there (`maturin develop` does not install
+    it). CI requires it."""
+    exe = Path(sys.executable).parent / ("airtrace.exe" if os.name == "nt" else "airtrace")
+    if exe.is_file() and exe.read_bytes()[:4] in (b"\x7fELF", b"MZ\x90\x00", b"\xcf\xfa\xed\xfe"):
+        return exe
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"the native airtrace command is not installed at {exe} (`pip install .` puts it there)")
+    return None
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import airtrace
+from conftest import native_airtrace
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = ROOT / "scenarios" / "clean.toml"
@@ -44,10 +45,22 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     return subprocess.run([sys.executable, "-m", "airtrace.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
-def start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "airtrace.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+def command(way: str) -> list[str]:
+    """The command line that runs `airtrace`: the Python one, or the native one
+    (crates/airtrace-cli, which simulates itself)."""
+    if way == "python":
+        return [sys.executable, "-m", "airtrace.cli"]
+    exe = native_airtrace()
+    if exe is None:
+        pytest.skip("no native airtrace next to the interpreter")
+    return [str(exe)]
+
+
+WAYS = pytest.mark.parametrize("way", ["python", "native"])
+
+
+def start(*args: str, way: str = "python") -> subprocess.Popen[str]:
+    return subprocess.Popen([*command(way), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -159,23 +172,27 @@ def test_two_threads_simulating_into_one_place_leave_one_complete_bundle(tmp_pat
         assert leftovers(tmp_path) == []
 
 
-def test_two_processes_simulating_into_one_place_leave_one_complete_bundle(tmp_path: Path) -> None:
+@WAYS
+def test_two_processes_simulating_into_one_place_leave_one_complete_bundle(tmp_path: Path, way: str) -> None:
     out = tmp_path / "run"
     for _ in range(10):
-        runs = [start("simulate", str(CLEAN), "--out", str(out), "--seed", str(s), "--no-progress") for s in (1, 2)]
+        runs = [start("simulate", str(CLEAN), "--out", str(out), "--seed", str(s), "--no-progress", way=way) for s in (1, 2)]
         results = [(p.communicate(timeout=30)[1], p.returncode) for p in runs]
         assert results == [("airtrace: wrote " + str(out) + "\n", 0)] * 2
         assert_complete_bundle(out)
         assert leftovers(tmp_path) == []
 
 
+@WAYS
 @pytest.mark.parametrize("moment", ["setup", "run"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_signal_stops_the_run_at_once_and_leaves_nothing(tmp_path: Path, sig: signal.Signals, moment: str) -> None:
+def test_a_signal_stops_the_run_at_once_and_leaves_nothing(
+    tmp_path: Path, sig: signal.Signals, moment: str, way: str
+) -> None:
     scenario = tmp_path / "long.toml"
     scenario.write_text(LONG)
     out = tmp_path / "run"
-    with start("simulate", str(scenario), "--out", str(out), "--no-progress") as proc:
+    with start("simulate", str(scenario), "--out", str(out), "--no-progress", way=way) as proc:
         try:
             if moment == "setup":
                 # As soon as the command listens for the signals: before the run starts.
@@ -196,12 +213,15 @@ def test_a_signal_stops_the_run_at_once_and_leaves_nothing(tmp_path: Path, sig: 
     assert leftovers(tmp_path) == [] and not out.exists()
 
 
-def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path: Path) -> None:
+@WAYS
+def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path: Path, way: str) -> None:
     scenario = tmp_path / "long.toml"
     scenario.write_text(LONG)
-    script = 'trap "" HUP; exec "$0" -m airtrace.cli simulate "$1" --out "$2" --no-progress'
-    command = ["sh", "-c", script, sys.executable, str(scenario), str(tmp_path / "run")]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+    script = 'trap "" HUP; exec "$@"'
+    args = ["simulate", str(scenario), "--out", str(tmp_path / "run"), "--no-progress"]
+    with subprocess.Popen(
+        ["sh", "-c", script, "sh", *command(way), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
         try:
             assert wait_for(lambda: any(".partial-" in p.name for p in tmp_path.iterdir())), "the run started"
             proc.send_signal(signal.SIGHUP)
@@ -215,12 +235,12 @@ def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == []
 
 
-def killed_run(tmp_path: Path) -> tuple[Path, Path]:
+def killed_run(tmp_path: Path, way: str = "python") -> tuple[Path, Path]:
     """A long run into tmp_path/run killed with SIGKILL: (its destination, the partial
     bundle it left)."""
     scenario = tmp_path / "long.toml"
     scenario.write_text(LONG)
-    with start("simulate", str(scenario), "--out", str(tmp_path / "run"), "--no-progress") as proc:
+    with start("simulate", str(scenario), "--out", str(tmp_path / "run"), "--no-progress", way=way) as proc:
         started = wait_for(lambda: any(".partial-" in p.name for p in tmp_path.iterdir()))
         proc.kill()
     assert started, "the run started"
@@ -228,8 +248,9 @@ def killed_run(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "run", partial
 
 
-def test_the_next_run_removes_what_a_killed_run_left(tmp_path: Path) -> None:
-    out, partial = killed_run(tmp_path)
+@WAYS
+def test_the_next_run_removes_what_a_killed_run_left(tmp_path: Path, way: str) -> None:
+    out, partial = killed_run(tmp_path, way)
     done = cli("simulate", str(CLEAN), "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     assert not partial.exists()

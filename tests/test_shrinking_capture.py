@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import native_airtrace
 from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the map is guarded on Linux only")
@@ -52,16 +53,6 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]:
         at += 16 + len(frame)
     assert at == path.stat().st_size
     return path, starts
-
-
-def launcher() -> Path | None:
-    """The native `airtrace` next to the interpreter (pip install puts it there), if any."""
-    exe = Path(sys.executable).parent / "airtrace"
-    if exe.is_file() and exe.read_bytes()[:4] == b"\x7fELF":
-        return exe
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"the native airtrace command is not installed at {exe}")
-    return None
 
 
 def run_cut(cmd: list[str], path: Path, stop_at: int, cut_to: int, tmp_path: Path) -> tuple[int, str, str]:
@@ -96,7 +87,7 @@ def run_cut(cmd: list[str], path: Path, stop_at: int, cut_to: int, tmp_path: Pat
 
 
 def analyze_commands() -> list[list[str]]:
-    exe = launcher()
+    exe = native_airtrace()
     native = [[str(exe)]] if exe else []
     return [*native, [sys.executable, "-m", "airtrace.cli"]]
 

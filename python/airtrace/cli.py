@@ -459,7 +459,9 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    """`airtrace simulate`: run the scenario, print the per-flow summary."""
+    """`airtrace simulate`: run the scenario, print the per-flow summary. The native
+    `airtrace` runs the plain forms itself (crates/airtrace-cli/src/simulate.rs): keep
+    the two in step (tests/test_launcher.py compares them byte for byte)."""
     if args.cleanup is not None:
         return _simulate_cleanup(args)
     if not args.scenario:
@@ -715,7 +717,8 @@ def _emulate(args: argparse.Namespace) -> int:
 
 
 def _summary_table(summary: dict) -> str:  # type: ignore[type-arg]
-    """The per-flow results of a simulation as a small text table."""
+    """The per-flow results of a simulation as a small text table (also written by
+    `summary_table` in crates/airtrace-cli/src/simulate.rs)."""
     head = f"scenario {summary['scenario']}, seed {summary['seed']}: {summary['end_s']:.3f} s simulated, "
     head += f"{summary['events']:,} events\n"
     cols = ("flow", "app", "bytes", "goodput kbit/s", "retx", "RTOs", "fast retx", "idle s", "done")

@@ -1,16 +1,26 @@
 //! The `airtrace` command that `pip install` puts on the PATH.
 //!
-//! `airtrace analyze [--json] [--no-progress] FILE...`, the command users time, runs
-//! here, natively: no Python interpreter starts (the analysis is
-//! `airtrace_analysis::analyze_file_summary`, on two threads if `AIRTRACE_THREADS=2`).
-//! Its output, messages and exit codes are those of the Python command line
-//! (python/airtrace/cli.py), which tests check byte for byte (tests/test_launcher.py).
+//! Two commands run here, natively, without starting a Python interpreter (which costs
+//! about 50 ms, a third of a short simulation):
 //!
-//! Every other command line (`demo`, `--parquet`, `--help`, `--version`, mistakes in
-//! the arguments, and commands to come) is handed to the Python command line: this
-//! process becomes `python -c 'from airtrace.cli import main; ...' ARGS...`, run by the
-//! interpreter installed next to this program (the virtual environment's), else by
-//! `python3` from the PATH.
+//! - `airtrace analyze [--json] [--no-progress] FILE...`: the analysis is
+//!   `airtrace_analysis::analyze_file_summary`, on two threads if `AIRTRACE_THREADS=2`.
+//! - `airtrace simulate SCENARIO [--out BUNDLE] [--seed N] [--set KEY=VALUE]... [--json]
+//!   [--no-progress]` ([`simulate`]): `airtrace_sim::run`.
+//!
+//! Their output, messages, exit codes and handling of signals ([`signals`]) are those
+//! of the Python command line (python/airtrace/cli.py), which tests check byte for byte
+//! (tests/test_launcher.py).
+//!
+//! Every other command line (`demo`, `--parquet`, `simulate --cleanup`, `--help`,
+//! `--version`, mistakes in the arguments, and commands to come) is handed to the
+//! Python command line: this process becomes `python -c 'from airtrace.cli import main;
+//! ...' ARGS...`, run by the interpreter installed next to this program (the virtual
+//! environment's), else by `python3` from the PATH.
+
+mod pyjson;
+mod signals;
+mod simulate;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -22,21 +32,29 @@ use airtrace_report::{
     analyze_with_findings, connection_table, json_document, json_with_findings, Progress,
 };
 
-const PROG: &str = "airtrace";
+pub(crate) const PROG: &str = "airtrace";
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    match plain_analyze(&args) {
-        Some(cmd) => match on_interrupt_say_so().and_then(|()| analyze(&cmd)) {
-            Ok(code) => ExitCode::from(code),
-            // The reader of our output went away (e.g. `| head`): not an error of ours.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{PROG}: error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        None => python(&args),
+    let outcome = if let Some(cmd) = plain_analyze(&args) {
+        signals::on_interrupt_say_so().and_then(|()| analyze(&cmd))
+    } else if let Some(cmd) = args
+        .split_first()
+        .filter(|(first, _)| *first == "simulate")
+        .and_then(|(_, rest)| simulate::plain(rest))
+    {
+        simulate::run(&cmd)
+    } else {
+        return python(&args);
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        // The reader of our output went away (e.g. `| head`): not an error of ours.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{PROG}: error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -120,33 +138,6 @@ fn analyze(cmd: &Analyze) -> io::Result<u8> {
     }
     out.flush()?;
     Ok(u8::from(failed))
-}
-
-/// Ctrl-C ends `airtrace analyze` as it ends the Python command line: with the line
-/// "airtrace: interrupted" and exit status 130.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn on_interrupt_say_so() -> io::Result<()> {
-    extern "C" fn interrupted(_: libc::c_int) {
-        const MSG: &[u8] = b"airtrace: interrupted\n";
-        // SAFETY: write(2) and _exit(2) are async-signal-safe; MSG is a valid buffer of
-        // MSG.len() bytes.
-        unsafe {
-            libc::write(libc::STDERR_FILENO, MSG.as_ptr().cast(), MSG.len());
-            libc::_exit(130);
-        }
-    }
-    let handler = interrupted as extern "C" fn(libc::c_int);
-    // SAFETY: installs a handler that only makes async-signal-safe calls.
-    if unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) } == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn on_interrupt_say_so() -> io::Result<()> {
-    Ok(())
 }
 
 /// The Python code that runs the command line (with the arguments in `sys.argv[1:]`).

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-use airtrace_sim::overrides::effective_text;
-use airtrace_sim::{Options, Override, Scenario, SimError, Summary};
+use airtrace_report::Progress;
+use airtrace_sim::{Options, Scenario, SimError, Summary};
 
 /// How often a run, off the GIL, takes it back to let Python handle the signals that
 /// arrived (`PyErr_CheckSignals`: its handlers run then, in the main thread).
@@ -45,28 +45,11 @@ pub fn run(
     progress: bool,
     overrides: &[String],
 ) -> PyResult<Summary> {
-    let (scenario, text) = load(path, overrides, out.is_some())?;
+    let (scenario, text) = Scenario::load_with(path, overrides, out.is_some())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let result = py.detach(move || {
-        let started = Instant::now();
-        let mut bar: Option<indicatif::ProgressBar> = None;
-        let mut report = |now: i64, end: i64| {
-            if !progress || started.elapsed() < Duration::from_millis(700) {
-                return;
-            }
-            let bar = bar.get_or_insert_with(|| {
-                let bar = indicatif::ProgressBar::with_draw_target(
-                    Some((end / 1_000_000) as u64),
-                    indicatif::ProgressDrawTarget::stderr(),
-                );
-                let style = indicatif::ProgressStyle::with_template(
-                    "simulated {msg} {wide_bar} {pos}/{len} ms {eta}",
-                )
-                .expect("valid template");
-                bar.set_style(style);
-                bar
-            });
-            bar.set_position((now / 1_000_000) as u64);
-        };
+        let mut bar = Progress::simulation(progress);
+        let mut report = |now: i64, end: i64| bar.simulated(now, end);
         let mut raised = None;
         let mut checked: Option<Instant> = None;
         let mut cancel = || {
@@ -84,9 +67,7 @@ pub fn run(
             cancel: Some(&mut cancel),
         };
         let summary = airtrace_sim::run(&scenario, &text, options);
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
+        bar.finish();
         (summary, raised)
     });
     let (result, raised) = result;
@@ -98,26 +79,6 @@ pub fn run(
             Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("cancelled")))
         }
     }
-}
-
-/// The scenario at `path` with `overrides` applied, and, when there is a bundle to
-/// write it into (`bundle`), its text as the bundle keeps it.
-fn load(path: &Path, overrides: &[String], bundle: bool) -> PyResult<(Scenario, String)> {
-    let bad = |m: String| PyValueError::new_err(format!("{}: {m}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let overrides = overrides
-        .iter()
-        .map(|arg| Override::parse(arg))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(bad)?;
-    let scenario = Scenario::parse_with(path, &text, &overrides)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if !bundle {
-        return Ok((scenario, String::new()));
-    }
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let text = effective_text(&name, &text, &overrides).map_err(bad)?;
-    Ok((scenario, text))
 }
 
 /// Removes, in `dir`, the partial bundles that killed runs left (their process gone,

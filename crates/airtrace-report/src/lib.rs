@@ -2,7 +2,7 @@
 //! (crates/airtrace-cli) and the Python module (crates/airtrace-py): the summary
 //! table ([`connection_table`]), the JSON report ([`json`], with the diagnosis:
 //! [`analyze_with_findings`], [`json_with_findings`]) and the progress bar
-//! ([`Progress`]).
+//! ([`Progress`], `airtrace simulate`'s too).
 
 mod table;
 
@@ -57,41 +57,60 @@ pub fn json_document(reports: &[String]) -> String {
     )
 }
 
-/// A progress bar on stderr that shows itself only once a file takes more than a moment.
+/// A progress bar on stderr that shows itself only once the work takes more than a
+/// moment: a file's bytes read ([`Progress::new`]) or a run's simulated time
+/// ([`Progress::simulation`]).
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
     enabled: bool,
+    template: &'static str,
 }
 
 impl Progress {
+    /// The bar of reading a file: bytes read of its size, after its name.
     pub fn new(enabled: bool) -> Self {
+        Self::with_template(enabled, "{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
+    }
+
+    /// The bar of `airtrace simulate`: simulated milliseconds of the run's duration
+    /// (fed by [`Progress::simulated`]).
+    pub fn simulation(enabled: bool) -> Self {
+        Self::with_template(enabled, "simulated {msg} {wide_bar} {pos}/{len} ms {eta}")
+    }
+
+    fn with_template(enabled: bool, template: &'static str) -> Self {
         Progress {
             bar: None,
             started: Instant::now(),
             enabled,
+            template,
         }
     }
 
-    /// `pos` bytes of `len` read from the file `name`.
+    /// `pos` of `len` done (bytes read from the file `name`).
     pub fn update(&mut self, pos: u64, len: Option<u64>, name: &str) {
         if !self.enabled || self.started.elapsed() < Duration::from_millis(700) {
             return;
         }
+        let template = self.template;
         let bar = self.bar.get_or_insert_with(|| {
             let bar = indicatif::ProgressBar::with_draw_target(
                 len,
                 indicatif::ProgressDrawTarget::stderr(),
             );
-            let style = indicatif::ProgressStyle::with_template(
-                "{msg} {wide_bar} {bytes}/{total_bytes} {eta}",
-            )
-            .expect("valid template");
+            let style = indicatif::ProgressStyle::with_template(template).expect("valid template");
             bar.set_style(style);
             bar.set_message(name.to_string());
             bar
         });
         bar.set_position(pos);
+    }
+
+    /// Simulated time `now` of `end`, in ns, as `airtrace_sim::Options::progress`
+    /// reports it.
+    pub fn simulated(&mut self, now: i64, end: i64) {
+        self.update((now / 1_000_000) as u64, Some((end / 1_000_000) as u64), "");
     }
 
     pub fn finish(self) {

@@ -588,6 +588,37 @@ impl Scenario {
         Self::parse(path, &text)
     }
 
+    /// Reads the scenario file at `path` and applies `overrides` (`KEY=VALUE`, as
+    /// `airtrace simulate --set` takes them), as `airtrace simulate` does (the native
+    /// command and the Python module alike). With `bundle`, also returns the text the
+    /// bundle keeps as its scenario.toml ([`overrides::effective_text`]); without, an
+    /// empty string. Errors read `FILE:LINE:COL: message`, `FILE: --set KEY=VALUE:
+    /// message`, or `FILE: ` and why the file could not be read.
+    pub fn load_with(
+        path: &Path,
+        overrides: &[String],
+        bundle: bool,
+    ) -> Result<(Scenario, String), ScenarioError> {
+        let error = |message: String| ScenarioError {
+            file: path.to_path_buf(),
+            place: None,
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        let overrides = overrides
+            .iter()
+            .map(|arg| Override::parse(arg))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(error)?;
+        let scenario = Self::parse_with(path, &text, &overrides)?;
+        if !bundle {
+            return Ok((scenario, String::new()));
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let text = overrides::effective_text(&name, &text, &overrides).map_err(error)?;
+        Ok((scenario, text))
+    }
+
     /// Parses and checks scenario text; `path` names it in errors and anchors relative
     /// trace paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
