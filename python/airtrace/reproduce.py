@@ -11,7 +11,6 @@ scenario.toml spell out.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from airtrace import views
+from airtrace import bundlefiles, views
 from airtrace.simulation import simulate
 
 
@@ -253,8 +252,7 @@ def kuang(run: _Runner, seeds: int) -> Result:
         for s in range(1, seeds + 1):
             keep = f"wlan_collisions-retry{limit}" if s == 1 else None
             summary, bundle = run.run(path, seed=s, set={"link.arq.retry_limit": limit}, keep=keep)
-            with open(bundle / "link.jsonl") as f:
-                kinds = [json.loads(line)["kind"] for line in f]
+            kinds = [r["kind"] for r in bundlefiles.records(bundle / "link.jsonl", bundlefiles.LINK_LOG)]
             retries = kinds.count("frame_retransmitted")
             if limit == 7:
                 rates.append(100 * retries / (kinds.count("frame_sent") + retries))
