@@ -277,3 +277,70 @@ def test_emulate_reports_a_program_that_does_not_exist(tmp_path: Path, option: s
     what = "server" if option == "--server" else "command"
     assert clean(done) == [f"airtrace: error: {what}: no program {missing!r} (not found, or not executable)"]
     assert not os.path.exists(tmp_path / "run")
+
+
+# ---- item 7: limits ----
+
+
+def limited_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """cli() in at most 2 GB of address space: a reader without a bound fails, not the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "airtrace.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+
+
+def scenario_with(tmp_path: Path, old: str, new: str) -> Path:
+    path = tmp_path / "s.toml"
+    text = SCENARIO.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_an_endless_scenario_file_is_refused(tmp_path: Path) -> None:
+    done = limited_cli("simulate", "/dev/zero", "--out", tmp_path / "run")
+    assert done.returncode == 1
+    assert clean(done) == ["airtrace: error: /dev/zero: cannot read the scenario: larger than the limit of 1048576 bytes"]
+
+
+def test_an_endless_trace_file_is_refused(tmp_path: Path) -> None:
+    scenario = scenario_with(tmp_path, 'rate = "10 Mbit/s"', 'trace = "/dev/zero"')
+    done = limited_cli("simulate", scenario, "--out", tmp_path / "run")
+    assert done.returncode == 1
+    [line] = clean(done)
+    assert line.startswith("airtrace: error: ") and "/dev/zero" in line and "larger than the limit" in line, line
+
+
+def test_an_impossible_time_is_refused_as_the_scenario_is_read(tmp_path: Path) -> None:
+    scenario = scenario_with(tmp_path, 'delay = "20 ms"', 'delay = "1e9 s"')
+    done = limited_cli("simulate", scenario, "--out", tmp_path / "run")
+    assert done.returncode == 1 and not (tmp_path / "run").exists()
+    assert clean(done) == [
+        f'airtrace: error: {scenario}:10:9: duration "1e9 s" is longer than any run can be '
+        "(at most 10^7 s, 116 days)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ('delay = "20 ms"', 'delay = "20 ' + "x" * 500_000 + '"'),  # a unit
+        ('sndbuf = "64 KiB"', 'sndbuf = "64 KiB"\nvariant = "' + "x" * 500_000 + '"'),  # a checked name
+        ('app = "bulk"', 'app = "' + "x" * 500_000 + '"'),  # serde's own message
+    ],
+)
+def test_long_input_is_not_echoed_back_whole(tmp_path: Path, old: str, new: str) -> None:
+    scenario = scenario_with(tmp_path, old, new)
+    done = limited_cli("simulate", scenario, "--out", tmp_path / "run")
+    assert done.returncode == 1
+    [line] = clean(done)
+    assert line.startswith(f"airtrace: error: {scenario}:") and len(line) < 500, line[:1000]

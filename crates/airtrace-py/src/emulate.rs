@@ -40,8 +40,7 @@ pub fn emulate(
         ),
         None => None,
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let text = Scenario::read_text(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let scenario =
         Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let result = py.detach(move || {

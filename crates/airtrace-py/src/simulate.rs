@@ -104,7 +104,7 @@ pub fn run(
 /// write it into (`bundle`), its text as the bundle keeps it.
 fn load(path: &Path, overrides: &[String], bundle: bool) -> PyResult<(Scenario, String)> {
     let bad = |m: String| PyValueError::new_err(format!("{}: {m}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = Scenario::read_text(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let overrides = overrides
         .iter()
         .map(|arg| Override::parse(arg))
