@@ -26,7 +26,9 @@ class BundleError(ValueError):
 
 
 class DamagedInput(UserWarning):
-    """Part of an input was skipped (a damaged line of a log); the rest was used."""
+    """Part of an input was skipped (a damaged line of a log, a capture that cannot be
+    read beside the one that can); the rest was used. `airtrace.DamagedInput`, to
+    filter: `warnings.simplefilter("error", airtrace.DamagedInput)`."""
 
 
 #: Damaged lines of one log warned about one by one; any more are counted in one warning.
@@ -35,17 +37,20 @@ WARN_LINES = 5
 _INT, _NUM, _STR = (int,), (int, float), (str,)
 _WHAT = {_INT: "an integer", _NUM: "a number", _STR: "a string"}
 
-#: The fields each log's readers rely on: name -> (JSON types, required). Other fields
-#: are kept as they are; an optional field may be null or absent.
+#: The fields each log's readers rely on: name -> (JSON types, required); an optional
+#: field may be null or absent. `records` keeps any other fields; `frame` has a column
+#: per field listed.
 Fields = dict[str, tuple[tuple[type, ...], bool]]
 LINK_LOG: Fields = {
     "t_ns": (_INT, True),
     "kind": (_STR, True),
     "dir": (_STR, False),  # null in a network's log, whose records name their `node`
     "node": (_STR, False),
-    **{name: (_INT, False) for name in ("packet", "flow", "ip_id", "frame", "attempt", "bytes", "queue_packets")},
-    "fragments": (_INT, False),
     "reason": (_STR, False),
+    **{
+        name: (_INT, False)
+        for name in ("packet", "flow", "ip_id", "frame", "attempt", "bytes", "queue_packets", "fragments")
+    },
 }
 TCP_STATE_LOG: Fields = {
     "t_ns": (_INT, True),
