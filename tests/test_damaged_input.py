@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 import airtrace
-from airtrace import bundlefiles, views
+from airtrace import views
 from airtrace.diagnosis import AIR_KINDS
-from airtrace.bundlefiles import BundleError, DamagedInput
 from pcapgen import ACK, PSH, SYN, ethernet, ipv4_tcp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,6 +106,7 @@ def test_a_damaged_log_line_is_skipped_with_a_warning(bundle: Path, tmp_path: Pa
 
 def test_the_rest_of_a_damaged_log_is_used(bundle: Path, tmp_path: Path) -> None:
     whole = views.load(bundle).link
+    DamagedInput = airtrace.DamagedInput
     assert whole is not None
     copy = damaged(bundle, tmp_path, "link.jsonl", with_line(bundle / "link.jsonl", 10, lambda r: b"[1, 2"))
     with pytest.warns(DamagedInput, match=r"link\.jsonl:10: not JSON at column 6"):
@@ -118,7 +118,9 @@ def test_the_rest_of_a_damaged_log_is_used(bundle: Path, tmp_path: Path) -> None
 def test_a_log_of_garbage_gives_a_few_warnings_not_thousands(tmp_path: Path) -> None:
     log = tmp_path / "link.jsonl"
     log.write_bytes(b"garbage\n" * 10_000 + b'{"t_ns": 5, "dir": "down", "kind": "link_reset"}\n')
-    with pytest.warns(DamagedInput) as caught:
+    from airtrace import bundlefiles
+
+    with pytest.warns(airtrace.DamagedInput) as caught:
         records = list(bundlefiles.records(log, bundlefiles.LINK_LOG))
     assert [r["t_ns"] for r in records] == [5]
     assert len(caught) == bundlefiles.WARN_LINES + 1
@@ -138,7 +140,7 @@ def test_a_damaged_meta_json_is_named(bundle: Path, tmp_path: Path, content: byt
     done = cli("diagnose", copy)
     assert done.returncode == 0
     assert f"airtrace: warning: {copy}/{message}; diagnosing without it" in clean(done)
-    with pytest.raises(BundleError, match="meta.json"):
+    with pytest.raises(ValueError, match="meta.json"):
         views.load(copy)
 
 
