@@ -19,6 +19,7 @@ from airtrace._core import __version__
 
 __all__ = [
     "AnalysisError",
+    "DamagedInput",
     "DiagnosisError",
     "PlanError",
     "ScenarioError",
@@ -50,6 +51,10 @@ def __getattr__(name: str) -> object:
         from airtrace import sweeps
 
         return getattr(sweeps, name)
+    if name == "DamagedInput":
+        from airtrace import bundlefiles
+
+        return bundlefiles.DamagedInput
     if name == "query":
         from airtrace import dataset
 

@@ -77,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(ns, "command", None):
             parser.print_help()
             return 2
+        import warnings
+
+        warnings.showwarning = _show_warning
         return int(ns.run(ns))
     except _Stopped as e:
         print(f"{PROG}: interrupted by {e.name}", file=sys.stderr)
@@ -167,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
     )
-    simulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
+    simulate.add_argument("--seed", type=_seed, help="use this seed instead of the scenario's")
     simulate.add_argument(
         "--set",
         action="append",
@@ -264,9 +267,11 @@ def _parser() -> argparse.ArgumentParser:
     emulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
     emulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
     emulate.add_argument("--cleanup", action="store_true", help="remove namespaces left by killed runs, then exit")
-    emulate.add_argument("--seed", type=int, help="use this seed instead of the scenario's")
+    emulate.add_argument("--seed", type=_seed, help="use this seed instead of the scenario's")
     emulate.add_argument("--busy-poll", action="store_true", help="spin between deadlines (one core at 100%%)")
-    emulate.add_argument("--max-duration", type=float, metavar="SECONDS", help="stop after this long")
+    emulate.add_argument(
+        "--max-duration", type=_max_duration, metavar="SECONDS", help="stop after this long (above 0, at most 1e9)"
+    )
     emulate.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     emulate.add_argument(
         "--server", metavar="CMD", help="start this command first in host b's namespace (198.18.1.1), e.g. 'iperf3 -s -1'"
@@ -302,6 +307,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(run=_run_demo)
     return parser
+
+
+def _seed(text: str) -> int:
+    """--seed: an integer from 0 to 2**64 - 1 (argparse's type)."""
+    import argparse
+
+    from airtrace.simulation import check_seed
+
+    try:
+        seed = int(text)
+        check_seed(seed)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a seed (an integer from 0 to 2**64 - 1)") from None
+    return seed
+
+
+def _max_duration(text: str) -> float:
+    """--max-duration: seconds, above 0 and at most 1e9 (argparse's type)."""
+    import argparse
+
+    from airtrace.emulation import check_max_duration
+
+    try:
+        seconds = float(text)
+        check_max_duration(seconds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a time in seconds above 0 and at most 1e9") from None
+    return seconds
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+    """Warnings as one line each, `airtrace: warning: ...` (no source line)."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
 def _analyze_one(
@@ -602,7 +640,9 @@ def _load_views(sources: list[str]):  # type: ignore[no-untyped-def]
     from airtrace.trace import AnalysisError
 
     try:
-        return views.load(sources if len(sources) > 1 else sources[0])
+        run = views.load(sources if len(sources) > 1 else sources[0])
+        run.connections  # noqa: B018 (reads the reference capture: an error now, not halfway)
+        return run
     except (AnalysisError, ValueError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return None
@@ -613,6 +653,7 @@ def _report(args: argparse.Namespace) -> int:
     import json
 
     from airtrace.report import report
+    from airtrace.trace import AnalysisError
 
     findings = None
     if args.findings:
@@ -634,7 +675,7 @@ def _report(args: argparse.Namespace) -> int:
             print(f"{PROG}: warning: no findings: {e}", file=sys.stderr)
     try:
         out = report(run, args.out, findings=findings)
-    except (ValueError, OSError) as e:
+    except (AnalysisError, ValueError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     print(f"{PROG}: wrote {out}", file=sys.stderr)
@@ -644,13 +685,14 @@ def _report(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace) -> int:
     """`airtrace plot`: one static figure (or all of them)."""
     from airtrace.plot import plot
+    from airtrace.trace import AnalysisError
 
     run = _load_views(args.sources)
     if run is None:
         return 1
     try:
         written = plot(run, args.out, kind=args.kind, conn=args.conn, time=tuple(args.time) if args.time else None)
-    except (ValueError, KeyError, OSError) as e:
+    except (AnalysisError, ValueError, KeyError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     for path in written:
@@ -683,6 +725,11 @@ def _emulate(args: argparse.Namespace) -> int:
             return 2
         import shlex
 
+        try:
+            server = shlex.split(args.server) if args.server else None
+        except ValueError as e:
+            print(f"{PROG}: error: --server: {e} in {args.server[:100]!r}", file=sys.stderr)
+            return 2
         summary = emulate(
             args.scenario,
             args.out,
@@ -690,7 +737,7 @@ def _emulate(args: argparse.Namespace) -> int:
             busy_poll=args.busy_poll,
             max_duration_s=args.max_duration,
             command=args.user_command,
-            server=shlex.split(args.server) if args.server else None,
+            server=server,
         )
     except (EmulationUnsupported, ScenarioError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from airtrace import pcapio
+from airtrace import bundlefiles, pcapio
 
 if TYPE_CHECKING:
     import numpy as np
@@ -237,13 +237,12 @@ def _bundle_order(order: list[str]) -> list[str]:
 
 def correlate_bundle(bundle: str | os.PathLike[str]) -> Correlation:
     """Correlate every capture of a bundle. They share one clock (meta.json), so none is shifted."""
-    import json
-
     root = os.fspath(bundle)
-    with open(os.path.join(root, "meta.json")) as f:
-        meta = json.load(f)
-    caps = {v["name"]: os.path.join(root, v["file"]) for v in meta.get("vantage_points", [])}
-    shared = "every vantage point shares" in meta.get("clock", {}).get("note", "") or meta.get("source") == "simulation"
+    meta = bundlefiles.read_meta(root)
+    caps = bundlefiles.vantage_points(root, meta)
+    clock = meta.get("clock")
+    note = clock.get("note") if isinstance(clock, dict) else None
+    shared = "every vantage point shares" in str(note) or meta.get("source") == "simulation"
     corr = correlate(caps, align=not shared)
     log = os.path.join(root, "link.jsonl")
     if os.path.exists(log):
@@ -253,21 +252,18 @@ def correlate_bundle(bundle: str | os.PathLike[str]) -> Correlation:
 
 def _join_link_fate(corr: Correlation, log: str, meta: dict) -> None:  # type: ignore[type-arg]
     """Add `link_fate` (the link log's last word on each packet: delivered, lost, dropped:reason)."""
-    import json
-
     import pandas as pd
 
     fate: dict[tuple[str, int], str] = {}
-    with open(log) as f:
-        for line in f:
-            r = json.loads(line)
-            if r["ip_id"] is None or not r["kind"].startswith("packet_"):
-                continue
-            what = r["kind"][len("packet_") :]
-            if r["reason"]:
-                what += f":{r['reason']}"
-            fate[(r["dir"], r["ip_id"])] = what
-    host_a = meta.get("hosts", {}).get("a")
+    for r in bundlefiles.records(log, bundlefiles.LINK_LOG):
+        if r.get("ip_id") is None or not r["kind"].startswith("packet_"):
+            continue
+        what = r["kind"][len("packet_") :]
+        if r.get("reason"):
+            what += f":{r['reason']}"
+        fate[(r["dir"], r["ip_id"])] = what
+    hosts = meta.get("hosts")
+    host_a = hosts.get("a") if isinstance(hosts, dict) else None
     dirs = ["down" if src == host_a else "up" for src in corr.packets["ip_src"]]
     corr.packets["link_fate"] = pd.Series(
         [fate.get((d, int(i))) for d, i in zip(dirs, corr.packets["ip_id"])], index=corr.packets.index, dtype=object

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airtrace import _core
+from airtrace import _core, bundlefiles
+from airtrace.bundlefiles import BundleError, DamagedInput
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,25 +86,35 @@ def diagnosed_capture(path: str | os.PathLike[str]) -> Path | None:
     return next((path / f"{v}.pcap" for v in names if (path / f"{v}.pcap").is_file()), None)
 
 
+def _meta(bundle: Path) -> dict[str, Any]:
+    """The bundle's meta.json; {} (with a warning) when it cannot be read."""
+    try:
+        return bundlefiles.read_meta(bundle)
+    except BundleError as e:
+        warnings.warn(f"{e}; diagnosing without it", DamagedInput)
+        return {}
+
+
 def _network_flows(bundle: Path) -> list[dict[str, Any]]:
     """The flows of a network's bundle (meta.json's `flows` with their `from` and `to`
     nodes); [] for a one-link bundle or an unreadable meta.json."""
-    try:
-        meta = json.loads((bundle / "meta.json").read_text())
-    except (OSError, ValueError):
-        return []
-    if not isinstance(meta, dict) or not meta.get("nodes"):
+    meta = _meta(bundle)
+    if not meta.get("nodes"):
         return []
     flows = meta.get("flows")
     return [f for f in flows if isinstance(f, dict) and "from" in f and "to" in f] if isinstance(flows, list) else []
 
 
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
+    if not (bundle / "meta.json").is_file():
+        raise DiagnosisError(f"{bundle}: a directory, but not a bundle (no meta.json)")
     capture = diagnosed_capture(bundle)
-    findings = diagnose(capture) if capture is not None else []
+    if capture is None:
+        raise DiagnosisError(f"{bundle}: the bundle has no capture (scenario `captures = []`)")
+    findings = diagnose(capture)
     extra = []
     air = bundle / "air.pcap"
-    if air.is_file() and capture is not None:
+    if air.is_file():
         extra.extend(_air_findings(air))
     log = bundle / "link.jsonl"
     if log.is_file():
@@ -124,7 +136,11 @@ def _air_findings(air: Path) -> list[dict[str, Any]]:
     capture's axis), their evidence as (source, IP ID, time) to match there."""
     from airtrace.trace import read
 
-    found = [f for f in diagnose(air) if f["kind"] in AIR_KINDS]
+    try:
+        found = [f for f in diagnose(air) if f["kind"] in AIR_KINDS]
+    except DiagnosisError as e:
+        warnings.warn(f"{e}; its 802.11 findings left out", DamagedInput)
+        return []
     if not found:
         return []
     packets = read(air).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]].set_index("frame")
@@ -136,7 +152,7 @@ def _air_findings(air: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> None:
+def _as_capture_frames(findings: list[dict[str, Any]], capture: Path) -> None:
     """Turns the evidence packets (`_ids`: source address, IP ID, time) into frame
     numbers of the bundle's capture, matched by source and IP ID (the nearest in time
     when an IP ID repeats). Findings timed from another capture's first frame
@@ -144,7 +160,7 @@ def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> 
     one clock, their first frames differ by a backoff."""
     ids = [f.pop("_ids") for f in findings]
     starts = [f.pop("_first_frame_time", None) for f in findings]
-    if capture is None or not findings:
+    if not findings:
         return
     from airtrace.trace import read
 
@@ -166,13 +182,19 @@ def _as_capture_frames(findings: list[dict[str, Any]], capture: Path | None) -> 
 def _shares(findings: list[dict[str, Any]], bundle: Path) -> None:
     """`throughput_share` of each finding, from the flow's duration in summary.json."""
     summary = bundle / "summary.json"
-    if not summary.is_file():
+    if not summary.is_file() or not findings:
         return
-    flows = json.loads(summary.read_text())["flows"]
+    try:
+        flows = bundlefiles.read_object(summary).get("flows")
+    except BundleError as e:
+        warnings.warn(f"{e}; throughput shares left at 0", DamagedInput)
+        return
+    flows = [f if isinstance(f, dict) else {} for f in flows] if isinstance(flows, list) else []
     for f in findings:
-        flow = flows[f["connection"]] if f["connection"] < len(flows) else None
-        if flow and flow.get("end_s"):
-            duration = flow["end_s"] - flow["start_s"]
+        flow = flows[f["connection"]] if f["connection"] < len(flows) else {}
+        start, end = flow.get("start_s"), flow.get("end_s")
+        if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end:
+            duration = end - start
             f["throughput_share"] = min(f["cost_s"] / duration, 1.0) if duration > 0 else 0.0
 
 
@@ -181,16 +203,14 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
     resets: list[float] = []
     flushed: dict[int, int] = {}
     discards: dict[int, list[dict[str, Any]]] = {}
-    with log.open() as f:
-        for line in f:
-            e = json.loads(line)
-            kind, t = e["kind"], e["t_ns"] / 1e9
-            if kind == "link_reset":
-                resets.append(t)
-            elif kind == "packet_dropped" and e.get("reason") == "reset" and resets:
-                flushed[len(resets) - 1] = flushed.get(len(resets) - 1, 0) + 1
-            elif kind == "packet_discarded" and e.get("reason") == "header_compression" and resets:
-                discards.setdefault(len(resets) - 1, []).append(e)
+    for e in bundlefiles.records(log, bundlefiles.LINK_LOG):
+        kind, t = e["kind"], e["t_ns"] / 1e9
+        if kind == "link_reset":
+            resets.append(t)
+        elif kind == "packet_dropped" and e.get("reason") == "reset" and resets:
+            flushed[len(resets) - 1] = flushed.get(len(resets) - 1, 0) + 1
+        elif kind == "packet_discarded" and e.get("reason") == "header_compression" and resets:
+            discards.setdefault(len(resets) - 1, []).append(e)
     findings = []
     for i, lost in sorted(discards.items()):
         start, end = resets[i], lost[-1]["t_ns"] / 1e9
@@ -237,40 +257,37 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
 ROUTE_LEAD_S = 1.0
 
 
-def _route_failures(bundle: Path, findings: list[dict[str, Any]], capture: Path | None) -> list[dict[str, Any]]:
+def _route_failures(bundle: Path, findings: list[dict[str, Any]], capture: Path) -> list[dict[str, Any]]:
     """Timeouts of the first flow's sender that line up with route errors it received
     or packets of the flow dropped for want of a route (Holland & Vaidya §4.3): the
     routing, not congestion, cost that time. Needs a network bundle with routes.jsonl."""
     flows = _network_flows(bundle)
     routes_log = bundle / "routes.jsonl"
-    if not flows or capture is None or not routes_log.is_file():
+    if not flows or not routes_log.is_file():
         return []
     sender = flows[0]["from"]
     events: list[tuple[float, str]] = []
-    for n, line in enumerate(routes_log.read_text().splitlines(), start=1):
-        try:
-            e = json.loads(line)
-            if e.get("event") == "error_received" and e["node"] == sender and e["link"]["tell"] == sender:
-                events.append((e["t_ns"] / 1e9, "route_error"))
-        except (ValueError, KeyError, TypeError):
-            continue
+    for e in bundlefiles.records(routes_log, bundlefiles.ROUTES_LOG):
+        link = e.get("link")
+        told = isinstance(link, dict) and link.get("tell") == sender
+        if e["event"] == "error_received" and e["node"] == sender and told:
+            events.append((e["t_ns"] / 1e9, "route_error"))
     log = bundle / "link.jsonl"
     if log.is_file():
-        for line in log.read_text().splitlines():
-            try:
-                e = json.loads(line)
-                if e.get("kind") == "packet_dropped" and e.get("flow") == 0 and e.get("reason") in (
-                    "no_route", "send_buffer_timeout"
-                ):
-                    events.append((e["t_ns"] / 1e9, e["reason"]))
-            except (ValueError, KeyError, TypeError):
-                continue
+        for e in bundlefiles.records(log, bundlefiles.LINK_LOG):
+            no_route = e.get("reason") in ("no_route", "send_buffer_timeout")
+            if e["kind"] == "packet_dropped" and e.get("flow") == 0 and no_route:
+                events.append((e["t_ns"] / 1e9, e["reason"]))
     if not events:
         return []
     from airtrace.trace import read
 
     first = read(capture).packets()["time"].iloc[0]
-    epoch = json.loads((bundle / "meta.json").read_text())["clock"]["epoch_ns"]
+    try:
+        epoch = bundlefiles.epoch_ns(bundle, _meta(bundle))
+    except BundleError as e:
+        warnings.warn(f"{e}; route failures left out", DamagedInput)
+        return []
     t0 = first.value / 1e9 - epoch / 1e9
     found = []
     for f in findings:

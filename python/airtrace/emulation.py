@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from typing import Any
 
 from airtrace import _core
-from airtrace.simulation import ScenarioError
+from airtrace.simulation import ScenarioError, check_seed
+
+#: The longest `max_duration_s`: the emulator counts time in 64-bit nanoseconds.
+MAX_DURATION_S = 1e9
 
 
 class EmulationUnsupported(PermissionError):
@@ -39,8 +43,15 @@ def emulate(
     and SIGTERM stop the run, remove its namespaces and raise KeyboardInterrupt.
     `command` (an argv list) runs in host a's namespace (198.18.0.1) instead of the
     built-in traffic generator, and the run ends when it exits; `server` starts first
-    in host b's (198.18.1.1) and is stopped at the end.
+    in host b's (198.18.1.1) and is stopped at the end. A bad `seed` or `max_duration_s`
+    is a ValueError, a `command` or `server` program that does not exist a
+    FileNotFoundError, before anything starts.
     """
+    check_seed(seed)
+    check_max_duration(max_duration_s)
+    for what, argv in (("command", command), ("server", server)):
+        if argv and shutil.which(argv[0]) is None:
+            raise FileNotFoundError(f"{what}: no program {argv[0][:100]!r} (not found, or not executable)")
     try:
         text = _core.emulate(os.fspath(scenario), os.fspath(out), seed, busy_poll, max_duration_s, command, server)
     except PermissionError as e:
@@ -49,6 +60,14 @@ def emulate(
         raise ScenarioError(str(e)) from None
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def check_max_duration(seconds: object) -> None:
+    """ValueError unless `seconds` is None or a time the emulator can run for: more than
+    0, at most MAX_DURATION_S."""
+    number = type(seconds) in (int, float)
+    if seconds is not None and not (number and 0 < seconds <= MAX_DURATION_S):  # type: ignore[operator]
+        raise ValueError(f"max duration {str(seconds)[:40]} s is not a time above 0 and at most 1e9 s")
 
 
 def cleanup() -> list[str]:

@@ -11,7 +11,6 @@ scenario.toml spell out.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from airtrace import views
+from airtrace import bundlefiles, views
 from airtrace.simulation import simulate
 
 

@@ -22,6 +22,16 @@ class ScenarioError(ValueError):
     or `FILE: --set KEY=VALUE: what is wrong` for an override it refuses."""
 
 
+#: The largest seed: seeds are 64-bit unsigned integers.
+MAX_SEED = 2**64 - 1
+
+
+def check_seed(seed: object) -> None:
+    """ValueError unless `seed` is None or a seed: an integer from 0 to MAX_SEED."""
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
+        raise ValueError(f"seed {str(seed)[:40]} is not an integer from 0 to 2**64 - 1")
+
+
 def overrides(values: Mapping[str, object] | Iterable[str]) -> list[str]:
     """`KEY=VALUE` overrides, as `airtrace simulate --set` takes them, from either such
     strings or a mapping of keys to Python values (str, int, float, bool, lists and
@@ -74,6 +84,7 @@ def simulate(
     A signal whose Python handler raises (Ctrl-C: KeyboardInterrupt) stops the run
     within a few tens of milliseconds, removes its partial bundle and raises here.
     """
+    check_seed(seed)
     try:
         text = _core.simulate(
             os.fspath(scenario), None if out is None else os.fspath(out), seed, progress, overrides(set)

@@ -12,11 +12,13 @@ connection's initial sequence number, as tcptrace and Wireshark show them.
 
 from __future__ import annotations
 
-import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Sequence
+
+from airtrace import bundlefiles
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,7 +79,14 @@ class Run:
         if name not in self._packets:
             import airtrace
 
-            p = airtrace.read(self.captures[name]).packets()
+            try:
+                p = airtrace.read(self.captures[name]).packets()
+            except airtrace.AnalysisError as e:
+                if name == self.sender_name:
+                    raise
+                # Another capture of the run that cannot be read: the views go on without it.
+                warnings.warn(f"{e}; the {name} capture left out", bundlefiles.DamagedInput)
+                p = self.packets(self.sender_name).iloc[:0].drop(columns="t")
             ns = p["time"].astype("int64").to_numpy()
             clock = self.clocks.get(name)
             fixed = clock.to_reference_ns(ns) if clock is not None else ns
@@ -130,30 +139,12 @@ class Run:
     @cached_property
     def link(self) -> pd.DataFrame | None:
         """link.jsonl with `t` in seconds, or None."""
-        path = os.path.join(self.bundle, "link.jsonl") if self.bundle else None
-        if not path or not os.path.exists(path):
-            return None
-        import pandas as pd
-
-        df = pd.read_json(path, lines=True, dtype=False)
-        if len(df) == 0:
-            return None
-        df["t"] = df["t_ns"] / 1e9
-        return df
+        return self._log("link.jsonl", bundlefiles.LINK_LOG)
 
     @cached_property
     def routes(self) -> pd.DataFrame | None:
         """routes.jsonl (a network routed by DSR) with `t` in seconds, or None."""
-        path = os.path.join(self.bundle, "routes.jsonl") if self.bundle else None
-        if not path or not os.path.exists(path):
-            return None
-        import pandas as pd
-
-        df = pd.read_json(path, lines=True, dtype=False)
-        if len(df) == 0 or "t_ns" not in df or "event" not in df:
-            return None
-        df["t"] = df["t_ns"] / 1e9
-        return df
+        return self._log("routes.jsonl", bundlefiles.ROUTES_LOG)
 
     def flow_node(self, conn: int) -> str | None:
         """In a network's bundle, the node the connection's flow sends from."""
@@ -167,24 +158,27 @@ class Run:
     @cached_property
     def tcpstate(self) -> pd.DataFrame | None:
         """tcpstate.jsonl with `t` in seconds, or None."""
-        path = os.path.join(self.bundle, "tcpstate.jsonl") if self.bundle else None
-        if not path or not os.path.exists(path):
-            return None
-        import pandas as pd
-
-        df = pd.read_json(path, lines=True, dtype=False)
-        if len(df) == 0:
-            return None
-        df["t"] = df["t_ns"] / 1e9
-        return df
+        return self._log("tcpstate.jsonl", bundlefiles.TCP_STATE_LOG)
 
     @cached_property
     def summary(self) -> dict[str, Any] | None:
+        """summary.json, or None (with a warning if it cannot be read)."""
         path = os.path.join(self.bundle, "summary.json") if self.bundle else None
         if not path or not os.path.exists(path):
             return None
-        with open(path) as f:
-            return json.load(f)  # type: ignore[no-any-return]
+        try:
+            return bundlefiles.read_object(path)
+        except bundlefiles.BundleError as e:
+            warnings.warn(str(e), bundlefiles.DamagedInput)
+            return None
+
+    def _log(self, name: str, fields: bundlefiles.Fields) -> pd.DataFrame | None:
+        """A log of the bundle with `t` in seconds (its damaged lines skipped, with a
+        warning), or None."""
+        path = os.path.join(self.bundle, name) if self.bundle else None
+        if not path or not os.path.isfile(path):
+            return None
+        return bundlefiles.frame(path, fields)
 
 
 def is_bundle(path: str | os.PathLike[str]) -> bool:
@@ -198,15 +192,15 @@ def load(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, a
     paths = [os.fspath(s) for s in source]
     if len(paths) == 1 and is_bundle(paths[0]):
         root = paths[0]
-        with open(os.path.join(root, "meta.json")) as f:
-            meta = json.load(f)
-        caps = {v["name"]: os.path.join(root, v["file"]) for v in meta.get("vantage_points", [])}
-        caps = {n: p for n, p in caps.items() if os.path.exists(p)}
+        meta = bundlefiles.read_meta(root)
+        caps = {name: p for name, p in bundlefiles.vantage_points(root, meta).items() if os.path.exists(p)}
         if not caps:
             raise ValueError(f"{root}: the bundle has no capture (scenario `captures = []`)")
-        return Run(caps, bundle=root, meta=meta, base_ns=int(meta.get("clock", {}).get("epoch_ns", 0)))
+        return Run(caps, bundle=root, meta=meta, base_ns=bundlefiles.epoch_ns(root, meta))
     caps: dict[str, str] = {}
     for p in paths:
+        if os.path.isdir(p):
+            raise ValueError(f"{p}: a directory, but not a bundle (no meta.json)")
         name = os.path.basename(p).split(".")[0]
         while name in caps:
             name += "'"
@@ -575,7 +569,8 @@ def _link_idle(run: Run, flow: int | None) -> list[tuple[float, float]] | None:
         return None
     lk = link[link["dir"] == "down"]
     frames = lk[lk["kind"].isin(["frame_sent", "frame_retransmitted"])]
-    rlp = run.meta.get("link") or {}
+    rlp = run.meta.get("link")
+    rlp = rlp if isinstance(rlp, dict) else {}
     if len(frames) > 1 and rlp.get("arq") == "gsm_rlp":
         return _rlp_idle(_np(frames["t"]), rlp)
     if len(frames) > 1:

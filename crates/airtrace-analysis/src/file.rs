@@ -115,6 +115,7 @@ pub fn analyze_capture(
             tcp_frames,
             stops,
             error,
+            damaged: damaged(&reader),
             connections: analyzer.finish(),
         },
     )
@@ -157,12 +158,25 @@ fn note_stopped(linktype: u32, frame: u64, decoded: &Decoded, stops: &mut Stops)
     }
 }
 
+/// The warning for the packet blocks the reader skipped for damage inside them.
+fn damaged(reader: &CaptureReader) -> Option<String> {
+    reader.damaged().map(|(count, first)| match count {
+        1 => format!("{first} (the block was skipped, the blocks after it read)"),
+        n => format!(
+            "{first} (skipped, with {} more damaged packet blocks; the blocks after them read)",
+            n - 1
+        ),
+    })
+}
+
 /// What one pass over a capture found (all of it, or one shard's share).
 struct Part {
     frames: u64,
     tcp_frames: u64,
     stops: Stops,
     error: Option<String>,
+    /// Packet blocks skipped for damage (the reader's part only), as a warning.
+    damaged: Option<String>,
     connections: Vec<ConnSummary>,
 }
 
@@ -173,17 +187,18 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         tcp_frames,
         stops,
         error,
+        damaged,
         connections,
     } = part;
     let name = name.to_string();
     if frames == 0 {
         return Err(error.unwrap_or_else(|| format!("{name}: no packets in the file")));
     }
-    let warnings = stops
+    let warnings = damaged
         .into_iter()
-        .map(|(what, (count, first))| {
+        .chain(stops.into_iter().map(|(what, (count, first))| {
             format!("{name}: {count} frame(s) {what} (first: frame {first})")
-        })
+        }))
         .collect();
     Ok(FileReport {
         path: name,
@@ -479,6 +494,7 @@ fn reader_pass(
         tcp_frames,
         stops,
         error,
+        damaged: damaged(&reader),
         connections: analyzer.finish(),
     }
 }
@@ -527,6 +543,7 @@ fn worker(batches: mpsc::Receiver<Batch>, spent: mpsc::Sender<Batch>) -> Part {
         tcp_frames,
         stops,
         error: None,
+        damaged: None,
         connections: analyzer.finish(),
     }
 }

@@ -368,7 +368,7 @@ pub fn run(
     drop(tx);
     let mut end_ns = scenario.duration.0;
     if let Some(max) = options.max_duration {
-        end_ns = end_ns.min(max.as_nanos() as i64);
+        end_ns = end_ns.min(i64::try_from(max.as_nanos()).unwrap_or(i64::MAX));
     }
     // The forwarder stops on a signal, at the end time, or once every flow is done.
     let done = Arc::new(AtomicBool::new(false));

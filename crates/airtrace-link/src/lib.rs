@@ -93,6 +93,7 @@
 
 pub mod aqm;
 pub mod arq;
+pub mod input;
 pub mod link;
 pub mod loss;
 pub mod queue;

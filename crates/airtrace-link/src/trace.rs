@@ -56,6 +56,8 @@ use std::path::Path;
 
 use thiserror::Error;
 
+use crate::input::quote;
+
 /// Bytes one delivery opportunity may carry.
 pub const MTU_BYTES: u64 = 1500;
 
@@ -74,13 +76,13 @@ pub enum TraceRule {
     #[error("blank line (not allowed, as in Mahimahi)")]
     BlankLine,
     /// A line that is not a number.
-    #[error("`{0}` is not a whole number of milliseconds")]
+    #[error("{0} is not a whole number of milliseconds")]
     NotANumber(String),
     /// A line holding a negative number.
-    #[error("timestamp `{0}` is negative")]
+    #[error("timestamp {0} is negative")]
     Negative(String),
     /// A timestamp beyond what `i64` nanoseconds can hold.
-    #[error("timestamp `{0}` ms is too large (at most {MAX_MS} ms)")]
+    #[error("timestamp {0} ms is too large (at most {MAX_MS} ms)")]
     TooLarge(String),
     /// A timestamp below the one on the previous line.
     #[error("timestamp {this} ms is before the previous one, {previous} ms (timestamps must be non-decreasing)")]
@@ -176,7 +178,7 @@ impl DeliveryTrace {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, TraceError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        match std::fs::read_to_string(path) {
+        match crate::input::read_text(path, crate::input::MAX_TRACE_BYTES) {
             Ok(text) => Self::parse(&file, &text),
             Err(source) => Err(TraceError::Io { file, source }),
         }
@@ -244,14 +246,14 @@ fn parse_line(raw: &str) -> Result<u64, TraceRule> {
     }
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if raw.strip_prefix('-').is_some_and(digits) {
-        return Err(TraceRule::Negative(raw.to_owned()));
+        return Err(TraceRule::Negative(quote(raw)));
     }
     if !digits(raw) {
-        return Err(TraceRule::NotANumber(raw.to_owned()));
+        return Err(TraceRule::NotANumber(quote(raw)));
     }
     match raw.parse::<u64>() {
         Ok(ms) if ms <= MAX_MS => Ok(ms),
-        _ => Err(TraceRule::TooLarge(raw.to_owned())),
+        _ => Err(TraceRule::TooLarge(quote(raw))),
     }
 }
 
@@ -278,17 +280,17 @@ mod tests {
         );
         assert_eq!(
             error("1\n2x\n"),
-            "t.up:2: `2x` is not a whole number of milliseconds"
+            "t.up:2: \"2x\" is not a whole number of milliseconds"
         );
         assert_eq!(
             error(" 1\n"),
-            "t.up:1: ` 1` is not a whole number of milliseconds"
+            "t.up:1: \" 1\" is not a whole number of milliseconds"
         );
         assert_eq!(
             error("+1\n"),
-            "t.up:1: `+1` is not a whole number of milliseconds"
+            "t.up:1: \"+1\" is not a whole number of milliseconds"
         );
-        assert_eq!(error("0\n1\n-3\n"), "t.up:3: timestamp `-3` is negative");
+        assert_eq!(error("0\n1\n-3\n"), "t.up:3: timestamp \"-3\" is negative");
         assert_eq!(
             error("0\n5\n5\n4\n9\n"),
             "t.up:4: timestamp 4 ms is before the previous one, 5 ms \
@@ -301,7 +303,7 @@ mod tests {
         assert_eq!(
             error("99999999999999999999\n"),
             format!(
-                "t.up:1: timestamp `99999999999999999999` ms is too large (at most {MAX_MS} ms)"
+                "t.up:1: timestamp \"99999999999999999999\" ms is too large (at most {MAX_MS} ms)"
             )
         );
         assert!(!error("1\n\n").contains('\n'));

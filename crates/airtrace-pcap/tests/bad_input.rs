@@ -305,40 +305,56 @@ fn pcapng_block_length_rules() {
     assert!(recs[2].data.is_empty());
 }
 
+/// Reads `bytes`, expecting no error, the records numbered `frames`, and `damaged`
+/// packet blocks skipped, the first with the message `first`.
+fn damaged_blocks_skipped(bytes: &[u8], frames: &[u64], damaged: u64, first: &str) {
+    let mut reader = common::open("x.pcapng", bytes).unwrap();
+    let (recs, error) = common::drain(&mut reader);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(recs.iter().map(|r| r.frame).collect::<Vec<_>>(), frames);
+    assert_eq!(reader.frames_read(), frames.len() as u64);
+    let (count, e) = reader.damaged().expect("damaged blocks noted");
+    assert_eq!((count, e.to_string().as_str()), (damaged, first));
+    assert!(corrupt(e));
+}
+
 #[test]
 fn pcapng_captured_length_must_fit_the_block() {
+    // Room for 8 bytes: 8 is fine, 9 is not; the block is skipped, the one after it read.
     let mut bytes = ng_two_packets();
-    // Room for 8 bytes: 8 is fine, 9 is not.
     bytes.extend(epb(LE, 0, 3, 8, 8, &[3; 8]));
     bytes.extend(epb(LE, 0, 4, 9, 9, &[4; 8]));
-    let e = records_then_error(
-        "x.pcapng",
+    bytes.extend(epb(LE, 0, 5, 8, 8, &[5; 8]));
+    damaged_blocks_skipped(
         &bytes,
-        3,
+        &[1, 2, 3, 5],
+        1,
         "x.pcapng: record 4 at byte 168: captured length 9 does not fit in the block (8 bytes of room)",
     );
-    assert!(corrupt(&e));
 }
 
 #[test]
 fn pcapng_packet_for_an_unknown_interface() {
+    // One bad block among sound ones (its lengths right) does not stop the reading.
     let mut bytes = ng_two_packets();
     bytes.extend(epb(LE, 1, 3, 0, 0, &[]));
-    let e = records_then_error(
-        "x.pcapng",
+    bytes.extend(epb(LE, 0, 4, 4, 4, &[4; 4]));
+    bytes.extend(epb(LE, 7, 5, 0, 0, &[]));
+    bytes.extend(epb(LE, 0, 6, 4, 4, &[6; 4]));
+    damaged_blocks_skipped(
         &bytes,
+        &[1, 2, 4, 6],
         2,
         "x.pcapng: record 3 at byte 128: Enhanced Packet Block refers to interface 1, but the section has 1 interface",
     );
-    assert!(corrupt(&e));
     // Interfaces belong to their section: after a new SHB, interface 0 is gone.
     let mut bytes = ng_two_packets();
     bytes.extend(PcapNgWriter::new(Vec::new(), LE).unwrap().into_inner());
     bytes.extend(spb(LE, 4, &[1, 2, 3, 4]));
-    records_then_error(
-        "x.pcapng",
+    damaged_blocks_skipped(
         &bytes,
-        2,
+        &[1, 2],
+        1,
         "x.pcapng: record 3 at byte 156: Simple Packet Block refers to interface 0, but the section has 0 interfaces",
     );
 }

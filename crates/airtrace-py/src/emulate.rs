@@ -29,17 +29,25 @@ pub fn emulate(
     command: Option<Vec<String>>,
     server: Option<Vec<String>>,
 ) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    let max_duration = match max_duration_s {
+        Some(s) => Some(
+            std::time::Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("max_duration_s: {s} is not a time above 0"))
+                })?,
+        ),
+        None => None,
+    };
+    let text = Scenario::read_text(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let scenario =
         Scenario::parse(&path, &text).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let result = py.detach(move || {
         let mut options = Options::new(&out);
         options.seed = seed;
         options.busy_poll = busy_poll;
-        options.max_duration = max_duration_s
-            .filter(|s| *s > 0.0)
-            .map(std::time::Duration::from_secs_f64);
+        options.max_duration = max_duration;
         options.command = command.filter(|c| !c.is_empty());
         options.server = server.filter(|c| !c.is_empty());
         airtrace_emu::run(&scenario, &text, &options)

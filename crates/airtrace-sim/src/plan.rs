@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use airtrace_link::input::{read_text, MAX_SCENARIO_BYTES};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use toml::Spanned;
@@ -234,7 +235,7 @@ struct Value {
 impl Plan {
     /// Reads, expands and checks the plan at `path` (see the [module docs](self)).
     pub fn load(path: &Path) -> Result<Plan, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = read_text(path, MAX_SCENARIO_BYTES).map_err(|e| ScenarioError {
             file: path.to_path_buf(),
             place: None,
             message: format!("cannot read the plan: {e}"),
@@ -244,16 +245,19 @@ impl Plan {
 
     /// [`Plan::load`] on text; `path` names it in errors and anchors the scenario path.
     pub fn parse(path: &Path, text: &str) -> Result<Plan, ScenarioError> {
-        let error = |span: Option<Range<usize>>, message: String| ScenarioError {
-            file: path.to_path_buf(),
-            place: span.map(|s| line_col(text, s.start)),
-            message,
+        let error = |span: Option<Range<usize>>, message: String| {
+            ScenarioError {
+                file: path.to_path_buf(),
+                place: span.map(|s| line_col(text, s.start)),
+                message,
+            }
+            .cut()
         };
         let file: PlanFile =
             toml::from_str(text).map_err(|e| error(e.span(), e.message().trim().to_string()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let scenario = base.join(file.scenario.get_ref());
-        let scenario_text = std::fs::read_to_string(&scenario).map_err(|e| {
+        let scenario_text = read_text(&scenario, MAX_SCENARIO_BYTES).map_err(|e| {
             error(
                 Some(file.scenario.span()),
                 format!("cannot read the scenario {}: {e}", scenario.display()),

@@ -10,8 +10,14 @@
 
 use std::fmt;
 
+use airtrace_link::input::quote;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+
+/// The longest time a scenario may give, ns: 10^7 s (116 days). Longer ones are no run
+/// that finishes (a delay of 10^9 s keeps every retransmitted SYN in the link for the
+/// whole run), and near 2^32 s past the clock's 2026 epoch captures cannot stamp them.
+pub const MAX_TIME_NS: u64 = 10_000_000 * 1_000_000_000;
 
 /// A duration in integer nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -54,8 +60,9 @@ fn scaled(value: f64, scale: f64) -> Option<u64> {
 
 /// Parses a duration such as `"20 ms"`, `"1.5s"`, `"250 us"`, `"0"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (value, unit) = split_number(text)
-        .ok_or_else(|| format!("{text:?} is not a duration such as \"20 ms\""))?;
+    let q = quote(text);
+    let (value, unit) =
+        split_number(text).ok_or_else(|| format!("{q} is not a duration such as \"20 ms\""))?;
     let scale = match unit {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -63,29 +70,31 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => 1e9,
         "min" => 60e9,
         "" if value == 0.0 => 0.0,
-        "" => {
-            return Err(format!(
-                "duration {text:?} needs a unit (ns, us, ms, s or min)"
-            ))
-        }
+        "" => return Err(format!("duration {q} needs a unit (ns, us, ms, s or min)")),
         other => {
             return Err(format!(
-                "unknown duration unit {other:?} in {text:?} (use ns, us, ms, s or min)"
+                "unknown duration unit {} in {q} (use ns, us, ms, s or min)",
+                quote(other)
             ))
         }
     };
-    scaled(value, scale)
-        .map(|ns| Duration(ns as i64))
-        .ok_or_else(|| format!("duration {text:?} is negative or too large"))
+    match scaled(value, scale) {
+        Some(ns) if ns <= MAX_TIME_NS => Ok(Duration(ns as i64)),
+        Some(_) => Err(format!(
+            "duration {q} is longer than any run can be (at most 10^7 s, 116 days)"
+        )),
+        None => Err(format!("duration {q} is negative or too large")),
+    }
 }
 
 /// Parses a bit rate such as `"11 Mbit/s"`, `"9.6 kbit/s"`, `"430kbps"`, `"unlimited"`.
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let q = quote(text);
     if text.trim() == "unlimited" {
         return Ok(Rate(None));
     }
-    let (value, unit) = split_number(text)
-        .ok_or_else(|| format!("{text:?} is not a rate such as \"11 Mbit/s\""))?;
+    let (value, unit) =
+        split_number(text).ok_or_else(|| format!("{q} is not a rate such as \"11 Mbit/s\""))?;
     let scale = match unit {
         "bit/s" | "bps" => 1.0,
         "kbit/s" | "kbps" => 1e3,
@@ -96,24 +105,25 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
         "MB/s" => 8e6,
         "" => {
             return Err(format!(
-                "rate {text:?} needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s)"
+                "rate {q} needs a unit (bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s)"
             ))
         }
-        other => return Err(format!("unknown rate unit {other:?} in {text:?}")),
+        other => return Err(format!("unknown rate unit {} in {q}", quote(other))),
     };
     match scaled(value, scale) {
         Some(0) => Err(format!(
-            "rate {text:?} is zero (write \"unlimited\" for no limit)"
+            "rate {q} is zero (write \"unlimited\" for no limit)"
         )),
         Some(bps) => Ok(Rate(Some(bps))),
-        None => Err(format!("rate {text:?} is negative or too large")),
+        None => Err(format!("rate {q} is negative or too large")),
     }
 }
 
 /// Parses a size such as `"3.57 MB"`, `"128 KiB"`, `"1500 B"`, `"1500"`.
 pub fn parse_size(text: &str) -> Result<Size, String> {
+    let q = quote(text);
     let (value, unit) =
-        split_number(text).ok_or_else(|| format!("{text:?} is not a size such as \"128 KiB\""))?;
+        split_number(text).ok_or_else(|| format!("{q} is not a size such as \"128 KiB\""))?;
     let scale = match unit {
         "" | "B" => 1.0,
         "kB" | "KB" => 1e3,
@@ -124,13 +134,14 @@ pub fn parse_size(text: &str) -> Result<Size, String> {
         "GiB" => 1024.0 * 1024.0 * 1024.0,
         other => {
             return Err(format!(
-                "unknown size unit {other:?} in {text:?} (use B, kB, MB, GB, KiB, MiB, GiB)"
+                "unknown size unit {} in {q} (use B, kB, MB, GB, KiB, MiB, GiB)",
+                quote(other)
             ))
         }
     };
     scaled(value, scale)
         .map(Size)
-        .ok_or_else(|| format!("size {text:?} is negative or too large"))
+        .ok_or_else(|| format!("size {q} is negative or too large"))
 }
 
 /// A serde visitor accepting a string (parsed by `parse`) or, when `bare` names what a
@@ -228,6 +239,27 @@ mod tests {
         assert!(parse_duration("5 fortnights")
             .unwrap_err()
             .contains("unknown duration unit"));
+    }
+
+    #[test]
+    fn impossible_times_are_refused_and_long_input_quoted_short() {
+        assert_eq!(
+            parse_duration("10000000 s"),
+            Ok(Duration(10_000_000_000_000_000))
+        );
+        assert_eq!(
+            parse_duration("1e9 s"),
+            Err(
+                "duration \"1e9 s\" is longer than any run can be (at most 10^7 s, 116 days)"
+                    .into()
+            )
+        );
+        let long = format!("1 {}", "x".repeat(10_000_000));
+        let e = parse_duration(&long).unwrap_err();
+        assert!(e.len() < 200, "{e}");
+        assert!(e.contains("(10000002 bytes)"), "{e}");
+        assert!(parse_size(&long).unwrap_err().len() < 200);
+        assert!(parse_rate(&long).unwrap_err().len() < 200);
     }
 
     #[test]

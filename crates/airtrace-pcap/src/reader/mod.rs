@@ -84,6 +84,8 @@ pub(crate) struct Meta {
 pub(crate) struct Failure {
     place: Place,
     kind: ErrorKind,
+    /// The parser skipped the damaged unit and can read on (its framing was sound).
+    read_on: bool,
 }
 
 impl Failure {
@@ -91,6 +93,7 @@ impl Failure {
         Failure {
             place,
             kind: ErrorKind::Corrupt(message),
+            read_on: false,
         }
     }
 
@@ -100,13 +103,18 @@ impl Failure {
             needed: Some(needed as u64),
             left: left as u64,
         };
-        Failure { place, kind }
+        Failure {
+            place,
+            kind,
+            read_on: false,
+        }
     }
 
     fn io(place: Place, error: io::Error) -> Failure {
         Failure {
             place,
             kind: ErrorKind::Io(error),
+            read_on: false,
         }
     }
 }
@@ -127,6 +135,7 @@ fn end_of_input(input: &Input) -> Result<Option<Meta>, Failure> {
         return Err(Failure {
             place: Place::Byte(input.offset()),
             kind,
+            read_on: false,
         });
     }
     Ok(None)
@@ -141,6 +150,7 @@ fn changed(input: &Input) -> Option<Failure> {
     input.changed().map(|kind| Failure {
         place: Place::Byte(input.offset()),
         kind,
+        read_on: false,
     })
 }
 
@@ -192,6 +202,8 @@ pub struct CaptureReader {
     skipped: u64,
     /// [`CaptureReader::drops`] once the parser is done.
     final_drops: Option<u64>,
+    /// [`CaptureReader::damaged`].
+    damaged: Option<(u64, ReadError)>,
 }
 
 impl CaptureReader {
@@ -259,6 +271,7 @@ impl CaptureReader {
             last_frame: 0,
             skipped: 0,
             final_drops: None,
+            damaged: None,
         })
     }
 
@@ -266,41 +279,64 @@ impl CaptureReader {
     /// is finished: further calls return `None`. Every whole record before a cut-off
     /// tail is returned before the [`ErrorKind::Truncated`] error; when another process
     /// truncates a mapped file while it is read, the records before the cut are returned
-    /// before the [`ErrorKind::Shrank`] error.
+    /// before the [`ErrorKind::Shrank`] error. A pcapng packet block damaged inside
+    /// sound framing is skipped, and reading goes on (see [`CaptureReader::damaged`]).
     #[inline]
     pub fn next_record(&mut self) -> Option<Result<Record<'_>, ReadError>> {
-        let next = match &mut self.parser {
-            Parser::Pcap(p) => p.next(&mut self.input, self.last_frame + 1),
-            Parser::PcapNg(p) => p.next(
-                &mut self.input,
-                &mut self.interfaces,
-                &mut self.last_frame,
-                &mut self.skipped,
-            ),
-            Parser::Done => return None,
-        };
-        match next {
-            Ok(Some(meta)) => {
-                self.last_frame += 1;
-                let frame = self.last_frame;
-                Some(Ok(Record {
-                    frame,
-                    ts_ns: meta.ts_ns,
-                    interface: meta.interface,
-                    linktype: meta.linktype,
-                    orig_len: meta.orig_len,
-                    data: &self.input.buffer()[meta.data],
-                }))
-            }
-            Ok(None) => {
-                self.done();
-                None
-            }
-            Err(failure) => {
-                self.done();
-                Some(Err(self.error(failure)))
+        loop {
+            let next = match &mut self.parser {
+                Parser::Pcap(p) => p.next(&mut self.input, self.last_frame + 1),
+                Parser::PcapNg(p) => p.next(
+                    &mut self.input,
+                    &mut self.interfaces,
+                    &mut self.last_frame,
+                    &mut self.skipped,
+                ),
+                Parser::Done => return None,
+            };
+            match next {
+                Ok(Some(meta)) => {
+                    self.last_frame += 1;
+                    let frame = self.last_frame;
+                    return Some(Ok(Record {
+                        frame,
+                        ts_ns: meta.ts_ns,
+                        interface: meta.interface,
+                        linktype: meta.linktype,
+                        orig_len: meta.orig_len,
+                        data: &self.input.buffer()[meta.data],
+                    }));
+                }
+                Ok(None) => {
+                    self.done();
+                    return None;
+                }
+                Err(failure) if failure.read_on => self.note_damaged(failure),
+                Err(failure) => {
+                    self.done();
+                    return Some(Err(self.error(failure)));
+                }
             }
         }
+    }
+
+    /// Counts a packet block the parser skipped for damage inside it.
+    #[cold]
+    #[inline(never)]
+    fn note_damaged(&mut self, failure: Failure) {
+        match &mut self.damaged {
+            Some((count, _)) => *count += 1,
+            None => self.damaged = Some((1, self.error(failure))),
+        }
+    }
+
+    /// The packet blocks skipped so far for damage inside them, their framing sound so
+    /// that the blocks after them could be read (pcapng: a block for an interface its
+    /// section does not have, a captured length that does not fit in the block): how
+    /// many, and the first, as the error it would have been. Their frame numbers are
+    /// not given to other records.
+    pub fn damaged(&self) -> Option<(u64, &ReadError)> {
+        self.damaged.as_ref().map(|(count, first)| (*count, first))
     }
 
     /// No more records: the parser's state goes, what it counted stays.
@@ -377,6 +413,7 @@ fn sniff(input: &mut Input, interfaces: &mut Vec<Interface>) -> Result<Parser, F
             Ok(_) => Err(Failure {
                 place: Place::File,
                 kind: ErrorKind::Empty,
+                read_on: false,
             }),
         };
     }
@@ -403,6 +440,7 @@ fn sniff(input: &mut Input, interfaces: &mut Vec<Interface>) -> Result<Parser, F
         _ => Err(Failure {
             place: Place::Byte(0),
             kind: ErrorKind::BadMagic(u32::from_be_bytes(magic)),
+            read_on: false,
         }),
     }
 }

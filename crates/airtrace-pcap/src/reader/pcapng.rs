@@ -190,8 +190,24 @@ impl NgState {
                 return end_of_input(input);
             };
             match block.block_type {
-                EPB_TYPE | PB_TYPE => return self.packet(input, &block).map(Some),
-                SPB_TYPE => return self.simple_packet(input, &block).map(Some),
+                EPB_TYPE | PB_TYPE | SPB_TYPE => {
+                    let packet = if block.block_type == SPB_TYPE {
+                        self.simple_packet(input, &block)
+                    } else {
+                        self.packet(input, &block)
+                    };
+                    return packet.map(Some).map_err(|failure| {
+                        // Its framing is sound, so the blocks after it can be read: the
+                        // block is skipped, its frame number with it.
+                        input.consume(block.len);
+                        *last_frame += 1;
+                        *skipped += 1;
+                        Failure {
+                            read_on: true,
+                            ..failure
+                        }
+                    });
+                }
                 SHB_TYPE => self.section_header(input, &block)?,
                 IDB_TYPE => self.interface(input, &block, interfaces)?,
                 ISB_TYPE => self.statistics(input, &block),

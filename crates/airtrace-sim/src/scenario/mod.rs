@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use airtrace_link::aqm::{CoDelConfig, QueueDiscipline, RedConfig};
+use airtrace_link::input::{quote, read_text, MAX_SCENARIO_BYTES, MAX_TRACE_BYTES};
 use airtrace_link::loss::{Dist, LossModel};
 use serde::Deserialize;
 
@@ -553,6 +554,22 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+impl ScenarioError {
+    /// The message cut short: the toml and serde errors inside it quote the values they
+    /// refuse, which may be megabytes long.
+    pub(crate) fn cut(mut self) -> Self {
+        if let Some((at, _)) = self.message.char_indices().nth(MAX_MESSAGE_CHARS) {
+            let rest = self.message.len() - at;
+            self.message.truncate(at);
+            self.message += &format!("… ({rest} more bytes)");
+        }
+        self
+    }
+}
+
+/// Longest scenario error message, in characters, before it is cut.
+const MAX_MESSAGE_CHARS: usize = 300;
+
 impl std::error::Error for ScenarioError {}
 
 /// A key path inside the document, for pointing at a value that breaks a rule.
@@ -580,12 +597,17 @@ impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        Self::parse(path, &Self::read_text(path)?)
+    }
+
+    /// The text of the scenario file at `path`, at most
+    /// [`MAX_SCENARIO_BYTES`](airtrace_link::input::MAX_SCENARIO_BYTES) of it.
+    pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+        read_text(path, MAX_SCENARIO_BYTES).map_err(|e| ScenarioError {
             file: path.to_path_buf(),
             place: None,
             message: format!("cannot read the scenario: {e}"),
-        })?;
-        Self::parse(path, &text)
+        })
     }
 
     /// Reads the scenario file at `path` and applies `overrides` (`KEY=VALUE`, as
@@ -604,7 +626,7 @@ impl Scenario {
             place: None,
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        let text = Self::read_text(path)?;
         let overrides = overrides
             .iter()
             .map(|arg| Override::parse(arg))
@@ -634,10 +656,13 @@ impl Scenario {
         text: &str,
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
-        let error = |place: Option<(usize, usize)>, message: String| ScenarioError {
-            file: path.to_path_buf(),
-            place,
-            message,
+        let error = |place: Option<(usize, usize)>, message: String| {
+            ScenarioError {
+                file: path.to_path_buf(),
+                place,
+                message,
+            }
+            .cut()
         };
         let at = |span: Option<Range<usize>>| span.map(|s| line_col(text, s.start));
         let mut root = toml::de::DeTable::parse(text)
@@ -1108,7 +1133,7 @@ impl LossSpec {
                 }
             }
             LossSpec::Trace { file } => {
-                let text = std::fs::read_to_string(file)
+                let text = read_text(file, MAX_TRACE_BYTES)
                     .map_err(|e| format!("cannot read the loss trace {}: {e}", file.display()))?;
                 let mut entries = Vec::new();
                 for (i, line) in text.lines().enumerate() {
@@ -1118,9 +1143,10 @@ impl LossSpec {
                         "1" => entries.push(true),
                         other => {
                             return Err(format!(
-                                "{}:{}: a loss trace line is 0 or 1, not {other:?}",
+                                "{}:{}: a loss trace line is 0 or 1, not {}",
                                 file.display(),
-                                i + 1
+                                i + 1,
+                                quote(other)
                             ))
                         }
                     }
