@@ -739,15 +739,16 @@ impl Network {
                 next_hop,
                 packet,
             });
-            match self.wired.send(now, node, next_hop, packet) {
+            if self.wired.send(now, node, next_hop, packet) {
                 // Held while on the wire, for the air frames it may travel in next.
-                Ok(()) => self.hold_in_routing(&packet),
-                Err(packet) => out.push(NetEvent::Dropped {
+                self.hold_in_routing(&packet);
+            } else {
+                out.push(NetEvent::Dropped {
                     at_ns: now,
                     node,
                     packet,
                     reason: DropReason::QueueFull,
-                }),
+                });
             }
             return;
         }

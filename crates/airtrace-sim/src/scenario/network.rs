@@ -482,7 +482,7 @@ impl Scenario {
                     "these two nodes are already wired",
                 ));
             }
-            if l.rate.is_some_and(|r| !r.0.is_some_and(|b| b > 0)) {
+            if l.rate.is_some_and(|r| r.0.is_none_or(|b| b == 0)) {
                 return Err(invalid(
                     &here("rate"),
                     "a wire's rate must be finite and above 0",
