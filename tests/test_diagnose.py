@@ -142,6 +142,22 @@ def test_bundle_diagnosis_reads_the_air_capture(tmp_path: Path) -> None:
     assert got == want
 
 
+def test_a_cell_s_air_capture_shows_every_collision_the_simulator_made(tmp_path: Path) -> None:
+    """Kuang's cell (scenarios/kuang_cell.toml): the channel loses nothing, so every MAC
+    retry the simulator counted follows a collision of TCP data and ACKs, each costing
+    both stations a retry. The diagnosis of the bundle reads the access point's air
+    capture (frames stamped where they end there, overlaps judged on their TSFT starts)
+    and finds exactly those collisions."""
+    bundle = tmp_path / "cell"
+    summary = airtrace.simulate(ROOT / "scenarios" / "kuang_cell.toml", bundle, set={"duration": "5 s"})
+    retries = sum(n["frames_sent"]["data_retries"] for n in summary["network"]["nodes"])
+    assert retries > 20 and not summary["network"]["drops"]
+    (collisions,) = [f for f in airtrace.diagnose(bundle) if f["kind"] == "data_ack_collisions"]
+    assert collisions["details"]["collision_retries"] == retries
+    assert collisions["details"]["collisions"] * 2 == retries
+    assert not [f for f in airtrace.diagnose(bundle) if f["kind"] == "bad_fcs"], "collisions are not corruption"
+
+
 def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path: Path) -> None:
     """Holland & Vaidya's MANET, movement pattern 2 at 10 m/s: as in the study's event
     table, packets of the flow are dropped for want of a route and the sender's timer

@@ -105,6 +105,32 @@ def _network_flows(bundle: Path) -> list[dict[str, Any]]:
     return [f for f in flows if isinstance(f, dict) and "from" in f and "to" in f] if isinstance(flows, list) else []
 
 
+#: The pcap link type of radiotap 802.11 captures.
+LINKTYPE_IEEE802_11_RADIOTAP = 127
+
+
+def _air_capture(bundle: Path) -> Path | None:
+    """The bundle's 802.11 capture: a one-link bundle's `air.pcap`; in a network's, the
+    air capture at the first flow's sending node, else at its receiving node, else the
+    first one meta.json lists (one radio's view is enough: the others see the same
+    collisions)."""
+    if (bundle / "air.pcap").is_file():
+        return bundle / "air.pcap"
+    points = _meta(bundle).get("vantage_points")
+    if not isinstance(points, list):
+        return None
+    air = {
+        p["node"]: bundle / p["file"]
+        for p in points
+        if isinstance(p, dict) and p.get("linktype") == LINKTYPE_IEEE802_11_RADIOTAP
+        and isinstance(p.get("node"), str) and isinstance(p.get("file"), str)
+    }
+    flows = _network_flows(bundle)
+    order = [flows[0]["from"], flows[0]["to"]] if flows else []
+    found = [air[n] for n in order if n in air] + list(air.values())
+    return next((f for f in found if f.is_file()), None)
+
+
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     if not (bundle / "meta.json").is_file():
         raise DiagnosisError(f"{bundle}: a directory, but not a bundle (no meta.json)")
@@ -113,8 +139,8 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
         raise DiagnosisError(f"{bundle}: the bundle has no capture (scenario `captures = []`)")
     findings = diagnose(capture)
     extra = []
-    air = bundle / "air.pcap"
-    if air.is_file():
+    air = _air_capture(bundle)
+    if air is not None:
         extra.extend(_air_findings(air))
     log = bundle / "link.jsonl"
     if log.is_file():

@@ -7,7 +7,8 @@
 //! (the "TCP data/ACK collision problem"). A sniffer that keeps frames with a bad FCS
 //! sees such a collision directly: two frames of the connection, one in each direction,
 //! on the air at once. Under CSMA/CA one transmitter holds the channel at a time, so
-//! two frames whose time stamps are closer than the shorter one's air time overlapped.
+//! two frames whose starts (radiotap TSFT, else the time stamps) are closer than the
+//! shorter one's air time overlapped.
 //! The retry that follows an overlapped frame is a collision retry; one that follows a
 //! frame with a bad FCS and no overlap is a retry after channel corruption.
 //!
@@ -43,6 +44,11 @@ const MIN_STEP_UPS: u64 = 5;
 #[derive(Debug, Clone, Copy)]
 struct Seen {
     t_ns: i64,
+    /// When the frame began on the air: its radiotap TSFT (the first bit's arrival),
+    /// else its time stamp. Captures stamp a frame at its start or at its end (a
+    /// node's own capture, frames in the order they ended); overlaps are judged on
+    /// starts.
+    start_ns: i64,
     frame: u64,
     airtime_ns: i64,
     seq: u16,
@@ -126,8 +132,13 @@ impl AirState {
         // Air time of the frame at its legacy rate (unknown for HT/VHT rates).
         let airtime_ns = rate.map_or(0, |r| i64::from(len) * 8 * 2_000 / i64::from(r));
         let step_up = rate.is_some_and(|r| self.rate_step(d, r, frame));
+        let start_ns = rt
+            .tsft_us
+            .and_then(|us| i64::try_from(us).ok())
+            .map_or(t_ns, |us| us.saturating_mul(1_000));
         let mut seen = Seen {
             t_ns,
+            start_ns,
             frame,
             airtime_ns,
             seq,
@@ -159,7 +170,7 @@ impl AirState {
         let [a, b] = &mut self.dirs;
         let (me, other) = if d == 0 { (a, b) } else { (b, a) };
         if let Some(o) = other.last.as_mut() {
-            let overlap = t_ns - o.t_ns < airtime_ns.min(o.airtime_ns);
+            let overlap = (start_ns - o.start_ns).abs() < airtime_ns.min(o.airtime_ns);
             if overlap && !o.collided {
                 o.collided = true;
                 seen.collided = true;

@@ -201,6 +201,7 @@ pub fn network(
             cfg.salvage = d.salvage.unwrap_or(cfg.salvage);
             cfg.promiscuous = d.promiscuous.unwrap_or(cfg.promiscuous);
             cfg.cache_timeout_ns = d.cache_timeout.map(|t| t.0).or(cfg.cache_timeout_ns);
+            cfg.negative_cache_ns = d.negative_cache.map(|t| t.0).or(cfg.negative_cache_ns);
             cfg.send_timeout_ns = d.send_buffer_timeout.map_or(cfg.send_timeout_ns, |t| t.0);
             cfg.send_buffer_packets = d
                 .send_buffer_packets

@@ -188,7 +188,7 @@ impl DsrAgent {
             me,
             cfg,
             rng,
-            cache: PathCache::new(me, cfg.cache_timeout_ns),
+            cache: PathCache::new(me, cfg.cache_timeout_ns, cfg.negative_cache_ns),
             seen: FxHashMap::default(),
             discoveries: FxHashMap::default(),
             next_request_id: 0,
@@ -355,7 +355,7 @@ impl DsrAgent {
             return;
         };
         for e in header.route_errors() {
-            self.cache.notice_dead_link(e.from, e.to);
+            self.cache.notice_dead_link(e.from, e.to, now);
         }
         if let Some(request) = header.request {
             if request.target == self.me {
@@ -408,7 +408,7 @@ impl DsrAgent {
             return;
         }
         for e in header.route_errors() {
-            self.cache.notice_dead_link(e.from, e.to);
+            self.cache.notice_dead_link(e.from, e.to, now);
         }
         if header.request.is_some() {
             return;
@@ -647,7 +647,7 @@ impl DsrAgent {
         queued: &[IpPacket],
         out: &mut Vec<Action>,
     ) {
-        self.cache.notice_dead_link(self.me, next_hop);
+        self.cache.notice_dead_link(self.me, next_hop, now);
         out.push(Action::Log(RouteEvent::LinkBroken { to: next_hop }));
         self.undeliverable(now, packet, next_hop, out);
         for &q in queued {

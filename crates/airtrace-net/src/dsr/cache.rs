@@ -13,7 +13,9 @@
 //!   route when the link is its first).
 //!
 //! With a timeout set (one of Holland & Vaidya's proposed fixes; ns-2's `MobiCache`
-//! has none) a route not learned or used for that long is forgotten.
+//! has none) a route not learned or used for that long is forgotten. With a negative
+//! cache (their other one) a broken link is remembered for a while, and a route learned
+//! meanwhile is kept only up to the node before that link.
 
 use super::path::Path;
 use crate::frame::NodeId;
@@ -121,23 +123,45 @@ pub struct PathCache {
     primary: Bank,
     secondary: Bank,
     timeout_ns: Option<i64>,
+    /// How long a broken link is remembered, and the links remembered with the time
+    /// they are forgotten.
+    negative_ns: Option<i64>,
+    dead_links: Vec<(NodeId, NodeId, i64)>,
 }
 
 impl PathCache {
-    /// The empty cache of node `me`.
-    pub fn new(me: NodeId, timeout_ns: Option<i64>) -> Self {
+    /// The empty cache of node `me`, its routes expiring after `timeout_ns` and broken
+    /// links remembered for `negative_ns` (`None`: never, and not at all).
+    pub fn new(me: NodeId, timeout_ns: Option<i64>, negative_ns: Option<i64>) -> Self {
         PathCache {
             me,
             primary: Bank::new(30),
             secondary: Bank::new(64),
             timeout_ns,
+            negative_ns,
+            dead_links: Vec::new(),
         }
+    }
+
+    /// `route` cut before the first link the negative cache holds at `now`.
+    fn without_dead_links(&mut self, route: &Path, now: i64) -> Path {
+        self.dead_links.retain(|&(.., until)| until > now);
+        let mut route = *route;
+        if let Some(i) = route
+            .as_slice()
+            .windows(2)
+            .position(|w| self.dead_links.iter().any(|&(a, b, _)| w == [a, b]))
+        {
+            route.truncate(i + 1);
+        }
+        route
     }
 
     /// Learns `route` (which starts here) from a reply received or sent.
     pub fn add_route(&mut self, route: &Path, now: i64) {
+        let route = self.without_dead_links(route, now);
         if route.len() >= 2 && route.first() == Some(self.me) {
-            self.primary.add(route, now);
+            self.primary.add(&route, now);
         }
     }
 
@@ -149,8 +173,10 @@ impl PathCache {
         if at + 1 >= route.len() {
             return;
         }
-        let stub = Path::of(&route.as_slice()[at..]);
-        self.secondary.add(&stub, now);
+        let stub = self.without_dead_links(&Path::of(&route.as_slice()[at..]), now);
+        if stub.len() >= 2 {
+            self.secondary.add(&stub, now);
+        }
     }
 
     /// Learns from a source route overheard as `transmitter_at`'s node sent it on: the
@@ -171,7 +197,10 @@ impl PathCache {
                 break;
             }
         }
-        self.secondary.add(&stub, now);
+        let stub = self.without_dead_links(&stub, now);
+        if stub.len() >= 2 {
+            self.secondary.add(&stub, now);
+        }
     }
 
     /// The shortest cached route from here to `dst`; when `for_use`, a route found
@@ -203,8 +232,13 @@ impl PathCache {
         }
     }
 
-    /// Forgets every route over the link `from` → `to`; true when one used it.
-    pub fn notice_dead_link(&mut self, from: NodeId, to: NodeId) -> bool {
+    /// Forgets every route over the link `from` → `to` (and, with a negative cache,
+    /// refuses new ones over it for a while from `now`); true when one used it.
+    pub fn notice_dead_link(&mut self, from: NodeId, to: NodeId, now: i64) -> bool {
+        if let Some(keep) = self.negative_ns {
+            self.dead_links.retain(|&(a, b, _)| (a, b) != (from, to));
+            self.dead_links.push((from, to, now + keep));
+        }
         let a = self.primary.cut_link(from, to);
         let b = self.secondary.cut_link(from, to);
         a || b
@@ -217,7 +251,7 @@ mod tests {
 
     #[test]
     fn the_shortest_prefix_to_a_destination_is_returned() {
-        let mut c = PathCache::new(0, None);
+        let mut c = PathCache::new(0, None, None);
         c.add_route(&Path::of(&[0, 1, 2, 3, 4]), 0);
         c.add_route(&Path::of(&[0, 5, 4]), 0);
         assert_eq!(c.find(4, 0, true).unwrap().as_slice(), &[0, 5, 4]);
@@ -227,18 +261,18 @@ mod tests {
 
     #[test]
     fn a_broken_link_truncates_the_routes_over_it() {
-        let mut c = PathCache::new(0, None);
+        let mut c = PathCache::new(0, None, None);
         c.add_route(&Path::of(&[0, 1, 2, 3]), 0);
-        assert!(c.notice_dead_link(2, 3));
+        assert!(c.notice_dead_link(2, 3, 0));
         assert!(c.find(3, 0, true).is_none());
         assert_eq!(c.find(2, 0, true).unwrap().as_slice(), &[0, 1, 2]);
-        assert!(c.notice_dead_link(0, 1));
+        assert!(c.notice_dead_link(0, 1, 0));
         assert!(c.find(1, 0, true).is_none());
     }
 
     #[test]
     fn an_extending_route_replaces_its_prefix() {
-        let mut c = PathCache::new(0, None);
+        let mut c = PathCache::new(0, None, None);
         c.add_route(&Path::of(&[0, 1]), 0);
         c.add_route(&Path::of(&[0, 1, 2]), 0);
         c.add_route(&Path::of(&[0, 1]), 0);
@@ -254,10 +288,32 @@ mod tests {
 
     #[test]
     fn overheard_routes_are_promoted_when_used_and_expire_with_a_timeout() {
-        let mut c = PathCache::new(2, Some(5));
+        let mut c = PathCache::new(2, Some(5), None);
         c.notice_route_used(&Path::of(&[0, 1, 2, 3, 4]), 0);
         assert_eq!(c.find(4, 3, true).unwrap().as_slice(), &[2, 3, 4]);
         assert!(c.secondary.find(4, 3, None).is_none());
         assert!(c.find(4, 9, true).is_none(), "6 ns after its last use");
+    }
+
+    #[test]
+    fn a_negative_cache_refuses_routes_over_a_broken_link_for_a_while() {
+        let mut c = PathCache::new(0, None, Some(10));
+        c.notice_dead_link(2, 3, 100);
+        // A stale reply still carrying the dead link: learned only up to it.
+        c.add_route(&Path::of(&[0, 1, 2, 3, 4]), 105);
+        assert!(c.find(4, 105, true).is_none());
+        assert_eq!(c.find(2, 105, true).unwrap().as_slice(), &[0, 1, 2]);
+        c.notice_route_used(&Path::of(&[5, 0, 2, 3]), 106);
+        assert!(c.find(3, 106, true).is_none(), "forwarded routes too");
+        // Forgotten after 10 ns.
+        c.add_route(&Path::of(&[0, 1, 2, 3, 4]), 110);
+        assert_eq!(c.find(4, 110, true).unwrap().as_slice(), &[0, 1, 2, 3, 4]);
+        let mut plain = PathCache::new(0, None, None);
+        plain.notice_dead_link(2, 3, 100);
+        plain.add_route(&Path::of(&[0, 1, 2, 3, 4]), 105);
+        assert!(
+            plain.find(4, 105, true).is_some(),
+            "without one, ns-2's cache"
+        );
     }
 }

@@ -54,6 +54,10 @@ pub struct DsrConfig {
     /// Routes in the caches expire this long after they were last learned or used
     /// (`None`: never, as in ns-2; one of the study's proposed fixes).
     pub cache_timeout_ns: Option<i64>,
+    /// A broken link is remembered this long, and no route over it is learned
+    /// meanwhile (a negative cache; `None`: none, as in ns-2; the study's other
+    /// proposed fix).
+    pub negative_cache_ns: Option<i64>,
     /// Delay between packets leaving the send buffer when a route arrives, so that ARP
     /// can complete (ns-2 spaces them by `arp_timeout`), ns.
     pub release_spacing_ns: i64,
@@ -86,6 +90,7 @@ impl DsrConfig {
             propagate_last_error: true,
             max_error_hold_ns: 1_000_000_000,
             cache_timeout_ns: None,
+            negative_cache_ns: None,
             release_spacing_ns: 30_000_000,
             promiscuous: true,
             gratuitous_hold_ns: 1_000_000_000,

@@ -152,6 +152,10 @@ pub struct DsrSpec {
     /// Routes not learned or used for this long are forgotten (default: never).
     #[serde(default)]
     pub cache_timeout: Option<Duration>,
+    /// A broken link is remembered this long, no route over it learned meanwhile (a
+    /// negative cache; default: none).
+    #[serde(default)]
+    pub negative_cache: Option<Duration>,
     /// How long a packet may wait for a route (default 30 s).
     #[serde(default)]
     pub send_buffer_timeout: Option<Duration>,
@@ -424,6 +428,7 @@ impl Scenario {
             }
             for (key, v) in [
                 ("cache_timeout", d.cache_timeout),
+                ("negative_cache", d.negative_cache),
                 ("send_buffer_timeout", d.send_buffer_timeout),
             ] {
                 if v.is_some_and(|v| !(1_000_000..=86_400_000_000_000).contains(&v.0)) {
