@@ -377,8 +377,14 @@ def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | 
     if parquet and reports:
         from airtrace.export import write_parquet
 
-        for written in write_parquet(readable, parquet, progress=progress):
-            print(f"{PROG}: wrote {written}", file=sys.stderr)
+        try:
+            with _StoppedBySignals():
+                written = write_parquet(readable, parquet, progress=progress)
+        except OSError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+        for path in written:
+            print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -674,7 +680,8 @@ def _report(args: argparse.Namespace) -> int:
         except DiagnosisError as e:
             print(f"{PROG}: warning: no findings: {e}", file=sys.stderr)
     try:
-        out = report(run, args.out, findings=findings)
+        with _StoppedBySignals():
+            out = report(run, args.out, findings=findings)
     except (AnalysisError, ValueError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
@@ -691,7 +698,8 @@ def _plot(args: argparse.Namespace) -> int:
     if run is None:
         return 1
     try:
-        written = plot(run, args.out, kind=args.kind, conn=args.conn, time=tuple(args.time) if args.time else None)
+        with _StoppedBySignals():
+            written = plot(run, args.out, kind=args.kind, conn=args.conn, time=tuple(args.time) if args.time else None)
     except (AnalysisError, ValueError, KeyError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1

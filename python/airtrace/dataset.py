@@ -20,47 +20,18 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+
+from airtrace.atomic import write_atomically, write_bytes_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+
 class ResultsError(ValueError):
     """A results directory that cannot be used as asked: one line saying why."""
-
-
-def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Makes the file `path` by `write`, to a temporary name in its directory, synced
-    and renamed into place, the directory synced after: there is the whole file or
-    none, even after a crash."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    _sync_dir(path.parent)
-
-
-def write_bytes_atomically(path: Path, data: bytes) -> None:
-    """`write_atomically` of `data`."""
-    write_atomically(path, lambda f: f.write(data))
-
-
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def schema(columns: list[tuple[str, str]]) -> pa.Schema:

@@ -12,9 +12,11 @@ run and connection in the title and says where a series comes from in its legend
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from airtrace import views
+from airtrace.atomic import write_atomically
 from airtrace.views import Run, Series
 
 if TYPE_CHECKING:
@@ -442,6 +444,7 @@ def plot(
             stem, ext = os.path.splitext(out)
             path = f"{stem}-{k}{ext}"
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        fig.savefig(path, dpi=dpi)
+        fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+        write_atomically(Path(path), lambda f: fig.savefig(f, format=fmt, dpi=dpi))
         written.append(path)
     return written

@@ -23,9 +23,11 @@ import json
 import os
 import zlib
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from airtrace import views
+from airtrace.atomic import write_bytes_atomically
 from airtrace.views import Run, Series
 
 if TYPE_CHECKING:
@@ -281,8 +283,5 @@ def report(
     text = build(run, findings=findings, max_connections=max_connections)
     out = os.fspath(out)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_bytes_atomically(Path(out), text.encode("utf-8"))
     return out

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airtrace.dataset import write_bytes_atomically
+from airtrace.atomic import write_bytes_atomically
 
 if TYPE_CHECKING:
     import pandas as pd

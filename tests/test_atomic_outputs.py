@@ -1,0 +1,103 @@
+"""Issue 19 items 8 and 9: `analyze --parquet`, `plot` and `report` write whole
+outputs or none, leave no temporary file behind, and name the path in their errors."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import airtrace
+from airtrace import atomic, export
+from airtrace.plot import plot
+from airtrace.report import report
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "testdata" / "pcaps" / "sample-sender.pcapng"
+CLI = [sys.executable, "-m", "airtrace.cli"]
+
+
+def _full_disk(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+def test_a_failed_parquet_write_keeps_the_old_pair_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "tables"
+    export.write_parquet([str(SAMPLE)], str(out))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == sorted(export.PAIR)
+    import pyarrow.parquet as pq
+
+    real = pq.write_table
+    calls = []
+
+    def second_fails(table: object, where: object, **kw: object) -> None:
+        calls.append(1)
+        if len(calls) == 2:  # connections written, packets hits a full disk
+            _full_disk()
+        real(table, where, **kw)
+
+    monkeypatch.setattr(pq, "write_table", second_fails)
+    with pytest.raises(OSError) as e:
+        export.write_parquet([str(SAMPLE), str(SAMPLE)], str(out))
+    assert "packets.parquet" in str(e.value)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before, "the old pair, both files"
+    assert _leftovers(tmp_path) == [], "no staging directory left"
+
+
+def test_parquet_into_a_directory_with_other_files_or_a_file_is_one_line(tmp_path: Path) -> None:
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "thesis.txt").write_text("mine")
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    for where in (busy, target):
+        done = subprocess.run([*CLI, "analyze", "--parquet", str(where), str(SAMPLE)], capture_output=True, text=True)
+        assert done.returncode == 1
+        (line,) = [x for x in done.stderr.splitlines() if "error" in x]
+        assert str(where) in line and "Traceback" not in done.stderr
+    assert (busy / "thesis.txt").read_text() == "mine"
+    assert _leftovers(tmp_path) == []
+
+
+def test_plot_on_a_full_disk_keeps_the_old_file_and_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = airtrace.views.load([str(SAMPLE)])
+    png = tmp_path / "r.png"
+    plot(run, png, kind="tsg")
+    before = png.read_bytes()
+    import matplotlib.figure
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _full_disk)
+    for out in (png, tmp_path / "r.svg"):
+        with pytest.raises(OSError) as e:
+            plot(run, out, kind="tsg")
+        assert str(out) in str(e.value)
+    assert png.read_bytes() == before
+    assert not (tmp_path / "r.svg").exists(), "no empty file"
+    assert _leftovers(tmp_path) == []
+
+
+def test_report_on_a_full_disk_or_into_a_directory_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = airtrace.views.load([str(SAMPLE)])
+    out = tmp_path / "r.html"
+    report(run, out, findings=[])
+    before = out.read_bytes()
+    monkeypatch.setattr(atomic.os, "fsync", _full_disk)
+    with pytest.raises(OSError) as e:
+        report(run, out, findings=[])
+    assert str(out) in str(e.value)
+    assert out.read_bytes() == before
+    monkeypatch.undo()
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    with pytest.raises(IsADirectoryError) as e:
+        report(run, directory, findings=[])
+    assert str(directory) in str(e.value)
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "dir.tmp").exists()
