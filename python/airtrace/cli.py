@@ -128,7 +128,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     analyze.add_argument("files", nargs="+", metavar="FILE", help="capture files (pcap, pcapng, .gz)")
     analyze.add_argument("--json", action="store_true", help="print the report as JSON (docs/json-schema.md)")
-    analyze.add_argument("--parquet", metavar="DIR", help="write connections.parquet and packets.parquet to DIR")
+    analyze.add_argument(
+        "--parquet",
+        metavar="DIR",
+        help="write connections.parquet and packets.parquet to DIR, both or neither (DIR holds nothing else)",
+    )
     analyze.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     analyze.set_defaults(
         run=lambda ns: _analyze(
