@@ -251,7 +251,9 @@ def kuang(run: _Runner, seeds: int) -> Result:
     for s in range(1, seeds + 1):
         keep = "kuang_cell" if s == 1 else None
         tcp = run.run(path, seed=s, keep=keep)[0]
-        no_arq = run.run(path, seed=s, set={"network.retry_limit": 1, "network.air_captures": []})[0]
+        no_arq = run.run(
+            path, seed=s, set={"network.retry_limit": 1}, keep="kuang_cell-no-retransmission" if s == 1 else None
+        )[0]
         rate = tcp["flows"][0]["goodput_bps"]
         udp = run.run(
             path,
