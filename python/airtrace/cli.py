@@ -113,7 +113,21 @@ def _fast_analyze_args(args: list[str]) -> tuple[list[str], bool, bool] | None:
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(prog=PROG, description="Find out why TCP is slow over a wireless link.")
+    class Parser(argparse.ArgumentParser):
+        """argparse's parser, suggesting the nearest choice for a misspelt one (Python 3.14's
+        `suggest_on_error`, for the Pythons before it); the sub-commands' parsers are of this
+        class too."""
+
+        def _check_value(self, action: argparse.Action, value: object) -> None:
+            if action.choices is not None and isinstance(value, str) and value not in action.choices:
+                from airtrace.suggest import did_you_mean
+
+                choices = ", ".join(map(repr, action.choices))
+                hint = did_you_mean(value, action.choices)
+                raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {choices})")
+            super()._check_value(action, value)
+
+    parser = Parser(prog=PROG, description="Find out why TCP is slow over a wireless link.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -671,7 +685,9 @@ def _report(args: argparse.Namespace) -> int:
             with open(args.findings) as f:
                 findings = json.load(f)
         except (OSError, ValueError) as e:
-            print(f"{PROG}: error: {args.findings}: {e}", file=sys.stderr)
+            why = "a directory" if os.path.isdir(args.findings) else getattr(e, "strerror", None) or e
+            print(f"{PROG}: error: --findings {args.findings}: {why}; it takes a JSON file with a list of "
+                  "findings, as `airtrace diagnose --json` writes", file=sys.stderr)
             return 1
     run = _load_views(args.sources)
     if run is None:
@@ -701,6 +717,15 @@ def _plot(args: argparse.Namespace) -> int:
     run = _load_views(args.sources)
     if run is None:
         return 1
+    ids = run.connections.index
+    if args.conn is not None and args.conn not in ids:
+        print(f"{PROG}: error: {' '.join(args.sources)}: no connection {args.conn}; --conn takes "
+              f"{_id_list(ids)}", file=sys.stderr)
+        return 2
+    if args.time and not args.time[0] < args.time[1]:
+        print(f"{PROG}: error: --time {args.time[0]:g} {args.time[1]:g}: FROM must be before TO "
+              "(seconds from the capture's start, e.g. --time 0 10)", file=sys.stderr)
+        return 2
     try:
         with _StoppedBySignals():
             written = plot(run, args.out, kind=args.kind, conn=args.conn, time=tuple(args.time) if args.time else None)
@@ -710,6 +735,16 @@ def _plot(args: argparse.Namespace) -> int:
     for path in written:
         print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 0
+
+
+def _id_list(ids) -> str:  # type: ignore[no-untyped-def]
+    """Connection ids as a user types them: `0-7`, `0, 2, 5`, or `none (no TCP connection)`."""
+    ids = sorted(int(i) for i in ids)
+    if not ids:
+        return "none (no TCP connection)"
+    if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 2:
+        return f"{ids[0]}-{ids[-1]}"
+    return ", ".join(map(str, ids))
 
 
 def _emulate(args: argparse.Namespace) -> int:

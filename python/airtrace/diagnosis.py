@@ -71,19 +71,25 @@ def findings_frame(findings: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(findings, columns=list(COLUMNS))
 
 
-def diagnosed_capture(path: str | os.PathLike[str]) -> Path | None:
-    """The capture whose frames and connections the findings for `path` refer to: the
-    file itself, or a bundle's sender capture (else its link_in or receiver capture);
-    in a network's bundle, the capture at the first flow's sending node, else at its
-    receiving node."""
+def diagnosed_capture(path: str | os.PathLike[str]) -> Path:
+    """The capture whose frames and connections the findings for `path` refer to (and
+    that `airtrace.read` reads): the file itself, or a bundle's sender capture (else its
+    link_in or receiver capture); in a network's bundle, the capture at the first flow's
+    sending node, else at its receiving node. DiagnosisError for a directory that is no
+    bundle or a bundle without any of them."""
     path = Path(path)
     if not path.is_dir():
         return path
+    if not (path / "meta.json").is_file():
+        raise DiagnosisError(f"{path}: a directory, but not a bundle (no meta.json)")
     names = ["sender", "link_in", "receiver"]
     flows = _network_flows(path)
     if flows:
         names = [flows[0]["from"], flows[0]["to"]]
-    return next((path / f"{v}.pcap" for v in names if (path / f"{v}.pcap").is_file()), None)
+    found = next((path / f"{v}.pcap" for v in names if (path / f"{v}.pcap").is_file()), None)
+    if found is None:
+        raise DiagnosisError(f"{path}: the bundle has no capture (scenario `captures = []`)")
+    return found
 
 
 def _meta(bundle: Path) -> dict[str, Any]:
@@ -132,11 +138,7 @@ def _air_capture(bundle: Path) -> Path | None:
 
 
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
-    if not (bundle / "meta.json").is_file():
-        raise DiagnosisError(f"{bundle}: a directory, but not a bundle (no meta.json)")
     capture = diagnosed_capture(bundle)
-    if capture is None:
-        raise DiagnosisError(f"{bundle}: the bundle has no capture (scenario `captures = []`)")
     findings = diagnose(capture)
     extra = []
     air = _air_capture(bundle)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from airtrace import bundlefiles, views
 from airtrace.simulation import simulate
+from airtrace.suggest import did_you_mean
 
 
 @dataclass
@@ -549,7 +550,8 @@ def check(study: str, seeds: int) -> None:
     if study in NOT_MODELLED:
         raise ValueError(f"{study} is not modelled: {NOT_MODELLED[study]}")
     if study not in STUDIES:
-        raise ValueError(f"unknown study {study!r}; known: {', '.join([*STUDIES, 'all', *NOT_MODELLED])}")
+        known = [*STUDIES, "all", *NOT_MODELLED]
+        raise ValueError(f"unknown study {study!r}{did_you_mean(study, known)} (known: {', '.join(known)})")
     if seeds < 1:
         raise ValueError("--seeds must be at least 1")
 

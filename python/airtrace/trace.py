@@ -19,7 +19,10 @@ class AnalysisError(Exception):
 
 
 def read(path: str | os.PathLike[str], *, progress: bool = False) -> Trace:
-    """Analyse the capture at `path` (pcap, pcapng, gzip-compressed or not).
+    """Analyse the capture at `path` (pcap, pcapng, gzip-compressed or not), or a
+    simulation bundle's main capture, the one `airtrace diagnose BUNDLE` reads (its
+    sender's, else link_in's or receiver's; `Trace.capture` names it). `findings` are
+    then the bundle's, as `airtrace diagnose` gives them.
 
     Raises AnalysisError when nothing can be read. Problems after the first frames
     (a truncated tail, frames cut short) are in `Trace.warnings` and `Trace.error`.
@@ -38,10 +41,17 @@ class Trace:
     """
 
     def __init__(self, path: str, *, progress: bool = False) -> None:
-        self.path = path
+        self.path = self.capture = path
         self._progress = progress
+        if os.path.isdir(path):
+            from airtrace.diagnosis import DiagnosisError, diagnosed_capture
+
+            try:
+                self.capture = os.fspath(diagnosed_capture(path))
+            except DiagnosisError as e:
+                raise AnalysisError(str(e)) from None
         try:
-            analysis = _core.analyze(path, packets=False, progress=progress)
+            analysis = _core.analyze(self.capture, packets=False, progress=progress)
         except ValueError as e:
             raise AnalysisError(str(e)) from None
         self.report: dict[str, Any] = json.loads(analysis.json)
@@ -84,7 +94,7 @@ class Trace:
     def packets_arrow(self) -> pa.Table:
         """The packets table as a pyarrow Table."""
         try:
-            analysis = _core.analyze(self.path, packets=True, progress=self._progress)
+            analysis = _core.analyze(self.capture, packets=True, progress=self._progress)
         except ValueError as e:
             raise AnalysisError(str(e)) from None
         assert analysis.columns is not None

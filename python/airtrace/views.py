@@ -104,7 +104,7 @@ class Run:
         """The connection that moved the most data at the sender."""
         c = self.connections
         if len(c) == 0:
-            raise ValueError("no TCP connection in the capture")
+            raise ValueError(f"{self.captures[self.sender_name]}: no TCP connection in the capture")
         total = c["a_to_b.data_bytes"] + c["b_to_a.data_bytes"]
         return int(c.loc[total.idxmax(), "id"])
 

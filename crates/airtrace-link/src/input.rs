@@ -19,9 +19,11 @@ const QUOTE_CHARS: usize = 40;
 /// (or endless) file is an `InvalidData` error saying so, read no further than the limit.
 pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::other("a directory, not a file"));
+    }
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,

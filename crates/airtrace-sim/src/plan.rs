@@ -63,7 +63,10 @@ struct PlanFile {
 
 /// `seeds = [1, 2, 3]` or `seeds = { from = 1, to = 20 }`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "seeds are a list of integers such as [1, 2, 3] or a range { from = 1, to = 20 }"
+)]
 enum Seeds {
     List(Vec<u64>),
     Range { from: u64, to: u64 },
@@ -81,7 +84,7 @@ pub enum Combine {
 
 /// A number of a range, kept as written: integer ranges give integers.
 #[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a number such as 0.01 or 10")]
 enum Number {
     Int(i64),
     Float(f64),

@@ -215,6 +215,12 @@ impl CaptureReader {
         let name = path.display().to_string();
         let opened = File::open(path).and_then(|file| {
             let meta = file.metadata()?;
+            if meta.is_dir() {
+                return Err(io::Error::other(
+                    "a directory, not a capture file (pcap or pcapng, gzipped or not; \
+                     a simulation bundle's captures are its .pcap files)",
+                ));
+            }
             Ok((file, meta))
         });
         match opened {

@@ -313,11 +313,61 @@ fn one() -> f64 {
 }
 
 /// A duration that is fixed (`"100 ms"`) or uniform (`{ min = "50 ms", max = "150 ms" }`).
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy)]
 pub enum DistSpec {
     Fixed(Duration),
     Uniform { min: Duration, max: Duration },
+}
+
+/// What a [`DistSpec`] may be, for errors.
+const DIST_FORMS: &str =
+    "a duration such as \"100 ms\", or a uniform range { min = \"50 ms\", max = \"150 ms\" }";
+
+/// Not `#[serde(untagged)]`, whose error ("data did not match any variant of untagged
+/// enum DistSpec") names neither the value nor the accepted forms: a table is a range
+/// (its own errors name the key at fault), anything else a duration.
+impl<'de> Deserialize<'de> for DistSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{value, Error, IntoDeserializer, MapAccess, Visitor};
+
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Uniform {
+            min: Duration,
+            max: Duration,
+        }
+        /// A duration, its error followed by the forms a DistSpec may take.
+        fn fixed<'a, E: Error>(v: impl IntoDeserializer<'a, value::Error>) -> Result<DistSpec, E> {
+            Duration::deserialize(v.into_deserializer())
+                .map(DistSpec::Fixed)
+                .map_err(|e| E::custom(format!("{e}; write {DIST_FORMS}")))
+        }
+        struct DistVisitor;
+        impl<'de> Visitor<'de> for DistVisitor {
+            type Value = DistSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(DIST_FORMS)
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<DistSpec, E> {
+                fixed(v)
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<DistSpec, E> {
+                fixed(v)
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<DistSpec, E> {
+                fixed(v)
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<DistSpec, E> {
+                fixed(v)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DistSpec, A::Error> {
+                let Uniform { min, max } =
+                    Uniform::deserialize(value::MapAccessDeserializer::new(map))?;
+                Ok(DistSpec::Uniform { min, max })
+            }
+        }
+        d.deserialize_any(DistVisitor)
+    }
 }
 
 impl DistSpec {
