@@ -126,3 +126,52 @@ def test_out_keeps_the_headline_bundles_and_their_plots(tmp_path) -> None:  # ty
     for png in plots:
         with open(png, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_figure_is_judged_within_or_outside_its_published_numbers() -> None:
+    near = reproduce.Figure("near", "54.2 KB/s", [50.0, 52.0], "KB/s", 1, 54.2)
+    far = reproduce.Figure("far", "4.58–4.73 %", [3.5], "%", 2, 4.58, 4.73)
+    explained = reproduce.Figure("explained", "−23 %", [-10.0], "%", 0, -23, reason="TCP recovers the rest")
+    words = reproduce.Figure("words", "the upper bound", [800.0], "kbit/s", 1)
+    assert (near.published_high, near.verdict(), near.why()) == (54.2, "within", None)
+    assert (far.verdict(), far.why()) == ("outside", "not established")
+    assert (explained.verdict(), explained.why()) == ("outside", "TCP recovers the rest")
+    assert (words.verdict(), words.why()) == ("no published number", None)
+    # The tolerance is relative to the published number, beyond either end of its range.
+    assert reproduce.Figure("edge", "1–2", [2 * (1 + reproduce.TOLERANCE) - 1e-9], "", 2, 1, 2).verdict() == "within"
+
+
+def test_reproduce_prints_the_verdict_and_the_reason_for_each_figure_outside() -> None:
+    result = reproduce.Result("s", "A study", "its setup")
+    result.figures += [
+        reproduce.Figure("retry rate", "4.58–4.73 %", [3.5], "%", 2, 4.58, 4.73, "the server's ACK policy"),
+        reproduce.Figure("goodput", "11.27 Mbit/s", [11.5], "Mbit/s", 2, 11.27),
+        reproduce.Figure("expected", "the upper bound", [800.0], "kbit/s", 1),
+    ]
+    (retry, goodput, expected) = result.to_json()["figures"]
+    assert (retry["published_low"], retry["published_high"], retry["tolerance"]) == (4.58, 4.73, reproduce.TOLERANCE)
+    assert (retry["verdict"], retry["reason"]) == ("outside", "the server's ACK policy")
+    assert (goodput["verdict"], goodput["reason"]) == ("within", None)
+    assert (expected["published_low"], expected["verdict"]) == (None, "no published number")
+    text, markdown = result.text(), result.markdown()
+    assert "| retry rate | 4.58–4.73 % | 3.50 % | outside ±15 % |" in markdown
+    assert "| expected | the upper bound | 800.0 kbit/s | no published number |" in markdown
+    assert "- Outside: retry rate: the server's ACK policy." in markdown
+    assert "  goodput     11.27 Mbit/s     11.50 Mbit/s  within ±15 %\n" in text
+    assert "Outside: retry rate: the server's ACK policy." in text
+
+
+
+def test_reproduce_json_gives_the_published_numbers_and_a_verdict_per_figure() -> None:
+    done = subprocess.run([*CLI, "reproduce", "kuang", "--seeds", "1", "--json"], capture_output=True, text=True, check=True)
+    (study,) = json.loads(done.stdout)
+    numbers = {f["name"]: (f["published_low"], f["published_high"]) for f in study["figures"]}
+    assert numbers == {
+        "MAC retry rate": (4.58, 4.73),
+        "MAC retry rate, udp": (0.47, 0.98),
+        "udp retry rate / tcp's": (0.10, 0.21),
+        "throughput without MAC retransmission": (-23, -23),
+    }
+    for f in study["figures"]:
+        assert f["tolerance"] == reproduce.TOLERANCE and f["verdict"] in ("within", "outside"), f
+        assert (f["reason"] is None) == (f["verdict"] == "within"), f
