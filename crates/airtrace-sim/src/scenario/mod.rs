@@ -322,6 +322,8 @@ pub enum DistSpec {
 /// What a [`DistSpec`] may be, for errors.
 const DIST_FORMS: &str =
     "a duration such as \"100 ms\", or a uniform range { min = \"50 ms\", max = \"150 ms\" }";
+/// What a [`DistSpec`] may be besides a duration, after a duration's error.
+const DIST_RANGE: &str = "or a uniform range { min = \"50 ms\", max = \"150 ms\" }";
 
 /// Not `#[serde(untagged)]`, whose error ("data did not match any variant of untagged
 /// enum DistSpec") names neither the value nor the accepted forms: a table is a range
@@ -336,11 +338,11 @@ impl<'de> Deserialize<'de> for DistSpec {
             min: Duration,
             max: Duration,
         }
-        /// A duration, its error followed by the forms a DistSpec may take.
+        /// A duration, its error followed by the other form a DistSpec may take.
         fn fixed<'a, E: Error>(v: impl IntoDeserializer<'a, value::Error>) -> Result<DistSpec, E> {
             Duration::deserialize(v.into_deserializer())
                 .map(DistSpec::Fixed)
-                .map_err(|e| E::custom(format!("{e}; write {DIST_FORMS}")))
+                .map_err(|e| E::custom(format!("{e}; {DIST_RANGE}")))
         }
         struct DistVisitor;
         impl<'de> Visitor<'de> for DistVisitor {
