@@ -80,20 +80,23 @@ def diagnosed_capture(path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if not path.is_dir():
         return path
-    if not (path / "meta.json").is_file():
-        raise DiagnosisError(f"{path}: a directory, but not a bundle (no meta.json)")
-    names = ["sender", "link_in", "receiver"]
-    flows = _network_flows(path)
-    if flows:
-        names = [flows[0]["from"], flows[0]["to"]]
-    found = next((path / f"{v}.pcap" for v in names if (path / f"{v}.pcap").is_file()), None)
+    return _bundle_capture(path, _bundle_meta(path))
+
+
+def _bundle_capture(bundle: Path, meta: dict[str, Any]) -> Path:
+    """`diagnosed_capture` of a bundle whose meta.json is `meta`."""
+    names = _first_flow_nodes(meta) or ["sender", "link_in", "receiver"]
+    found = next((bundle / f"{v}.pcap" for v in names if (bundle / f"{v}.pcap").is_file()), None)
     if found is None:
-        raise DiagnosisError(f"{path}: the bundle has no capture (scenario `captures = []`)")
+        raise DiagnosisError(f"{bundle}: the bundle has no capture (scenario `captures = []`)")
     return found
 
 
-def _meta(bundle: Path) -> dict[str, Any]:
-    """The bundle's meta.json; {} (with a warning) when it cannot be read."""
+def _bundle_meta(bundle: Path) -> dict[str, Any]:
+    """The bundle's meta.json; {} (with a warning) when it cannot be read;
+    DiagnosisError when the directory has none (it is no bundle)."""
+    if not (bundle / "meta.json").is_file():
+        raise DiagnosisError(f"{bundle}: a directory, but not a bundle (no meta.json)")
     try:
         return bundlefiles.read_meta(bundle)
     except BundleError as e:
@@ -101,28 +104,33 @@ def _meta(bundle: Path) -> dict[str, Any]:
         return {}
 
 
-def _network_flows(bundle: Path) -> list[dict[str, Any]]:
+def _network_flows(meta: dict[str, Any]) -> list[dict[str, Any]]:
     """The flows of a network's bundle (meta.json's `flows` with their `from` and `to`
     nodes); [] for a one-link bundle or an unreadable meta.json."""
-    meta = _meta(bundle)
     if not meta.get("nodes"):
         return []
     flows = meta.get("flows")
     return [f for f in flows if isinstance(f, dict) and "from" in f and "to" in f] if isinstance(flows, list) else []
 
 
+def _first_flow_nodes(meta: dict[str, Any]) -> list[str]:
+    """A network bundle's first flow's sending and receiving nodes; [] otherwise."""
+    flows = _network_flows(meta)
+    return [flows[0]["from"], flows[0]["to"]] if flows else []
+
+
 #: The pcap link type of radiotap 802.11 captures.
 LINKTYPE_IEEE802_11_RADIOTAP = 127
 
 
-def _air_capture(bundle: Path) -> Path | None:
+def _air_capture(bundle: Path, meta: dict[str, Any]) -> Path | None:
     """The bundle's 802.11 capture: a one-link bundle's `air.pcap`; in a network's, the
     air capture at the first flow's sending node, else at its receiving node, else the
     first one meta.json lists (one radio's view is enough: the others see the same
     collisions)."""
     if (bundle / "air.pcap").is_file():
         return bundle / "air.pcap"
-    points = _meta(bundle).get("vantage_points")
+    points = meta.get("vantage_points")
     if not isinstance(points, list):
         return None
     air = {
@@ -131,17 +139,16 @@ def _air_capture(bundle: Path) -> Path | None:
         if isinstance(p, dict) and p.get("linktype") == LINKTYPE_IEEE802_11_RADIOTAP
         and isinstance(p.get("node"), str) and isinstance(p.get("file"), str)
     }
-    flows = _network_flows(bundle)
-    order = [flows[0]["from"], flows[0]["to"]] if flows else []
-    found = [air[n] for n in order if n in air] + list(air.values())
+    found = [air[n] for n in _first_flow_nodes(meta) if n in air] + list(air.values())
     return next((f for f in found if f.is_file()), None)
 
 
 def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
-    capture = diagnosed_capture(bundle)
+    meta = _bundle_meta(bundle)
+    capture = _bundle_capture(bundle, meta)
     findings = diagnose(capture)
     extra = []
-    air = _air_capture(bundle)
+    air = _air_capture(bundle, meta)
     if air is not None:
         extra.extend(_air_findings(air))
     log = bundle / "link.jsonl"
@@ -151,7 +158,7 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
         extra.extend(hc)
     _as_capture_frames(extra, capture)
     findings.extend(extra)
-    routes = _route_failures(bundle, findings, capture)
+    routes = _route_failures(bundle, meta, findings, capture)
     _shares(routes, bundle)
     findings.extend(routes)
     findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
@@ -285,11 +292,13 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
 ROUTE_LEAD_S = 1.0
 
 
-def _route_failures(bundle: Path, findings: list[dict[str, Any]], capture: Path) -> list[dict[str, Any]]:
+def _route_failures(
+    bundle: Path, meta: dict[str, Any], findings: list[dict[str, Any]], capture: Path
+) -> list[dict[str, Any]]:
     """Timeouts of the first flow's sender that line up with route errors it received
     or packets of the flow dropped for want of a route (Holland & Vaidya §4.3): the
     routing, not congestion, cost that time. Needs a network bundle with routes.jsonl."""
-    flows = _network_flows(bundle)
+    flows = _network_flows(meta)
     routes_log = bundle / "routes.jsonl"
     if not flows or not routes_log.is_file():
         return []
@@ -312,7 +321,7 @@ def _route_failures(bundle: Path, findings: list[dict[str, Any]], capture: Path)
 
     first = read(capture).packets()["time"].iloc[0]
     try:
-        epoch = bundlefiles.epoch_ns(bundle, _meta(bundle))
+        epoch = bundlefiles.epoch_ns(bundle, meta)
     except BundleError as e:
         warnings.warn(f"{e}; route failures left out", DamagedInput)
         return []

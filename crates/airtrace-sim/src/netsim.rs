@@ -194,6 +194,97 @@ fn write_mobility_log(
     Ok(())
 }
 
+/// A flow's place in a Split-TCP flow: (split, zone from the source).
+type Zone = (usize, usize);
+
+/// Split-TCP: for each of the scenario's flows with `[flow.split]`, its proxies, its
+/// first zone made of the flow itself (`ends` cut at the first proxy) and a flow per
+/// further zone, appended to `flows` and `ends`. Returns the splits, and for each flow
+/// the split and zone it is.
+fn split_flows(
+    scenario: &Scenario,
+    spec: &NetworkSpec,
+    net: &Network,
+    nodes: &[NodeInfo],
+    streams: &Streams,
+    flows: &mut Vec<Flow>,
+    ends: &mut Vec<(NodeId, NodeId)>,
+) -> Result<(Vec<Split>, Vec<Option<Zone>>), SimError> {
+    let mut zone_of = vec![None; flows.len()];
+    let dynamic_routing = spec.routing == RoutingProfile::Dsr;
+    let mut splits = Vec::new();
+    // Proxies every K hops go on the static route, or with DSR on the shortest path
+    // when the run starts (where the first discovery finds the route).
+    let start_routes = (dynamic_routing && scenario.flows.iter().any(|f| f.split.is_some()))
+        .then(|| Routes::shortest_paths(nodes.len(), |a, b| net.wireless().decodes(a, b)));
+    let routes = start_routes.as_ref().unwrap_or(net.routes());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let Some(sp) = &f.split else { continue };
+        let (src, dst) = ends[i];
+        let path = match sp.every {
+            Some(0) => vec![src, dst],
+            // With DSR, ends with no path at the start get no proxies.
+            Some(every) => match split::proxies_every(routes, src, dst, every) {
+                Some(path) => path,
+                None if dynamic_routing => vec![src, dst],
+                None => {
+                    return Err(SimError::Setup(format!(
+                        "flow[{}]: no route from {} to {} to place Split-TCP proxies on",
+                        i + 1,
+                        nodes[src as usize].name,
+                        nodes[dst as usize].name
+                    )))
+                }
+            },
+            None => {
+                let mut path = vec![src];
+                for p in &sp.proxies {
+                    let id = nodes.iter().position(|n| n.name == *p);
+                    let id =
+                        id.ok_or_else(|| SimError::Setup(format!("no node is named {p:?}")))?;
+                    path.push(id as NodeId);
+                }
+                path.push(dst);
+                path
+            }
+        };
+        if path.len() == 2 {
+            // No proxy between the ends: a plain TCP flow.
+            continue;
+        }
+        ends[i] = (path[0], path[1]);
+        let mut zones = vec![i];
+        for hop in path.windows(2).skip(1) {
+            let z = flows.len();
+            let relay = FlowSpec {
+                name: Some(format!("{}/zone{}", flows[i].name, zones.len())),
+                app: AppKind::Stream,
+                bytes: None,
+                rate: None,
+                on: None,
+                off: None,
+                stop: None,
+                split: None,
+                ..f.clone()
+            };
+            let mut flow = new_flow(z, &relay, streams)
+                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?;
+            flow.relay_upstream_done = Some(false);
+            flows.push(flow);
+            ends.push((hop[0], hop[1]));
+            zone_of.push(Some((splits.len(), zones.len())));
+            zones.push(z);
+        }
+        let mss = build::tcp_config(f.tcp.as_ref()).map_or(1460, |c| u64::from(c.mss));
+        let window = sp.window.map_or(split::DEFAULT_WINDOW, |w| w.0);
+        flows[i].write_limit = Some(window);
+        zone_of[i] = Some((splits.len(), 0));
+        let ack_every = u64::from(sp.ack_every.unwrap_or(split::DEFAULT_ACK_EVERY));
+        splits.push(Split::new(zones, path, window, ack_every * mss));
+    }
+    Ok((splits, zone_of))
+}
+
 struct World {
     now: i64,
     sched: Scheduler,
@@ -207,7 +298,7 @@ struct World {
     scenario_flows: usize,
     /// The Split-TCP flows, and for each flow the split and zone it is, if any.
     splits: Vec<Split>,
-    zone_of: Vec<Option<(usize, usize)>>,
+    zone_of: Vec<Option<Zone>>,
     /// The end-to-end acknowledgements of Split-TCP in the network or delivered, by
     /// packet id: the bytes each acknowledges.
     e2e_acks: FxHashMap<u64, u64>,
@@ -269,74 +360,9 @@ pub(crate) fn run(
         ends.push((id_of(&from)?, id_of(&to)?));
     }
     let dynamic_routing = spec.routing == RoutingProfile::Dsr;
-    let mut zone_of = vec![None; flows.len()];
-    let mut splits = Vec::new();
-    // Proxies every K hops go on the static route, or with DSR on the shortest path
-    // when the run starts (where the first discovery finds the route).
-    let start_routes = (dynamic_routing && scenario.flows.iter().any(|f| f.split.is_some()))
-        .then(|| Routes::shortest_paths(nodes.len(), |a, b| net.wireless().decodes(a, b)));
-    let routes = start_routes.as_ref().unwrap_or(net.routes());
-    for (i, f) in scenario.flows.iter().enumerate() {
-        let Some(sp) = &f.split else { continue };
-        let (src, dst) = ends[i];
-        let path = match sp.every {
-            Some(0) => vec![src, dst],
-            // With DSR, ends with no path at the start get no proxies.
-            Some(every) => match split::proxies_every(routes, src, dst, every) {
-                Some(path) => path,
-                None if dynamic_routing => vec![src, dst],
-                None => {
-                    return Err(SimError::Setup(format!(
-                        "flow[{}]: no route from {} to {} to place Split-TCP proxies on",
-                        i + 1,
-                        nodes[src as usize].name,
-                        nodes[dst as usize].name
-                    )))
-                }
-            },
-            None => {
-                let mut path = vec![src];
-                for p in &sp.proxies {
-                    path.push(id_of(&Some(p.clone()))?);
-                }
-                path.push(dst);
-                path
-            }
-        };
-        if path.len() == 2 {
-            // No proxy between the ends: a plain TCP flow.
-            continue;
-        }
-        ends[i] = (path[0], path[1]);
-        let mut zones = vec![i];
-        for hop in path.windows(2).skip(1) {
-            let z = flows.len();
-            let relay = FlowSpec {
-                name: Some(format!("{}/zone{}", flows[i].name, zones.len())),
-                app: AppKind::Stream,
-                bytes: None,
-                rate: None,
-                on: None,
-                off: None,
-                stop: None,
-                split: None,
-                ..f.clone()
-            };
-            let mut flow = new_flow(z, &relay, &streams)
-                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?;
-            flow.relay_upstream_done = Some(false);
-            flows.push(flow);
-            ends.push((hop[0], hop[1]));
-            zone_of.push(Some((splits.len(), zones.len())));
-            zones.push(z);
-        }
-        let mss = build::tcp_config(f.tcp.as_ref()).map_or(1460, |c| u64::from(c.mss));
-        let window = sp.window.map_or(split::DEFAULT_WINDOW, |w| w.0);
-        flows[i].write_limit = Some(window);
-        zone_of[i] = Some((splits.len(), 0));
-        let ack_every = u64::from(sp.ack_every.unwrap_or(split::DEFAULT_ACK_EVERY));
-        splits.push(Split::new(zones, path, window, ack_every * mss));
-    }
+    let (splits, zone_of) = split_flows(
+        scenario, spec, &net, &nodes, &streams, &mut flows, &mut ends,
+    )?;
     let mut node_capture = vec![None; nodes.len()];
     let mut air = None;
     let bundle = match options.out {
