@@ -42,6 +42,43 @@ def test_flag_columns_are_named_as_wireshark_names_them() -> None:
     assert _core.flag_names()[: len(WIRESHARK_FLAGS)] == WIRESHARK_FLAGS
 
 
+def test_packets_columns_keeps_those_in_that_order_with_the_same_values() -> None:
+    trace = airtrace.read(CORPUS / "zeek_retransmit-fast009.pcap")
+    whole = trace.packets()
+    some = trace.packets(columns=["retrans_kind", "frame", "time", "ack_rtt"])
+    assert list(some.columns) == ["retrans_kind", "frame", "time", "ack_rtt"]
+    pd.testing.assert_frame_equal(some, whole[["retrans_kind", "frame", "time", "ack_rtt"]])
+    arrow = trace.packets_arrow(columns=["seq_rel", "conn"])
+    assert arrow.column_names == ["seq_rel", "conn"] and arrow.num_rows == len(whole) == 39
+
+
+def test_packets_table_is_built_column_by_column_with_the_whole_table_dtypes() -> None:
+    """Each column is converted on its own as it leaves Rust (issue 19 item 12); the
+    DataFrame is the one the whole Arrow table converts to, dtypes included."""
+    from airtrace.trace import _to_pandas
+
+    trace = airtrace.read(CORPUS / "arkime_80211http.pcap")
+    pd.testing.assert_frame_equal(trace.packets(), _to_pandas(trace.packets_arrow()))
+    analysis = _core.analyze(str(CORPUS / "arkime_80211http.pcap"), packets=True)
+    table = analysis.packets
+    assert table is not None and table.rows == 26
+    first = table.names
+    assert table.take()[0] == first[0] == "frame"
+    assert table.names == first[1:], "a column taken is gone from the Rust side"
+    while table.take() is not None:
+        pass
+    assert table.names == [] and table.take() is None
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [(["frame", "frmae"], "unknown column 'frmae'; the columns are: frame, time,"), (["frame", "frame"], "a column named twice")],
+)
+def test_packets_refuses_an_unknown_or_repeated_column_naming_the_columns(columns: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match="packets\\(columns=...\\): " + message):
+        airtrace.read(CORPUS / "ppa_tcp_dupack.pcapng").packets(columns=columns)
+
+
 def test_non_tcp_frames_have_no_connection() -> None:
     p = airtrace.read(CORPUS / "libtrace_10_packets_radiotap.pcap").packets()
     assert len(p) == 10 and p["conn"].isna().all()

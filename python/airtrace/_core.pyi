@@ -12,7 +12,14 @@ class Analysis:
     warnings: list[str]
     error: str | None
     frames: int
-    columns: list[Column] | None
+    packets: PacketTable | None
+
+class PacketTable:
+    """The packets table, taken one column at a time (each freed on the Rust side as it goes)."""
+
+    rows: int
+    names: list[str]
+    def take(self) -> Column | None: ...
 
 def analyze(
     path: str,

@@ -43,6 +43,8 @@ COLUMNS = (
 )
 
 
+#: The packets columns that evidence frames are matched across captures by.
+EVIDENCE_COLUMNS = ["frame", "time", "time_rel", "ip_src", "ip_id"]
 #: Kinds that only a capture of the 802.11 frames (radiotap) can show.
 AIR_KINDS = frozenset({"data_ack_collisions", "bad_fcs", "mac_retries", "rate_adaptation_thrash"})
 
@@ -178,7 +180,7 @@ def _air_findings(air: Path) -> list[dict[str, Any]]:
         return []
     if not found:
         return []
-    packets = read(air).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]].set_index("frame")
+    packets = read(air).packets(columns=EVIDENCE_COLUMNS).set_index("frame")
     for f in found:
         rows = packets.loc[[e for e in f.pop("evidence") if e in packets.index]].dropna(subset=["ip_id"])
         f["evidence"] = []
@@ -199,7 +201,7 @@ def _as_capture_frames(findings: list[dict[str, Any]], capture: Path) -> None:
         return
     from airtrace.trace import read
 
-    packets = read(capture).packets()[["frame", "time", "time_rel", "ip_src", "ip_id"]]
+    packets = read(capture).packets(columns=EVIDENCE_COLUMNS)
     for f, wanted, start in zip(findings, ids, starts):
         shift = 0.0 if start is None else (start - packets["time"].iloc[0]).total_seconds()
         f["start_s"] += shift
@@ -319,7 +321,7 @@ def _route_failures(
         return []
     from airtrace.trace import read
 
-    first = read(capture).packets()["time"].iloc[0]
+    first = read(capture).packets(columns=["time"])["time"].iloc[0]
     try:
         epoch = bundlefiles.epoch_ns(bundle, meta)
     except BundleError as e:

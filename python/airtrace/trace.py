@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from functools import cached_property
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airtrace import _core
@@ -87,42 +88,82 @@ class Trace:
 
         return findings_frame(diagnose(self.path))
 
-    def packets(self) -> pd.DataFrame:
-        """The packets table (analyses the file again, keeping every row)."""
-        return _to_pandas(self.packets_arrow())
+    def packets(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The packets table (analyses the file again, keeping every row); `columns`
+        keeps only those, in that order.
 
-    def packets_arrow(self) -> pa.Table:
-        """The packets table as a pyarrow Table."""
+        The table comes from Rust one column at a time, and each column is turned into
+        its pandas form and let go before the next is taken, so the peak memory is
+        about the DataFrame's own size (docs/reliability.md)."""
+        import pandas as pd
+
+        arrays = {name: _pandas_array(array) for name, array in self._arrow_columns(columns)}
+        return pd.DataFrame(arrays, copy=False)
+
+    def packets_arrow(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The packets table as a pyarrow Table (`columns` as in `packets()`)."""
+        import pyarrow as pa
+
+        names, arrays = [], []
+        for name, array in self._arrow_columns(columns):
+            names.append(name)
+            arrays.append(array)
+        return pa.table(arrays, names=names)
+
+    def _arrow_columns(self, columns: Sequence[str] | None) -> Iterator[tuple[str, pa.Array]]:
+        """(name, Arrow array) of each column of the packets table, or of `columns` in
+        their order, taken from Rust one by one."""
         try:
             analysis = _core.analyze(self.capture, packets=True, progress=self._progress)
         except ValueError as e:
             raise AnalysisError(str(e)) from None
-        assert analysis.columns is not None
-        return _columns_to_table(analysis.columns)
+        table = analysis.packets
+        assert table is not None
+        del analysis
+        if columns is None:
+            while (column := table.take()) is not None:
+                yield column[0], _arrow_array(column, table.rows)
+            return
+        wanted = list(columns)
+        unknown = [c for c in wanted if c not in table.names]
+        if unknown or len(set(wanted)) != len(wanted):
+            what = f"unknown column {unknown[0]!r}" if unknown else "a column named twice"
+            raise ValueError(f"packets(columns=...): {what}; the columns are: {', '.join(table.names)}")
+        kept = {}
+        while (column := table.take()) is not None:
+            if column[0] in wanted:
+                kept[column[0]] = _arrow_array(column, table.rows)
+        for name in wanted:
+            yield name, kept.pop(name)
 
     def __repr__(self) -> str:
         return f"<airtrace.Trace {self.path!r}: {self.frames} frames, {len(self.report['connections'])} TCP connections>"
 
 
-def _columns_to_table(cols: list[_core.Column]) -> pa.Table:
+_ARROW_TYPES = {
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i8": "int8", "i64": "int64",
+    "f64": "float64", "bool": "bool_", "dict": "uint32",
+}
+
+
+def _arrow_array(column: _core.Column, rows: int) -> pa.Array:
+    """One column from Rust as an Arrow array over its buffers (no copy)."""
     import pyarrow as pa
 
-    types = {
-        "u8": pa.uint8(), "u16": pa.uint16(), "u32": pa.uint32(), "u64": pa.uint64(),
-        "i8": pa.int8(), "i64": pa.int64(), "f64": pa.float64(), "bool": pa.bool_(),
-        "ts_ns": pa.timestamp("ns", tz="UTC"), "dict": pa.uint32(),
-    }
-    width = {"u8": 1, "i8": 1, "u16": 2, "u32": 4, "dict": 4, "u64": 8, "i64": 8, "f64": 8, "ts_ns": 8}
-    rows = len(cols[0][2]) // width[cols[0][1]] if cols else 0
-    arrays, names = [], []
-    for name, kind, data, validity, dictionary in cols:
-        valid = pa.py_buffer(validity) if validity is not None else None
-        arr = pa.Array.from_buffers(types[kind], rows, [valid, pa.py_buffer(data)])
-        if kind == "dict":
-            arr = pa.DictionaryArray.from_arrays(arr, pa.array(dictionary or [], pa.string()))
-        arrays.append(arr)
-        names.append(name)
-    return pa.table(arrays, names=names)
+    _, kind, data, validity, dictionary = column
+    arrow_type = pa.timestamp("ns", tz="UTC") if kind == "ts_ns" else getattr(pa, _ARROW_TYPES[kind])()
+    valid = pa.py_buffer(validity) if validity is not None else None
+    array = pa.Array.from_buffers(arrow_type, rows, [valid, pa.py_buffer(data)])
+    if kind == "dict":
+        array = pa.DictionaryArray.from_arrays(array, pa.array(dictionary or [], pa.string()))
+    return array
+
+
+def _pandas_array(array: pa.Array) -> Any:
+    """One Arrow column in the pandas form `_to_pandas` gives it."""
+    import pyarrow as pa
+
+    return _to_pandas(pa.table([array], names=["column"]))["column"].array
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:

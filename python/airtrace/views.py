@@ -207,7 +207,7 @@ def load(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, a
         caps[name] = p
     import airtrace
 
-    first = airtrace.read(paths[0]).packets_arrow().column("time")
+    first = airtrace.read(paths[0]).packets_arrow(columns=["time"]).column("time")
     base = int(first[0].value) if len(first) else 0
     clocks: dict[str, Any] = {}
     if len(paths) > 1 and align:

@@ -231,8 +231,9 @@ impl PacketSink for PacketColumns {
 }
 
 impl PacketColumns {
-    /// The columns, in table order.
-    pub fn export(mut self) -> Vec<Exported> {
+    /// The number of rows and the columns, in table order.
+    pub fn export(mut self) -> (usize, Vec<Exported>) {
+        let rows = self.frame.valid.len;
         let bool_col = |name: &str, b: Bits| Exported {
             name: name.to_string(),
             kind: "bool",
@@ -286,6 +287,6 @@ impl PacketColumns {
         for (bits, (_, name)) in self.flags.into_iter().zip(Flags::ALL) {
             out.push(bool_col(name, bits));
         }
-        out
+        (rows, out)
     }
 }
