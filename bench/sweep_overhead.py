@@ -57,6 +57,13 @@ HEAVY = [*TINY, "duration=80 s", "link.rate=100 Mbit/s", "flow[1].bytes=10 GB", 
 GROUP_BY = "SELECT variant, count(*) AS runs, avg(goodput_bps) AS goodput, max(timeouts) FROM runs GROUP BY variant"
 
 
+#: The group-by timed over a capture's packets table.
+PACKETS_GROUP_BY = (
+    "SELECT conn, count(*) AS packets, sum(seglen) AS bytes, count(*) FILTER (WHERE retransmission) AS retransmissions "
+    "FROM packets GROUP BY conn ORDER BY conn"
+)
+
+
 def plan(path: Path, runs: int, overrides: list[str] = TINY) -> Path:
     """A plan of `runs` runs with `overrides`: 4 TCP variants x `runs / 4` seeds."""
     path.write_text(
@@ -93,13 +100,36 @@ def swept(plan_path: Path, out: Path, **how: object) -> float:
     return wall
 
 
+def packets_query(capture: Path, out: Path, rounds: int) -> list[str]:
+    """Times `airtrace query` over the packets Parquet that `analyze --parquet` writes of
+    `capture`: one line for the results list."""
+    cli = [sys.executable, "-m", "airtrace.cli"]
+    subprocess.run([*cli, "analyze", str(capture), "--parquet", str(out), "--no-progress"], check=True,
+                   capture_output=True)
+    rows = airtrace.query(out, "SELECT count(*) AS n FROM packets")["n"].iloc[0]
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run([*cli, "query", str(out), PACKETS_GROUP_BY], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return [
+        f"- A group-by over the packets Parquet of {capture.name} ({rows:,} rows, written by `airtrace analyze "
+        f"--parquet`; `{PACKETS_GROUP_BY}`): `airtrace query` {statistics.median(times):.2f} s as a whole process "
+        f"(median of {rounds}, worst {max(times):.2f} s)."
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=400, help="tiny runs per way (default 400)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds, each way once per round (default 3)")
     ap.add_argument("--query-runs", type=int, default=10_000, help="rows of the dataset queried (default 10,000)")
+    ap.add_argument("--packets", type=Path, metavar="BIG.pcap",
+                    help="also time a group-by over the packets Parquet of this capture (analyze --parquet)")
     ap.add_argument("--write-docs", action="store_true", help="write the results into docs/benchmarks.md")
     a = ap.parse_args()
+    if a.packets and not a.packets.is_file():
+        ap.error(f"{a.packets} does not exist (make it with: sudo bench/make_bulk_capture.sh {a.packets})")
     cores = len(os.sched_getaffinity(0))
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="airtrace-bench-") as tmp:
@@ -136,6 +166,7 @@ def main() -> None:
             start = time.perf_counter()
             airtrace.query(work / "big", GROUP_BY)
             api_times.append(time.perf_counter() - start)
+        packets_line = packets_query(a.packets, work / "packets", a.rounds) if a.packets else []
     load_after = os.getloadavg()[0]
     median = {k: statistics.median(v) for k, v in times.items()}
     per_run = {k: (median[k, a.runs] - median[k, 4]) / (a.runs - 4) for k in ways}
@@ -171,12 +202,13 @@ def main() -> None:
         f"- A group-by over its {a.query_runs:,} rows (`{GROUP_BY}`): `airtrace query` {statistics.median(cli_times):.2f} s "
         f"as a whole process (Python, DuckDB and the answer), `airtrace.query` {statistics.median(api_times) * 1000:.0f} ms "
         "in a running process.",
+        *packets_line,
         "",
         "Command line:",
         "",
         "```sh",
         f"python3 bench/sweep_overhead.py --runs {a.runs} --rounds {a.rounds} --query-runs {a.query_runs}"
-        f"{' --write-docs' if a.write_docs else ''}",
+        f"{f' --packets {a.packets}' if a.packets else ''}{' --write-docs' if a.write_docs else ''}",
         "```",
     ]
     text = "\n".join(lines)

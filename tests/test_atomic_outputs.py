@@ -35,16 +35,16 @@ def test_a_failed_parquet_write_keeps_the_old_pair_whole(tmp_path: Path, monkeyp
     assert sorted(before) == sorted(export.PAIR)
     import pyarrow.parquet as pq
 
-    real = pq.write_table
+    real = pq.ParquetWriter.write_table
     calls = []
 
-    def second_fails(table: object, where: object, **kw: object) -> None:
+    def second_fails(writer: object, table: object, *args: object, **kw: object) -> None:
         calls.append(1)
-        if len(calls) == 2:  # connections written, packets hits a full disk
+        if len(calls) == 2:  # the first capture's packets written, the second's hit a full disk
             _full_disk()
-        real(table, where, **kw)
+        real(writer, table, *args, **kw)
 
-    monkeypatch.setattr(pq, "write_table", second_fails)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", second_fails)
     with pytest.raises(OSError) as e:
         export.write_parquet([str(SAMPLE), str(SAMPLE)], str(out))
     assert "packets.parquet" in str(e.value)

@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fast = _fast_analyze_args(args)
         if fast is not None:
             files, as_json, progress = fast
-            return _analyze(files, as_json=as_json, progress=progress, parquet=None)
+            return _analyze(files, as_json=as_json, progress=progress)
         parser = _parser()
         trailing = None
         if args and args[0] == "emulate" and "--" in args:
@@ -140,7 +140,11 @@ def _parser() -> argparse.ArgumentParser:
         "every file gave packets; 1 when some file gave none (the others are still reported); 2 for a usage "
         "error.",
     )
-    analyze.add_argument("files", nargs="+", metavar="FILE", help="capture files (pcap, pcapng, .gz)")
+    analyze.add_argument(
+        "files", nargs="+", metavar="FILE",
+        help="capture files (pcap, pcapng, .gz); with --parquet also directories (the captures under them) and "
+        "quoted patterns ('runs/**/*.pcap')",
+    )
     analyze.add_argument("--json", action="store_true", help="print the report as JSON (docs/json-schema.md)")
     analyze.add_argument(
         "--parquet",
@@ -148,11 +152,12 @@ def _parser() -> argparse.ArgumentParser:
         help="write connections.parquet and packets.parquet to DIR, both or neither (DIR holds nothing else)",
     )
     analyze.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    analyze.set_defaults(
-        run=lambda ns: _analyze(
-            ns.files, as_json=ns.json, progress=not ns.no_progress and sys.stderr.isatty(), parquet=ns.parquet
-        )
-    )
+    where = analyze.add_argument_group("where --parquet analyses (as airtrace sweep)")
+    where.add_argument("--jobs", "-j", type=int, help="worker processes (default: one per core; 1: this process)")
+    placed = where.add_mutually_exclusive_group()
+    placed.add_argument("--scheduler", metavar="ADDRESS", help="analyse on the Dask cluster whose scheduler is at ADDRESS")
+    placed.add_argument("--cluster", choices=["local"], help="start a Dask LocalCluster of --jobs workers and analyse on it")
+    analyze.set_defaults(run=_analyze_command)
 
     diagnose = sub.add_parser(
         "diagnose",
@@ -377,9 +382,9 @@ def _analyze_one(
     return analysis
 
 
-def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | None) -> int:
+def _analyze(files: list[str], *, as_json: bool, progress: bool) -> int:
     """`airtrace analyze`: exit code 1 if some file could not be read at all."""
-    reports, readable = [], []
+    reports = []
     failed = False
     for path in files:
         analysis = _analyze_one(path, progress=progress, table=not as_json, findings=as_json)
@@ -387,22 +392,70 @@ def _analyze(files: list[str], *, as_json: bool, progress: bool, parquet: str | 
             failed = True
             continue
         reports.append(analysis.json)
-        readable.append(path)
         if analysis.table is not None:
             sys.stdout.write(analysis.table)
     if as_json:
-        sys.stdout.write(f'{{"airtrace_version": "{_core.__version__}", "files": [{", ".join(reports)}]}}\n')
-    if parquet and reports:
-        from airtrace.export import write_parquet
+        _print_json_reports(reports)
+    return 1 if failed else 0
 
-        try:
-            with _StoppedBySignals():
-                written = write_parquet(readable, parquet, progress=progress)
-        except OSError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
-            return 1
-        for path in written:
-            print(f"{PROG}: wrote {path}", file=sys.stderr)
+
+def _print_json_reports(reports: list[str]) -> None:
+    sys.stdout.write(f'{{"airtrace_version": "{_core.__version__}", "files": [{", ".join(reports)}]}}\n')
+
+
+def _analyze_command(args: argparse.Namespace) -> int:
+    if args.parquet:
+        return _analyze_to_parquet(args)
+    if args.jobs is not None or args.scheduler or args.cluster:
+        print(f"{PROG}: error: --jobs, --scheduler and --cluster go with --parquet", file=sys.stderr)
+        return 2
+    return _analyze(args.files, as_json=args.json, progress=not args.no_progress and sys.stderr.isatty())
+
+
+def _analyze_to_parquet(args: argparse.Namespace) -> int:
+    """`airtrace analyze --parquet DIR`: the files (directories and patterns expanded),
+    analysed where --jobs, --scheduler or --cluster say, each printed as it comes back
+    in the order given, and the pair of tables published."""
+    from airtrace.export import Analysed, NothingToWrite, captures_in, write_parquet
+    from airtrace.workers import WorkersError
+
+    try:
+        files = captures_in(args.files)
+    except ValueError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    reports: list[str] = []
+    failed = False
+
+    def show(one: Analysed) -> None:
+        nonlocal failed
+        if one.error is not None:
+            print(f"{PROG}: error: {one.error}", file=sys.stderr)
+            failed = True
+            return
+        for w in one.warnings:
+            print(f"{PROG}: warning: {w}", file=sys.stderr)
+        if args.json:
+            reports.append(one.text)
+        else:
+            sys.stdout.write(one.text)
+            sys.stdout.flush()
+
+    try:
+        with _StoppedBySignals():
+            written = write_parquet(
+                files, args.parquet, as_json=args.json, on_file=show,
+                jobs=args.jobs, scheduler=args.scheduler, cluster=args.cluster,
+            )
+    except NothingToWrite:
+        written = []
+    except (OSError, WorkersError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json_reports(reports)
+    for path in written:
+        print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 1 if failed else 0
 
 

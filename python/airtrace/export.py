@@ -1,41 +1,165 @@
-"""Parquet export of the connections and packets tables: the pair is published
-together (atomic.publish_together), so a reader never sees half a file or a new
-connections table beside an old packets table."""
+"""Parquet export of the connections and packets tables (`airtrace analyze --parquet`):
+the pair is published together (atomic.publish_together), so a reader never sees half
+a file or a new connections table beside an old packets table.
+
+Captures are analysed where airtrace.workers puts them (this process, every core, or a
+Dask cluster), and their rows are written in the order the captures were given, so the
+tables do not depend on where they were made. The packets table is written as the
+captures come back, one row group or more per capture: thousands of captures never sit
+in memory at once.
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
+from airtrace import workers
 from airtrace.atomic import publish_together, write_atomically
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: The files `write_parquet` makes.
 PAIR = ("connections.parquet", "packets.parquet")
 
+#: What a file under a directory given to `captures_in` must end with to be read.
+CAPTURE_SUFFIXES = tuple(f"{s}{gz}" for s in (".pcap", ".pcapng", ".cap", ".dmp") for gz in ("", ".gz"))
 
-def write_parquet(paths: list[str], out_dir: str, *, progress: bool = False) -> list[str]:
+
+def captures_in(inputs: Iterable[str]) -> list[str]:
+    """The capture files `inputs` name: a file as it is; a directory, the captures under
+    it (any depth; names ending in one of CAPTURE_SUFFIXES), sorted; a pattern with `*`,
+    `?` or `[`, the files it matches (`**` for any depth), sorted. Raises ValueError
+    naming a directory or pattern that gives none."""
+    found: list[str] = []
+    for given in inputs:
+        if os.path.isdir(given):
+            under = sorted(
+                os.path.join(root, name)
+                for root, _, names in os.walk(given)
+                for name in names
+                if name.lower().endswith(CAPTURE_SUFFIXES)
+            )
+            if not under:
+                raise ValueError(f"{given}: a directory holding no capture ({', '.join(CAPTURE_SUFFIXES)})")
+            found += under
+        elif glob.has_magic(given) and not os.path.exists(given):
+            matched = sorted(p for p in glob.glob(given, recursive=True) if os.path.isfile(p))
+            if not matched:
+                raise ValueError(f"{given}: no file matches")
+            found += matched
+        else:
+            found.append(given)
+    return found
+
+
+class NothingToWrite(ValueError):
+    """No capture could be read: no tables were written."""
+
+
+@dataclass
+class Analysed:
+    """One capture as a worker gives it back: what to print and its two tables."""
+
+    path: str
+    #: Why nothing could be read (then the rest is empty).
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    #: The summary table, or the report as JSON (with findings), as the command prints it.
+    text: str = ""
+    connections: pa.Table | None = None
+    packets: pa.Table | None = None
+
+
+def analysed(path: str, as_json: bool = False) -> Analysed:
+    """Analyses one capture for `write_parquet` (runs in a worker)."""
+    import pyarrow as pa
+
+    from airtrace import _core
+    from airtrace.trace import AnalysisError, Trace
+
+    try:
+        shown = _core.analyze(path, table=not as_json, findings=as_json)
+        trace = Trace(path)
+        connections = pa.Table.from_pandas(trace.connections, preserve_index=False)
+        packets = trace.packets_arrow()
+    except (ValueError, AnalysisError) as e:
+        return Analysed(path, error=str(e))
+    warnings = [*shown.warnings]
+    if shown.error:
+        warnings.append(f"{shown.error} (analysed the {shown.frames} frames before it)")
+    text = shown.json if as_json else (shown.table or "")
+    return Analysed(
+        path,
+        warnings=warnings,
+        text=text,
+        connections=connections.add_column(0, "file", pa.array([path] * connections.num_rows, pa.string())),
+        packets=packets.add_column(0, "file", pa.array([path] * packets.num_rows, pa.string())),
+    )
+
+
+def write_parquet(
+    paths: list[str],
+    out_dir: str,
+    *,
+    as_json: bool = False,
+    on_file: Callable[[Analysed], object] = lambda _: None,
+    jobs: int | None = 1,
+    scheduler: str | None = None,
+    cluster: str | None = None,
+) -> list[str]:
     """Write DIR/connections.parquet and DIR/packets.parquet for the given captures.
 
     Each table gets a `file` column naming the capture. Both files are new, or neither
     is (an existing DIR is replaced only if it holds nothing else; see
-    atomic.publish_together). Returns their paths."""
+    atomic.publish_together). `on_file` sees each capture's `Analysed` in the order
+    given (a capture that cannot be read has its `error` and adds no rows). Captures
+    are analysed on `jobs` processes (None: every core), at the Dask `scheduler`, or on
+    a LocalCluster (`cluster="local"`). Returns the two paths; raises NothingToWrite if
+    no capture could be read (then nothing is written)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from airtrace.trace import Trace
-
-    conn_tables, packet_tables = [], []
-    for path in paths:
-        trace = Trace(path, progress=progress)
-        conns = pa.Table.from_pandas(trace.connections, preserve_index=False)
-        packets = trace.packets_arrow()
-        conn_tables.append(conns.add_column(0, "file", pa.array([path] * conns.num_rows, pa.string())))
-        packet_tables.append(packets.add_column(0, "file", pa.array([path] * packets.num_rows, pa.string())))
-
     def write(stage: Path) -> None:
-        for name, tables in zip(PAIR, (conn_tables, packet_tables)):
-            table = pa.concat_tables(tables, promote_options="permissive")
-            write_atomically(stage / name, lambda f: pq.write_table(table, f))
+        connections: list[pa.Table] = []
+
+        def stream_packets(f: BinaryIO) -> None:
+            packets: pq.ParquetWriter | None = None
+            try:
+                with workers.ordered_map(
+                    _analysed_json if as_json else analysed, paths, jobs=jobs, scheduler=scheduler, cluster=cluster
+                ) as results:
+                    for one in results:
+                        on_file(one)
+                        if one.packets is None or one.connections is None:
+                            continue
+                        connections.append(one.connections)
+                        if packets is None:
+                            packets = pq.ParquetWriter(f, one.packets.schema)
+                        table = one.packets
+                        if not table.schema.equals(packets.schema):
+                            table = table.cast(packets.schema)
+                        packets.write_table(table)
+            finally:
+                if packets is not None:
+                    packets.close()
+
+        write_atomically(stage / PAIR[1], stream_packets)
+        if not connections:
+            raise NothingToWrite("no capture could be read: nothing written")
+        table = pa.concat_tables(connections, promote_options="permissive")
+        write_atomically(stage / PAIR[0], lambda f: pq.write_table(table, f))
 
     publish_together(Path(out_dir), PAIR, write)
     return [os.path.join(out_dir, name) for name in PAIR]
+
+
+def _analysed_json(path: str) -> Analysed:
+    """`analysed` with the report as JSON (a module-level function, so that workers can
+    be sent it)."""
+    return analysed(path, as_json=True)

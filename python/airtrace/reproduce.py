@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from airtrace import bundlefiles, views
+from airtrace import bundlefiles, views, workers
 from airtrace.simulation import simulate
 from airtrace.suggest import did_you_mean
 
@@ -497,8 +497,6 @@ def _manet_one(task: tuple[str, int, int, bool]) -> tuple[int, int, bool, dict]:
 
 def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetRun]:
     """Every speed × pattern × {Reno, ELFN} run of the MANET scenario, on all cores."""
-    from concurrent.futures import ProcessPoolExecutor
-
     duration_s = _seconds(path)
     tasks = [
         (str(path), speed, pattern, elfn)
@@ -506,11 +504,8 @@ def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetR
         for pattern in range(1, patterns + 1)
         for elfn in (False, True)
     ]
-    from airtrace.sweeps import _cores
-
-    cores = _cores()
-    with ProcessPoolExecutor(max_workers=max(1, min(cores, len(tasks)))) as pool:
-        done = list(pool.map(_manet_one, tasks, chunksize=4))
+    with workers.ordered_map(_manet_one, tasks) as results:
+        done = list(results)
     runs = []
     for speed, pattern, elfn, summary in done:
         (paths,) = summary["network"]["paths"]

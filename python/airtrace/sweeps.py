@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airtrace import _core
+from airtrace import _core, workers
 from airtrace.dataset import Results, ResultsError
 
 if TYPE_CHECKING:
@@ -111,13 +111,6 @@ def load(plan: str | os.PathLike[str], out: str | os.PathLike[str]) -> Plan:
     return Plan(meta, tasks)
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def _run(task: Task) -> dict[str, Any]:
     """One run's row. A run that fails is a row with its `error`, not an exception."""
     row: dict[str, Any] = {"id": task.id, **task.values, "seed": task.seed}
@@ -166,26 +159,11 @@ def _in_process(tasks: list[Task]) -> Iterator[list[dict[str, Any]]]:
         yield [_run(task)]
 
 
-def _end_with(parent: int) -> None:
-    """Makes this worker process end when its parent (the sweep) is gone, even killed
-    with SIGKILL: else it would wait for work forever."""
-    import threading
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="airtrace-orphan-watch", daemon=True).start()
-
-
 def _process_pool(tasks: list[Task], jobs: int) -> Iterator[list[dict[str, Any]]]:
-    """Runs on `jobs` worker processes (started fresh: spawn, not fork)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Runs on `jobs` worker processes, chunks in the order they finish."""
+    from concurrent.futures import as_completed
 
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_end_with, initargs=(os.getpid(),))
+    pool = workers.process_pool(jobs)
     try:
         futures = [pool.submit(_run_chunk, c) for c in _chunks(tasks, jobs)]
         for f in as_completed(futures):
@@ -204,24 +182,6 @@ def _dask(tasks: list[Task], client: Client) -> Iterator[list[dict[str, Any]]]:
             yield f.result()
     finally:
         client.cancel(futures)
-
-
-@contextmanager
-def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Client]:
-    """A client of the scheduler at `scheduler`, or of a LocalCluster of `jobs` workers."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ResultsError("a Dask cluster needs Dask: pip install 'airtrace[dask]'") from None
-    if scheduler is not None:
-        with Client(scheduler) as client:
-            yield client
-        return
-    with (
-        LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
 
 
 class _Progress:
@@ -294,9 +254,8 @@ def run(
     from airtrace import dataset
     from airtrace.sweep_report import draw
 
-    if cluster not in (None, "local"):
-        raise ResultsError(f"unknown cluster {cluster!r}: `local` (or give a scheduler's address)")
-    jobs = jobs or _cores()
+    workers.check_cluster(cluster)
+    jobs = jobs or workers.cores()
     with Results(out, plan.meta, resume=resume) as results:
         done = results.done()
         todo = [t for t in plan.tasks if t.id not in done]
@@ -328,7 +287,7 @@ def _scheduled(
 ) -> Iterator[Iterator[list[dict[str, Any]]]]:
     """The rows of `tasks` as they finish, from where they run."""
     if scheduler is not None or cluster is not None:
-        with _dask_client(scheduler, jobs) as client:
+        with workers.dask_client(scheduler, jobs) as client:
             yield _dask(tasks, client)
     elif jobs == 1 or len(tasks) <= 1:
         yield _in_process(tasks)
