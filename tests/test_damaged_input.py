@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import airtrace
-from airtrace import views
+from airtrace import bundlefiles, views
 from airtrace.diagnosis import AIR_KINDS
 from pcapgen import ACK, PSH, SYN, ethernet, ipv4_tcp
 
@@ -142,6 +142,15 @@ def test_a_damaged_meta_json_is_named(bundle: Path, tmp_path: Path, content: byt
     assert f"airtrace: warning: {copy}/{message}; diagnosing without it" in clean(done)
     with pytest.raises(ValueError, match="meta.json"):
         views.load(copy)
+
+
+def test_an_endless_meta_json_is_refused_at_the_bound(bundle: Path, tmp_path: Path) -> None:
+    copy = damaged(bundle, tmp_path, "meta.json", b"")
+    (copy / "meta.json").unlink()
+    (copy / "meta.json").symlink_to("/dev/zero")
+    done = cli("report", copy, "-o", tmp_path / "out.html")
+    assert done.returncode == 1
+    assert clean(done) == [f"airtrace: error: {copy}/meta.json: larger than the limit of {bundlefiles.MAX_OBJECT_BYTES} bytes"]
 
 
 @pytest.mark.parametrize("content, message", [(b"", "empty file"), (b"\x17garbage" * 100, "not a capture file")])

@@ -217,3 +217,10 @@ def test_query_reads_analyze_parquet_output_as_connections_and_packets(tmp_path:
     trace = airtrace.read(capture)
     counts = airtrace.query(tmp_path, "SELECT (SELECT count(*) FROM packets) AS p, (SELECT count(*) FROM connections) AS c")
     assert (counts["p"][0], counts["c"][0]) == (len(trace.packets()), len(trace.connections))
+
+
+@pytest.mark.parametrize(("name", "runs"), [("mathis.toml", 30), ("rais_bursts.toml", 70), ("holland_vaidya_manet.toml", 400)])
+def test_the_bundled_plans_load_with_their_runs(name: str, runs: int, tmp_path: Path) -> None:
+    from airtrace import sweeps
+
+    assert len(sweeps.load(ROOT / "plans" / name, tmp_path / "results").tasks) == runs

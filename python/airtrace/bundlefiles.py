@@ -60,17 +60,32 @@ TCP_STATE_LOG: Fields = {
 ROUTES_LOG: Fields = {"t_ns": (_INT, True), "node": (_STR, True), "event": (_STR, True)}
 
 
-def read_object(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON object in the file at `path` (meta.json, summary.json)."""
+#: Largest JSON file read (meta.json, summary.json, findings): 64 MiB (a 50-node
+#: network's meta.json is tens of kB).
+MAX_OBJECT_BYTES = 64 << 20
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON value in the file at `path`, read up to MAX_OBJECT_BYTES: a larger or
+    endless file is an error, not all of memory. Errors name the file and the place."""
     try:
         with open(path, "rb") as f:
-            value = json.load(f)
+            text = f.read(MAX_OBJECT_BYTES + 1)
+        if len(text) > MAX_OBJECT_BYTES:
+            raise BundleError(f"{path}: larger than the limit of {MAX_OBJECT_BYTES} bytes")
+        return json.loads(text)
     except OSError as e:
         raise BundleError(f"{path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise BundleError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise BundleError(f"{path}: line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+def read_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON object in the file at `path` (meta.json, summary.json), as `read_json`
+    reads it."""
+    value = read_json(path)
     if not isinstance(value, dict):
         raise BundleError(f"{path}: not a JSON object")
     return value

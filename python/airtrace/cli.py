@@ -311,6 +311,9 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument("study", nargs="?", help="a study's name, or `all`")
     reproduce.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
     reproduce.add_argument(
+        "--jobs", "-j", type=int, help="worker processes for the runs (default: one per core; 1: this process)"
+    )
+    reproduce.add_argument(
         "--patterns", type=int, default=50, help="movement patterns per mean speed, for holland-vaidya (default 50)"
     )
     reproduce.add_argument(
@@ -727,18 +730,16 @@ def _load_views(sources: list[str]):  # type: ignore[no-untyped-def]
 
 def _report(args: argparse.Namespace) -> int:
     """`airtrace report`: the self-contained HTML report."""
-    import json
-
+    from airtrace import bundlefiles
     from airtrace.report import report
     from airtrace.trace import AnalysisError
 
     findings = None
     if args.findings:
         try:
-            with open(args.findings) as f:
-                findings = json.load(f)
-        except (OSError, ValueError) as e:
-            why = "a directory" if os.path.isdir(args.findings) else getattr(e, "strerror", None) or e
+            findings = bundlefiles.read_json(args.findings)
+        except bundlefiles.BundleError as e:
+            why = "a directory" if os.path.isdir(args.findings) else str(e).removeprefix(f"{args.findings}: ")
             print(f"{PROG}: error: --findings {args.findings}: {why}; it takes a JSON file with a list of "
                   "findings, as `airtrace diagnose --json` writes", file=sys.stderr)
             return 1
@@ -913,7 +914,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"{PROG}: reproducing {key} over {args.seeds} seed(s) ...", file=sys.stderr)
         try:
-            results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out, patterns=args.patterns))
+            results.append(reproduce.reproduce(key, seeds=args.seeds, out=args.out, patterns=args.patterns, jobs=args.jobs))
         except ValueError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 2

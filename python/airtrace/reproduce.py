@@ -149,38 +149,64 @@ def _loss_of(name: str) -> str:
     return found.group(1)
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One simulation of a study: a scenario, its seed and overrides; `keep` names the
+    run whose bundle (and plots) go to the output directory."""
+
+    path: Path
+    seed: int | None = None
+    set: Mapping[str, object] | tuple[str, ...] = ()
+    keep: str | None = None
+
+
+def _simulate(job: tuple[str, str, int | None, Mapping[str, object] | tuple[str, ...]]) -> dict:
+    """One run in a worker: its summary; the bundle goes where the parent said."""
+    path, bundle, seed, overrides = job
+    return simulate(path, bundle, seed=seed, set=overrides)
+
+
 class _Runner:
-    """Runs scenarios, with overrides, each into a bundle of its own in a scratch
-    directory; a run named `keep` goes to the output directory instead (when there is
+    """Runs a study's scenarios, with overrides, each into a bundle of its own in a
+    scratch directory, on the sweep's workers (airtrace.workers: every core, or `jobs`
+    processes); a run named `keep` goes to the output directory instead (when there is
     one), and the multi-layer and time/sequence plots of it are drawn beside it."""
 
-    def __init__(self, work: Path, out: Path | None, patterns: int = 50) -> None:
+    def __init__(self, work: Path, out: Path | None, patterns: int = 50, jobs: int | None = None) -> None:
         self.work = work
         self.out = out
         self.runs = 0
         self.kept: list[str] = []
         #: Movement patterns per mean speed, for the studies of moving networks.
         self.patterns = patterns
+        #: Worker processes (None: one per core; 1: this process).
+        self.jobs = jobs
 
-    def run(
-        self,
-        path: Path,
-        *,
-        seed: int | None = None,
-        set: Mapping[str, object] | Iterable[str] = (),
-        keep: str | None = None,
-    ) -> tuple[dict, Path]:
-        self.runs += 1
-        bundle = self.work / f"run{self.runs}" if keep is None or self.out is None else self.out / keep
-        bundle.parent.mkdir(parents=True, exist_ok=True)
-        summary = simulate(path, bundle, seed=seed, set=set)
-        if keep is not None and self.out is not None:
-            from airtrace import plot
+    def many(self, jobs: Iterable[_Job]) -> list[tuple[dict, Path]]:
+        """The summaries and bundles of `jobs`, in their order, run where `self.jobs` says."""
+        jobs = list(jobs)
+        bundles = []
+        for job in jobs:
+            self.runs += 1
+            bundle = self.work / f"run{self.runs}" if job.keep is None or self.out is None else self.out / job.keep
+            bundle.parent.mkdir(parents=True, exist_ok=True)
+            bundles.append(bundle)
+        tasks = [(str(j.path), str(b), j.seed, j.set) for j, b in zip(jobs, bundles)]
+        with workers.ordered_map(_simulate, tasks, jobs=self.jobs) as results:
+            summaries = list(results)
+        for job, bundle in zip(jobs, bundles):
+            if job.keep is not None and self.out is not None:
+                from airtrace import plot
 
-            self.kept.append(str(bundle))
-            for kind in ("multilayer", "tsg"):
-                self.kept += plot.plot(bundle, self.out / f"{keep}-{kind}.png", kind=kind)
-        return summary, bundle
+                self.kept.append(str(bundle))
+                for kind in ("multilayer", "tsg"):
+                    self.kept += plot.plot(bundle, self.out / f"{job.keep}-{kind}.png", kind=kind)
+        return list(zip(summaries, bundles))
+
+
+def _goodput(summary: dict) -> float:
+    """The first flow's goodput, bit/s."""
+    return float(summary["flows"][0]["goodput_bps"])
 
 
 def rais_tripathi(run: _Runner, seeds: int) -> Result:
@@ -196,23 +222,32 @@ def rais_tripathi(run: _Runner, seeds: int) -> Result:
         "with a 1.1 s doubling timeout. Scenarios rais_clean, rais_burst_fixed, rais_burst_uniform, "
         "nfs_read_bursts.",
     )
-    clean = run.run(scenario("rais_clean"))[0]["flows"][0]["goodput_bps"] / 8e3
-    r.figures.append(Figure("TCP goodput, no bursts", "54.2 KB/s (§4.2, Table 2)", [clean], "KB/s", 1, 54.2))
-    for model in ("fixed", "uniform"):
-        path = scenario(f"rais_burst_{model}")
-        kept = [
-            run.run(path, seed=s, keep=f"rais_burst_{model}" if s == 1 else None)[0]["flows"][0]["goodput_bps"] / 8e3 / clean
+    nfs = scenario("nfs_read_bursts")
+    nfs_models = (
+        ("fixed", (), "0.41 (38.7 of 94.2 KB/s, Table 3)", 0.41),
+        ("uniform", (f"link.loss={_loss_of('rais_burst_uniform')}",), "0.23 (21.6 of 94.2 KB/s, Table 3)", 0.23),
+    )
+    every = seeds * 2 * 2
+    summaries = [s for s, _ in run.many([
+        *(
+            _Job(scenario(f"rais_burst_{model}"), s, keep=f"rais_burst_{model}" if s == 1 else None)
+            for model in ("fixed", "uniform")
             for s in range(1, seeds + 1)
-        ]
+        ),
+        *(_Job(nfs, s, loss) for _, loss, _, _ in nfs_models for s in range(1, seeds + 1)),
+        _Job(scenario("rais_clean")),
+        _Job(nfs, set={"link.loss": {"model": "none"}}),
+    ])]
+    tcp, nfs_runs, (clean_run, nfs_clean_run) = summaries[: every // 2], summaries[every // 2 : every], summaries[every:]
+    clean = _goodput(clean_run) / 8e3
+    r.figures.append(Figure("TCP goodput, no bursts", "54.2 KB/s (§4.2, Table 2)", [clean], "KB/s", 1, 54.2))
+    for i, model in enumerate(("fixed", "uniform")):
+        kept = [_goodput(t) / 8e3 / clean for t in tcp[i * seeds : (i + 1) * seeds]]
         published, number = ("0.51 (27.7 of 54.2 KB/s, §4.2)", 0.51) if model == "fixed" else ("—", None)
         r.figures.append(Figure(f"TCP throughput kept, {model} bursts", published, kept, published_low=number))
-    nfs = scenario("nfs_read_bursts")
-    nfs_clean = run.run(nfs, set={"link.loss": {"model": "none"}})[0]["flows"][0]["goodput_bps"]
-    for model, loss, published, number in (
-        ("fixed", [], "0.41 (38.7 of 94.2 KB/s, Table 3)", 0.41),
-        ("uniform", [f"link.loss={_loss_of('rais_burst_uniform')}"], "0.23 (21.6 of 94.2 KB/s, Table 3)", 0.23),
-    ):
-        kept = [run.run(nfs, seed=s, set=loss)[0]["flows"][0]["goodput_bps"] / nfs_clean for s in range(1, seeds + 1)]
+    nfs_clean = _goodput(nfs_clean_run)
+    for i, (model, _, published, number) in enumerate(nfs_models):
+        kept = [_goodput(t) / nfs_clean for t in nfs_runs[i * seeds : (i + 1) * seeds]]
         r.figures.append(
             Figure(f"NFS read throughput kept, {model} bursts", published, kept, published_low=number, reason=_NFS_REASON)
         )
@@ -248,8 +283,7 @@ def ludwig(run: _Runner, seeds: int) -> Result:
     base = scenario("gsm_rlp")
     steady = {"link.loss": {"model": "none"}, "link.header_compression": False}
     goodput, utilization, queue = [], [], []
-    for s in range(1, seeds + 1):
-        summary, bundle = run.run(base, seed=s, set=steady)
+    for summary, bundle in run.many(_Job(base, s, steady) for s in range(1, seeds + 1)):
         goodput.append(summary["flows"][0]["goodput_bps"] / 8)
         view = views.load(bundle)
         utilization.append(views.utilization(view, view.main_connection()).utilization * 100)
@@ -259,8 +293,7 @@ def ludwig(run: _Runner, seeds: int) -> Result:
     r.figures.append(Figure("utilization of the RLP link", "≥ 98 % in 85 % of runs (§5.1)", utilization, "%", 1, 98, 100))
     r.figures.append(Figure("interface queue at its longest", "14 packets, 7 KB (§5.2)", queue, "packets", 0, 14))
     resets, gaps = [], []
-    for s in range(1, seeds + 1):
-        bundle = run.run(base, seed=s, keep="gsm_rlp" if s == 1 else None)[1]
+    for _, bundle in run.many(_Job(base, s, keep="gsm_rlp" if s == 1 else None) for s in range(1, seeds + 1)):
         view = views.load(bundle)
         link = view.link
         reset_times = [] if link is None else link.loc[(link["kind"] == "link_reset") & (link["dir"] == "down"), "t"].tolist()
@@ -301,23 +334,26 @@ def kuang(run: _Runner, seeds: int) -> Result:
     )
     path = scenario("kuang_cell")
     tcp_rates, udp_rates, udp_share, change = [], [], [], []
-    for s in range(1, seeds + 1):
-        keep = "kuang_cell" if s == 1 else None
-        tcp = run.run(path, seed=s, keep=keep)[0]
-        no_arq = run.run(
-            path, seed=s, set={"network.retry_limit": 1}, keep="kuang_cell-no-retransmission" if s == 1 else None
-        )[0]
-        rate = tcp["flows"][0]["goodput_bps"]
-        udp = run.run(
-            path,
-            seed=s,
-            set={"flow[1].app": "udp_stream", "flow[1].rate": f"{rate:.0f} bit/s", "flow[1].tcp": {},
-                 "network.air_captures": []},
-        )[0]
+    cells = [s for s, _ in run.many(
+        job
+        for s in range(1, seeds + 1)
+        for job in (
+            _Job(path, s, keep="kuang_cell" if s == 1 else None),
+            _Job(path, s, {"network.retry_limit": 1}, keep="kuang_cell-no-retransmission" if s == 1 else None),
+        )
+    )]
+    tcps, no_arqs = cells[0::2], cells[1::2]
+    udps = [s for s, _ in run.many(
+        _Job(path, s, {"flow[1].app": "udp_stream", "flow[1].rate": f"{_goodput(tcp):.0f} bit/s", "flow[1].tcp": {},
+                       "network.air_captures": []})
+        for s, tcp in zip(range(1, seeds + 1), tcps)
+    )]
+    for tcp, no_arq, udp in zip(tcps, no_arqs, udps):
+        rate = _goodput(tcp)
         tcp_rates.append(_mac_retry_rate(tcp))
         udp_rates.append(_mac_retry_rate(udp))
         udp_share.append(udp_rates[-1] / tcp_rates[-1] if tcp_rates[-1] else 0.0)
-        change.append(100 * (no_arq["flows"][0]["goodput_bps"] / rate - 1))
+        change.append(100 * (_goodput(no_arq) / rate - 1))
     acks = (
         "the retries follow the server's ACKs: its delayed ACKs (the scenario's) give 3.5 %, an ACK per segment "
         "6.1 %, and theirs lies between (docs/simulator.md)"
@@ -381,19 +417,21 @@ def holland_vaidya(run: _Runner, seeds: int) -> Result:
     chain = scenario("holland_vaidya_chain")
     quiet = {"duration": "100 s", "network.captures": [], "link_log": False}
     by_hops = []
+    chains = run.many(
+        _Job(chain, s, {**quiet, "network.chain.hops": hops})
+        for hops in range(1, len(HOLLAND_VAIDYA_CHAIN) + 1)
+        for s in range(1, seeds + 1)
+    )
     for hops, published in enumerate(HOLLAND_VAIDYA_CHAIN, start=1):
         measured = [
-            run.run(chain, seed=s, set={**quiet, "network.chain.hops": hops})[0]["flows"][0]["bytes_delivered"]
-            * 8
-            / 100
-            / 1e3
-            for s in range(1, seeds + 1)
+            summary["flows"][0]["bytes_delivered"] * 8 / 100 / 1e3
+            for summary, _ in chains[(hops - 1) * seeds : hops * seeds]
         ]
         r.figures.append(
             Figure(f"chain throughput, {hops} hops", f"{published} kbit/s", measured, "kbit/s", 1, published, reason=_CHAIN_REASON)
         )
         by_hops.append(statistics.mean(measured))
-    manet = _manet_runs(scenario("holland_vaidya_manet"), run.patterns, by_hops)
+    manet = _manet_runs(scenario("holland_vaidya_manet"), run.patterns, by_hops, run.jobs)
     for speed in HOLLAND_VAIDYA_SPEEDS:
         runs = [m for m in manet if m.speed == speed]
         expected = [m.expected for m in runs if not m.elfn]
@@ -419,12 +457,12 @@ def _split_tcp(run: _Runner, seeds: int, r: Result) -> None:
     plain = {f"flow[{i}].split.every": 0 for i in (1, 2)}
     totals: dict[bool, list[float]] = {False: [], True: []}
     unfair: dict[bool, list[float]] = {False: [], True: []}
-    for s in range(1, seeds + 1):
-        for split in (False, True):
-            summary = run.run(path, seed=s, set={**quiet, **({} if split else plain)})[0]
-            kbps = [f["bytes_delivered"] * 8 / duration_s / 1e3 for f in summary["flows"]]
-            totals[split].append(sum(kbps))
-            unfair[split].append(unfairness(kbps))
+    cases = [(s, split) for s in range(1, seeds + 1) for split in (False, True)]
+    runs = run.many(_Job(path, s, {**quiet, **({} if split else plain)}) for s, split in cases)
+    for (_, split), (summary, _) in zip(cases, runs):
+        kbps = [f["bytes_delivered"] * 8 / duration_s / 1e3 for f in summary["flows"]]
+        totals[split].append(sum(kbps))
+        unfair[split].append(unfairness(kbps))
     gain = [(b / a - 1) * 100 if a > 0 else 0.0 for a, b in zip(totals[False], totals[True])]
     r.figures.append(Figure("total throughput, tcp", "—", totals[False], "kbit/s", 1))
     r.figures.append(Figure("total throughput, split-tcp", "—", totals[True], "kbit/s", 1))
@@ -495,7 +533,7 @@ def _manet_one(task: tuple[str, int, int, bool]) -> tuple[int, int, bool, dict]:
     return speed, pattern, elfn, simulate(path, None, set=overrides)
 
 
-def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetRun]:
+def _manet_runs(path: Path, patterns: int, by_hops: list[float], jobs: int | None) -> list[_ManetRun]:
     """Every speed × pattern × {Reno, ELFN} run of the MANET scenario, on all cores."""
     duration_s = _seconds(path)
     tasks = [
@@ -504,7 +542,7 @@ def _manet_runs(path: Path, patterns: int, by_hops: list[float]) -> list[_ManetR
         for pattern in range(1, patterns + 1)
         for elfn in (False, True)
     ]
-    with workers.ordered_map(_manet_one, tasks) as results:
+    with workers.ordered_map(_manet_one, tasks, jobs=jobs) as results:
         done = list(results)
     runs = []
     for speed, pattern, elfn, summary in done:
@@ -565,14 +603,17 @@ def mathis(run: _Runner, seeds: int) -> Result:
     )
     path = run.work / "mathis.toml"
     path.write_text(_MATHIS)
-    for p in (0.001, 0.005, 0.01, 0.02):
-        duration = 300 if p >= 0.005 else 900
-        rtt = 0.040 + (1500 + 40) * 8 / 100e6  # propagation both ways, a packet and an ACK serialised
+    rates = (0.001, 0.005, 0.01, 0.02)
+    durations = [300 if p >= 0.005 else 900 for p in rates]
+    runs = run.many(
+        _Job(path, s, {"link.forward.loss.p": p, "duration": f"{d} s"})
+        for p, d in zip(rates, durations)
+        for s in range(1, seeds + 1)
+    )
+    rtt = 0.040 + (1500 + 40) * 8 / 100e6  # propagation both ways, a packet and an ACK serialised
+    for i, (p, duration) in enumerate(zip(rates, durations)):
         law = 1460 * 8 / rtt * math.sqrt(3 / (2 * p)) / 1e6
-        measured = []
-        for s in range(1, seeds + 1):
-            summary = run.run(path, seed=s, set={"link.forward.loss.p": p, "duration": f"{duration} s"})[0]
-            measured.append(summary["flows"][0]["bytes_delivered"] * 8 / duration / 1e6)
+        measured = [summary["flows"][0]["bytes_delivered"] * 8 / duration / 1e6 for summary, _ in runs[i * seeds : (i + 1) * seeds]]
         r.figures.append(Figure(f"goodput at p = {p:.1%}", f"{law:.2f} Mbit/s", measured, "Mbit/s", 2, law))
     return r
 
@@ -629,17 +670,24 @@ def check(study: str, seeds: int) -> None:
 
 
 def reproduce(
-    study: str, *, seeds: int = 3, out: str | os.PathLike[str] | None = None, patterns: int = 50
+    study: str,
+    *,
+    seeds: int = 3,
+    out: str | os.PathLike[str] | None = None,
+    patterns: int = 50,
+    jobs: int | None = None,
 ) -> Result:
     """Runs one study's scenarios over `seeds` seeds (and, for moving networks, `patterns`
     movement patterns per speed) and returns its figures; with `out`, keeps the headline
-    runs' bundles (seed 1) there, with their plots."""
+    runs' bundles (seed 1) there, with their plots. The runs go to `jobs` worker
+    processes (default: one per core; 1 runs them in this process), as a sweep's do: from a
+    script, call it under `if __name__ == "__main__":` (workers are started fresh)."""
     check(study, seeds)
     if patterns < 1:
         raise ValueError("--patterns must be at least 1")
     keep = None if out is None else Path(out) / study
     with tempfile.TemporaryDirectory(prefix="airtrace-reproduce-") as work:
-        runner = _Runner(Path(work), keep, patterns)
+        runner = _Runner(Path(work), keep, patterns, jobs)
         result = STUDIES[study](runner, seeds)
     result.files = runner.kept
     return result

@@ -187,6 +187,29 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
     }
 }
 
+/// An optional duration that a plan or `--set` can also turn off: a duration such as
+/// `"2 s"`, or `false` (off, as when the key is absent). For `#[serde(deserialize_with)]`.
+pub fn duration_or_off<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    struct OrOff;
+    impl Visitor<'_> for OrOff {
+        type Value = Option<Duration>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a duration such as \"2 s\", or false (off)")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            if v {
+                Err(E::custom("true is not a duration: write one such as \"2 s\", or false (off)"))
+            } else {
+                Ok(None)
+            }
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            parse_duration(v).map(Some).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(OrOff)
+}
+
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(UnitVisitor {
@@ -239,6 +262,23 @@ mod tests {
         assert!(parse_duration("5 fortnights")
             .unwrap_err()
             .contains("unknown duration unit"));
+    }
+
+    #[test]
+    fn a_setting_that_can_be_off_takes_a_duration_or_false() {
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(default, deserialize_with = "duration_or_off")]
+            every: Option<Duration>,
+        }
+        let read = |text: &str| toml::from_str::<Probe>(text).map(|p| p.every);
+        assert_eq!(read("every = \"2 s\"").unwrap(), Some(Duration(2_000_000_000)));
+        assert_eq!(read("every = false").unwrap(), None);
+        assert_eq!(read("").unwrap(), None);
+        let wrong = read("every = true").unwrap_err().to_string();
+        assert!(wrong.contains("true is not a duration"), "{wrong}");
+        let wrong = read("every = 2").unwrap_err().to_string();
+        assert!(wrong.contains("a duration such as \"2 s\", or false (off)"), "{wrong}");
     }
 
     #[test]

@@ -105,16 +105,6 @@ pub enum SetdestError {
         /// The reason.
         source: std::io::Error,
     },
-    /// The file is larger than [`MAX_FILE_BYTES`].
-    #[error(
-        "{file}: {bytes} bytes is more than a movement file may hold ({MAX_FILE_BYTES} bytes)"
-    )]
-    TooLarge {
-        /// The file.
-        file: String,
-        /// Its size.
-        bytes: u64,
-    },
     /// A line broke a rule; displays as `FILE:LINE: rule`.
     #[error("{file}:{line}: {rule}")]
     Invalid {
@@ -185,11 +175,9 @@ impl MovementFile {
             file: file.clone(),
             source,
         };
-        let bytes = std::fs::metadata(path).map_err(io)?.len();
-        if bytes > MAX_FILE_BYTES {
-            return Err(SetdestError::TooLarge { file, bytes });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
+        // Read through the bound, not by the size the file reports: a device
+        // (/dev/zero) reports 0 bytes and never ends.
+        let text = airtrace_link::input::read_text(path, MAX_FILE_BYTES).map_err(io)?;
         Self::parse(&file, &text)
     }
 
@@ -399,6 +387,15 @@ mod tests {
         assert!(error("$ns_ at 3 $node_(0) setdest 1 2 3\n").starts_with("m.scen:1: `$ns_ at 3"));
         assert!(error("$ns_ at 3\n").starts_with("m.scen:1: "));
         assert!(error("$godfather_ set-dist 0 1 2\n").starts_with("m.scen:1: "));
+    }
+
+    #[test]
+    fn an_endless_file_is_refused_at_the_bound() {
+        let e = MovementFile::load("/dev/zero").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("/dev/zero: cannot read: larger than the limit of {MAX_FILE_BYTES} bytes")
+        );
     }
 
     #[test]

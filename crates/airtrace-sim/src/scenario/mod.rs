@@ -526,8 +526,9 @@ pub struct TcpSpec {
     #[serde(default)]
     pub ecn: Option<bool>,
     /// Explicit Link Failure Notification (Holland & Vaidya): on a route error about
-    /// its data the sender stands by and probes at this interval. Off when absent.
-    #[serde(default)]
+    /// its data the sender stands by and probes at this interval. Off when absent or
+    /// `false` (so that a sweep can turn it off).
+    #[serde(default, deserialize_with = "crate::units::duration_or_off")]
     pub elfn_probe: Option<Duration>,
 }
 
