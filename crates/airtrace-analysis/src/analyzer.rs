@@ -154,6 +154,7 @@ impl Analyzer {
             return;
         }
         let seg = Seg {
+            frame: p.frame,
             ts_ns: ts,
             tcp,
             wire_len: p.wire_len,

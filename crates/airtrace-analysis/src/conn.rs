@@ -255,6 +255,7 @@ impl Dir {
 
 /// The per-packet input the connection needs.
 pub(crate) struct Seg<'a> {
+    pub frame: u64,
     pub ts_ns: i64,
     pub tcp: &'a Tcp,
     pub wire_len: u32,
@@ -276,6 +277,9 @@ pub(crate) struct Conn {
     first_frame: u64,
     pub(crate) state: ConnState,
     pub(crate) reused_ports: bool,
+    /// SYN/ACKs with another initial sequence number that came after data had
+    /// flowed, left out of the analysis: how many, and the first one's frame.
+    stray_syn_acks: Option<(u32, u64)>,
     first_ts: i64,
     syn_ts: Option<i64>,
     synack_ts: Option<i64>,
@@ -298,6 +302,7 @@ impl Conn {
             conv: ConvState::default(),
             state: ConnState::Open,
             reused_ports: false,
+            stray_syn_acks: None,
         }
     }
 
@@ -354,6 +359,16 @@ impl Conn {
         let f = tcp.flags;
         self.last_ts = ts;
         if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0 {
+            if self.is_stray_syn_ack(d, tcp) {
+                // Counted as a packet, kept out of the sequence space (issue 18, class 3).
+                let count = self.stray_syn_acks.map_or(0, |(n, _)| n);
+                let first = self.stray_syn_acks.map_or(s.frame, |(_, f)| f);
+                self.stray_syn_acks = Some((count + 1, first));
+                let m = &mut self.dirs[d].m;
+                m.packets += 1;
+                m.wire_bytes += s.wire_len as u64;
+                return;
+            }
             self.control_segment(d, tcp, ts, ann);
         } else if self.handshake_rtt_ns.is_none() && f & tcp_flags::ACK != 0 {
             // SYN, SYN/ACK, then this ACK: one round trip.
@@ -442,6 +457,19 @@ impl Conn {
         fwd.last_ts = Some(ts);
     }
 
+    /// A SYN/ACK from direction `d` whose initial sequence number is not the one its
+    /// sequence space started from, after that space carried data: a bogus or stray
+    /// copy (a middlebox's, another connection's). Rebasing on it would make every
+    /// later segment a "retransmission" in a space nobody uses. (A new connection on
+    /// the same ports starts with a SYN, which `Analyzer` splits off first.)
+    fn is_stray_syn_ack(&self, d: usize, tcp: &Tcp) -> bool {
+        let dir = &self.dirs[d];
+        tcp.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN | tcp_flags::ACK
+            && dir.ws.base_seq.is_some_and(|isn| {
+                isn != tcp.seq && dir.high.is_some_and(|h| seq::gt(h, isn.wrapping_add(1)))
+            })
+    }
+
     /// The rare part of [`Conn::process`]: SYN, FIN and RST.
     #[cold]
     fn control_segment(&mut self, d: usize, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
@@ -503,6 +531,7 @@ impl Conn {
             syn_seen: self.dirs.iter().any(|d| d.syn_seen),
             state: self.state,
             reused_ports: self.reused_ports,
+            stray_syn_acks: self.stray_syn_acks,
             a_to_b,
             b_to_a,
         }

@@ -194,11 +194,20 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
     if frames == 0 {
         return Err(error.unwrap_or_else(|| format!("{name}: no packets in the file")));
     }
+    let stray = connections.iter().filter_map(|c| {
+        let (count, first) = c.stray_syn_acks?;
+        Some(format!(
+            "{name}: connection {}: {count} SYN/ACK(s) with another initial sequence number after data had \
+             flowed (first: frame {first}), left out of the analysis: the data goes on in the first sequence space",
+            c.id
+        ))
+    });
     let warnings = damaged
         .into_iter()
         .chain(stops.into_iter().map(|(what, (count, first))| {
             format!("{name}: {count} frame(s) {what} (first: frame {first})")
         }))
+        .chain(stray)
         .collect();
     Ok(FileReport {
         path: name,

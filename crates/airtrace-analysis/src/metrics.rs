@@ -231,6 +231,11 @@ pub struct ConnSummary {
     pub state: ConnState,
     /// This connection reused the ports of an earlier one.
     pub reused_ports: bool,
+    /// SYN/ACKs with another initial sequence number after data had flowed, left out
+    /// of the analysis (a warning of the file's report): how many, and the first's
+    /// frame.
+    #[serde(skip)]
+    pub stray_syn_acks: Option<(u32, u64)>,
     /// Direction a→b then b→a.
     pub a_to_b: DirMetrics,
     pub b_to_a: DirMetrics,
