@@ -56,3 +56,58 @@ def test_a_syn_ack_before_any_data_still_starts_the_space_again(tmp_path: Path) 
     assert row["b_to_a.data_bytes"] == row["b_to_a.unique_bytes"] == 1000
     assert row["b_to_a.retransmitted_packets"] == 0
     assert trace.packets(columns=["seq_rel"])["seq_rel"].tolist()[-2] == 1
+
+
+def _transfer(c: Capture, at: float, port: int = 1000) -> None:
+    """A short clean transfer from `port`: handshake, three data segments and their ACKs."""
+    steps = [
+        (CLIENT, SERVER, port, 80, 0, 0, SYN, b""),
+        (SERVER, CLIENT, 80, port, 100, 1, SYN | ACK, b""),
+        (CLIENT, SERVER, port, 80, 1, 101, ACK, b""),
+    ]
+    for i in range(3):
+        steps.append((CLIENT, SERVER, port, 80, 1 + 100 * i, 101, ACK | PSH, b"x" * 100))
+        steps.append((SERVER, CLIENT, 80, port, 101, 101 + 100 * (i + 1), ACK, b""))
+    for k, (src, dst, sp, dp, seq, ack, flags, payload) in enumerate(steps):
+        c.add(at + 0.01 * k, ethernet(ipv4_tcp(src, dst, sp, dp, seq, ack, flags, payload=payload)))
+
+
+#: 46 years, in seconds.
+DECADES = 46 * 365 * 86400
+
+
+def test_a_frame_dated_decades_away_poisons_no_time_rtt_or_span(tmp_path: Path) -> None:
+    """Class 5: one frame dated 46 years later (frame 6, an ACK) gave an RTT maximum of
+    1.45e9 s and a span of decades; one dated decades earlier as the first frame, negative
+    times for everything after it."""
+    c = Capture()
+    _transfer(c, 1.0)
+    c.frames[0] = (-1_600_000_000.0, c.frames[0][1])  # frame 1, the SYN: 1973
+    t, frame = c.frames[5]
+    c.frames[5] = (t + DECADES, frame)  # frame 6: the ACK of the first segment, in 2069
+    trace = airtrace.read(c.write(tmp_path / "clock.pcap"))
+    (row,) = trace.connections.to_dict("records")
+    assert 0 <= row["start_s"] and row["duration_s"] < 1, row
+    for d in ("a_to_b", "b_to_a"):
+        assert row[f"{d}.rtt"]["max_s"] is None or row[f"{d}.rtt"]["max_s"] < 1
+    packets = trace.packets(columns=["frame", "time_rel", "time_anomaly"]).set_index("frame")
+    assert packets.loc[packets.time_anomaly].index.tolist() == [1, 6]
+    assert (packets["time_rel"] >= 0).all() and packets["time_rel"].max() < 2
+    assert trace.warnings == [
+        f"{trace.path}: 2 frame(s) dated more than a day away from the frames around them (first: frame 1, at "
+        "100000000 s since 1970), analysed at the time of the frames around them"
+    ]
+    assert all(f["start_s"] >= 0 for f in trace.findings.to_dict("records"))
+
+
+def test_two_captures_years_apart_in_one_file_are_a_jump_not_an_anomaly(tmp_path: Path) -> None:
+    """Two captures four years apart, one after the other in one file (as tcptrace's
+    http example is): the frames after the jump go on from it, so it is taken."""
+    c = Capture()
+    _transfer(c, 0.0)
+    _transfer(c, 4 * 365 * 86400.0, port=1001)
+    trace = airtrace.read(c.write(tmp_path / "two.pcap"))
+    assert trace.warnings == []
+    assert not trace.packets(columns=["time_anomaly"])["time_anomaly"].any()
+    second = trace.connections.iloc[1]
+    assert second["duration_s"] < 1 and second["handshake_rtt_s"] < 0.1

@@ -98,6 +98,7 @@ impl Analyzer {
     pub fn process(&mut self, p: &PacketIn<'_>, ann: &mut Annotation) {
         *ann = Annotation::default();
         let (ts, t0) = self.tick(p.ts_ns);
+        ann.ts_ns = ts;
         let mac_retry = p
             .decoded
             .wlan

@@ -55,6 +55,9 @@ flags! {
     /// The same packet captured twice (same IP ID, sequence, ACK and payload), as
     /// switches and capture hardware produce: a capture artifact, not TCP loss.
     CAPTURE_DUPLICATE = 16, "capture_duplicate";
+    /// The frame is dated more than a day away from the frames around it: it was
+    /// analysed at the time of the frames around it (see `clock.rs`).
+    TIME_ANOMALY = 17, "time_anomaly";
 }
 
 impl Flags {
@@ -143,6 +146,10 @@ pub struct Annotation {
     /// For a retransmission: ns since the first transmission of this data
     /// (Wireshark's tcp.analysis.rto).
     pub since_first_tx_ns: i64,
+    /// The time the frame was analysed at, ns since 1970: its own, or for a
+    /// [`Flags::TIME_ANOMALY`] the time of the frames around it. Sinks time the frame
+    /// by this, not by the record's time.
+    pub ts_ns: i64,
 }
 
 impl Default for Annotation {
@@ -150,6 +157,7 @@ impl Default for Annotation {
         Annotation {
             conn: u32::MAX,
             dir: 0,
+            ts_ns: 0,
             flags: Flags::default(),
             dupack_num: 0,
             seq_rel: 0,

@@ -9,7 +9,8 @@ use airtrace_wire::{decode, linktype_name, peek_tcp, Decoded, LinkType, StopReas
 use serde::Serialize;
 
 use crate::analyzer::{Analyzer, PacketIn, SWEEP_EVERY};
-use crate::annotation::Annotation;
+use crate::annotation::{Annotation, Flags};
+use crate::clock::TimeGuard;
 use crate::flow::Endpoint;
 use crate::metrics::ConnSummary;
 use crate::shard::Sharder;
@@ -67,6 +68,7 @@ pub fn analyze_capture(
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<FileReport, String> {
     let mut analyzer = Analyzer::new();
+    let mut clock = TimeGuard::for_reader(&reader);
     let mut decoded = Decoded::default();
     let mut ann = Annotation::default();
     let mut frames = 0u64;
@@ -91,16 +93,20 @@ pub fn analyze_capture(
         note_stop(record.linktype, record.frame, &decoded, &mut stops);
         tcp_frames += u64::from(decoded.tcp().is_some());
         let payload = decoded.payload.clone();
+        let (ts_ns, anomaly) = clock.time(record.frame, record.ts_ns);
         analyzer.process(
             &PacketIn {
                 frame: record.frame,
-                ts_ns: record.ts_ns,
+                ts_ns,
                 wire_len: record.orig_len,
                 decoded: &decoded,
                 payload: record.data.get(payload).unwrap_or(&[]),
             },
             &mut ann,
         );
+        if anomaly {
+            ann.flags.insert(Flags::TIME_ANOMALY);
+        }
         sink.packet(&record, &decoded, &ann);
         if record.frame % PROGRESS_EVERY == 0 {
             progress(reader.position(), reader.file_len());
@@ -116,6 +122,7 @@ pub fn analyze_capture(
             stops,
             error,
             damaged: damaged(&reader),
+            anomalies: clock.warning(name),
             connections: analyzer.finish(),
         },
     )
@@ -177,6 +184,9 @@ struct Part {
     error: Option<String>,
     /// Packet blocks skipped for damage (the reader's part only), as a warning.
     damaged: Option<String>,
+    /// Frames analysed at another time than their own (the reader's part only), as a
+    /// warning (see `clock.rs`).
+    anomalies: Option<String>,
     connections: Vec<ConnSummary>,
 }
 
@@ -188,6 +198,7 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         stops,
         error,
         damaged,
+        anomalies,
         connections,
     } = part;
     let name = name.to_string();
@@ -204,6 +215,7 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
     });
     let warnings = damaged
         .into_iter()
+        .chain(anomalies)
         .chain(stops.into_iter().map(|(what, (count, first))| {
             format!("{name}: {count} frame(s) {what} (first: frame {first})")
         }))
@@ -283,7 +295,7 @@ pub fn analyze_file_sharded(
                 spent,
             });
         }
-        let mine = reader_pass(reader, &mut outs, progress);
+        let mine = reader_pass(reader, name, &mut outs, progress);
         drop(outs);
         let mut parts = vec![mine];
         for w in workers {
@@ -363,7 +375,7 @@ struct Out {
 
 impl Out {
     #[inline]
-    fn push(&mut self, index: u64, record: &Record<'_>, job: Job) {
+    fn push(&mut self, index: u64, record: &Record<'_>, ts_ns: i64, job: Job) {
         let b = &mut self.batch;
         let start = b.bytes.len();
         let data: &[u8] = if job == Job::Tick { &[] } else { record.data };
@@ -371,7 +383,7 @@ impl Out {
         b.items.push(Item {
             index,
             frame: record.frame,
-            ts_ns: record.ts_ns,
+            ts_ns,
             linktype: record.linktype,
             orig_len: record.orig_len,
             start: start as u32,
@@ -406,10 +418,12 @@ impl Drop for Out {
 /// frame it is not given: the first, and every `SWEEP_EVERY`-th).
 fn reader_pass(
     mut reader: CaptureReader,
+    name: &str,
     outs: &mut [Out],
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Part {
     let mut analyzer = Analyzer::new();
+    let mut clock = TimeGuard::for_reader(&reader);
     let mut sharder = Sharder::new(outs.len() + 1);
     let mut decoded = Decoded::default();
     let mut ann = Annotation::default();
@@ -428,6 +442,7 @@ fn reader_pass(
         };
         frames = record.frame;
         index += 1;
+        let (ts_ns, _) = clock.time(record.frame, record.ts_ns);
         let tick = index == 1 || index.is_multiple_of(SWEEP_EVERY);
         let link = LinkType(record.linktype);
         let peeked = peek_tcp(link, record.data);
@@ -438,7 +453,7 @@ fn reader_pass(
                     Endpoint { addr: sa, port: sp },
                     Endpoint { addr: da, port: dp },
                 );
-                match sharder.shard(&src, &dst, record.ts_ns) {
+                match sharder.shard(&src, &dst, ts_ns) {
                     0 => {
                         decode(link, record.data, record.orig_len, &mut decoded);
                         (0, false)
@@ -454,10 +469,10 @@ fn reader_pass(
                             Endpoint::new(ip.src, tcp.src_port),
                             Endpoint::new(ip.dst, tcp.dst_port),
                         );
-                        sharder.shard(&src, &dst, record.ts_ns)
+                        sharder.shard(&src, &dst, ts_ns)
                     }
                     _ => {
-                        sharder.tick(record.ts_ns);
+                        sharder.tick(ts_ns);
                         0
                     }
                 };
@@ -471,7 +486,7 @@ fn reader_pass(
             let payload = decoded.payload.clone();
             let packet = PacketIn {
                 frame: record.frame,
-                ts_ns: record.ts_ns,
+                ts_ns,
                 wire_len: record.orig_len,
                 decoded: &decoded,
                 payload: record.data.get(payload).unwrap_or(&[]),
@@ -482,15 +497,15 @@ fn reader_pass(
                 analyzer.pass(&packet);
             }
         } else {
-            analyzer.skip(record.ts_ns);
+            analyzer.skip(ts_ns);
         }
         for (k, out) in outs.iter_mut().enumerate() {
             if k + 1 == owner {
-                out.push(index, &record, Job::Analyse(peeked.is_some()));
+                out.push(index, &record, ts_ns, Job::Analyse(peeked.is_some()));
             } else if wlan {
-                out.push(index, &record, Job::Pass);
+                out.push(index, &record, ts_ns, Job::Pass);
             } else if tick {
-                out.push(index, &record, Job::Tick);
+                out.push(index, &record, ts_ns, Job::Tick);
             }
         }
         if frames.is_multiple_of(PROGRESS_EVERY) {
@@ -504,6 +519,7 @@ fn reader_pass(
         stops,
         error,
         damaged: damaged(&reader),
+        anomalies: clock.warning(name),
         connections: analyzer.finish(),
     }
 }
@@ -553,6 +569,7 @@ fn worker(batches: mpsc::Receiver<Batch>, spent: mpsc::Sender<Batch>) -> Part {
         stops,
         error: None,
         damaged: None,
+        anomalies: None,
         connections: analyzer.finish(),
     }
 }

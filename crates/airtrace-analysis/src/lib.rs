@@ -6,6 +6,7 @@
 //! - [`wireshark`]: the `tcp.analysis.*` flags with Wireshark's meaning.
 //! - [`dups`]: capture duplicates and 802.11 MAC retries.
 //! - [`annotation`]: the per-packet output ([`Annotation`], [`Flags`]).
+//! - [`clock`]: capture times that cannot be true, kept from poisoning the rest.
 //! - [`metrics`]: the per-connection output ([`ConnSummary`]).
 //! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic; `holes`: gaps
 //!   in the captured sequence space.
@@ -16,6 +17,7 @@
 
 pub mod analyzer;
 pub mod annotation;
+pub mod clock;
 pub(crate) mod conn;
 pub(crate) mod dups;
 pub mod file;

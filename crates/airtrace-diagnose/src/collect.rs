@@ -506,7 +506,7 @@ impl PacketSink for Diagnoser {
     }
 
     fn packet(&mut self, record: &Record<'_>, decoded: &Decoded, a: &Annotation) {
-        let t = record.ts_ns;
+        let t = a.ts_ns;
         self.start_ns.get_or_insert(t);
         self.note_part(t);
         if a.conn == u32::MAX {

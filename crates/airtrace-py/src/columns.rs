@@ -166,10 +166,12 @@ fn seconds(ns: i64) -> Option<f64> {
 
 impl PacketSink for PacketColumns {
     fn packet(&mut self, r: &Record<'_>, d: &Decoded, a: &Annotation) {
-        let t0 = *self.t0.get_or_insert(r.ts_ns);
+        // `time` is the record's own; `time_rel` is on the analysis clock, which a
+        // frame dated decades away does not move (Flags::TIME_ANOMALY).
+        let t0 = *self.t0.get_or_insert(a.ts_ns);
         self.frame.push(Some(r.frame));
         self.time_ns.push(Some(r.ts_ns));
-        self.time_rel.push(Some((r.ts_ns - t0) as f64 * 1e-9));
+        self.time_rel.push(Some((a.ts_ns - t0) as f64 * 1e-9));
         self.length.push(Some(r.orig_len));
         self.caplen.push(Some(r.data.len() as u32));
         let ip = d.ip.as_ref();

@@ -60,7 +60,13 @@ struct PacketTable {
 }
 
 /// A column as Python sees it: (name, kind, data, validity or None, dictionary or None).
-type PyColumn = (String, &'static str, Py<PyBytes>, Option<Py<PyBytes>>, Option<Vec<String>>);
+type PyColumn = (
+    String,
+    &'static str,
+    Py<PyBytes>,
+    Option<Py<PyBytes>>,
+    Option<Vec<String>>,
+);
 
 #[pymethods]
 impl PacketTable {

@@ -198,7 +198,9 @@ pub fn duration_or_off<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duratio
         }
         fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
             if v {
-                Err(E::custom("true is not a duration: write one such as \"2 s\", or false (off)"))
+                Err(E::custom(
+                    "true is not a duration: write one such as \"2 s\", or false (off)",
+                ))
             } else {
                 Ok(None)
             }
@@ -272,13 +274,19 @@ mod tests {
             every: Option<Duration>,
         }
         let read = |text: &str| toml::from_str::<Probe>(text).map(|p| p.every);
-        assert_eq!(read("every = \"2 s\"").unwrap(), Some(Duration(2_000_000_000)));
+        assert_eq!(
+            read("every = \"2 s\"").unwrap(),
+            Some(Duration(2_000_000_000))
+        );
         assert_eq!(read("every = false").unwrap(), None);
         assert_eq!(read("").unwrap(), None);
         let wrong = read("every = true").unwrap_err().to_string();
         assert!(wrong.contains("true is not a duration"), "{wrong}");
         let wrong = read("every = 2").unwrap_err().to_string();
-        assert!(wrong.contains("a duration such as \"2 s\", or false (off)"), "{wrong}");
+        assert!(
+            wrong.contains("a duration such as \"2 s\", or false (off)"),
+            "{wrong}"
+        );
     }
 
     #[test]

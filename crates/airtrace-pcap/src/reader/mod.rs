@@ -11,7 +11,7 @@ mod pcapng;
 use std::fs::File;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{ErrorKind, Place, ReadError};
 use crate::input::Input;
@@ -190,6 +190,8 @@ enum Parser {
 /// ```
 pub struct CaptureReader {
     file: String,
+    /// The regular file it was opened from, if it was ([`CaptureReader::regular_file`]).
+    regular_file: Option<PathBuf>,
     input: Input,
     compressed: bool,
     file_len: Option<u64>,
@@ -224,7 +226,11 @@ impl CaptureReader {
             Ok((file, meta))
         });
         match opened {
-            Ok((file, meta)) => Self::start(name, Input::open(file, &meta), Some(meta.len())),
+            Ok((file, meta)) => {
+                let mut reader = Self::start(name, Input::open(file, &meta), Some(meta.len()))?;
+                reader.regular_file = meta.is_file().then(|| path.to_path_buf());
+                Ok(reader)
+            }
             Err(e) => Err(ReadError {
                 file: name,
                 place: Place::File,
@@ -265,6 +271,7 @@ impl CaptureReader {
         };
         Ok(CaptureReader {
             file,
+            regular_file: None,
             input,
             compressed,
             file_len,
@@ -279,6 +286,12 @@ impl CaptureReader {
             final_drops: None,
             damaged: None,
         })
+    }
+
+    /// The path of the regular file this reader was opened from, if it was one (not a
+    /// stream, a pipe or a device): a file that can be opened again, to read ahead.
+    pub fn regular_file(&self) -> Option<&Path> {
+        self.regular_file.as_deref()
     }
 
     /// The next packet record, `None` at the end of the file. After an error the reader
