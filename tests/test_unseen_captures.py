@@ -111,3 +111,34 @@ def test_two_captures_years_apart_in_one_file_are_a_jump_not_an_anomaly(tmp_path
     assert not trace.packets(columns=["time_anomaly"])["time_anomaly"].any()
     second = trace.connections.iloc[1]
     assert second["duration_s"] < 1 and second["handshake_rtt_s"] < 0.1
+
+
+def test_tcp_in_an_access_points_gre_tunnel_is_analysed(tmp_path: Path) -> None:
+    """Class 4: an Aruba access point's GRE tunnel to its controller carries the
+    clients' 802.11 frames; its 2,400 TCP frames read as "0 TCP"."""
+    import struct
+
+    from pcapgen import _checksum
+
+    def in_aruba_gre(ip_packet: bytes) -> bytes:
+        wlan = b"\x08\x01\x00\x00" + b"\x02\0\0\0\0\xaa" + b"\x02\0\0\0\0\xbb" + b"\x02\0\0\0\0\xaa" + b"\x10\x00"
+        inner = struct.pack("!HH", 0, 0x8210) + wlan + b"\xaa\xaa\x03\0\0\0\x08\x00" + ip_packet
+        outer = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(inner), 0, 0, 64, 47, 0, bytes([192, 0, 2, 1]),
+                            bytes([192, 0, 2, 2]))
+        outer = outer[:10] + struct.pack("!H", _checksum(outer)) + outer[12:]
+        return ethernet(outer + inner)
+
+    c = Capture()
+    for k, seg in enumerate([
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN),
+        ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK),
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK),
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK | PSH, payload=b"x" * 500),
+        ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 501, ACK),
+    ]):
+        c.add(0.01 * k, in_aruba_gre(seg))
+    trace = airtrace.read(c.write(tmp_path / "aruba-gre.pcap"))
+    assert trace.report["tcp_frames"] == 5
+    (row,) = trace.connections.to_dict("records")
+    assert (row["a"], row["b"]) == (f"{CLIENT}:1000", f"{SERVER}:80")
+    assert row["a_to_b.data_bytes"] == 500 and row["handshake_rtt_s"] is not None

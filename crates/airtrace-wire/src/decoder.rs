@@ -8,7 +8,7 @@
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
-use crate::{dsr, ethernet, fast, gtp, ieee80211, ipv4, ipv6, tcp, udp};
+use crate::{dsr, ethernet, fast, gre, gtp, ieee80211, ipv4, ipv6, tcp, udp};
 
 /// What the decoder knows about the bytes still in scope.
 pub(crate) struct Cx<'a> {
@@ -46,6 +46,8 @@ pub(crate) enum Next {
     /// as carried by Ethernet, VLAN tags, SLL and SNAP. `layer` names the header that
     /// carried the value, for the `Unsupported` stop.
     Ether { ty: u16, off: usize, layer: Layer },
+    /// An Ethernet header (IEEE 802.3 clause 3.2), inside a tunnel.
+    Ethernet(usize),
     /// An IEEE 802.2 LLC header.
     Llc(usize),
     /// An IEEE 802.11 MAC header.
@@ -79,6 +81,7 @@ pub(crate) fn run(mut next: Next, cx: &mut Cx<'_>, out: &mut Decoded) {
         let step = match next {
             Next::Done => return,
             Next::Ether { ty, off, layer } => ethernet::ether_type(ty, off, layer, cx),
+            Next::Ethernet(off) => ethernet::header(off, cx),
             Next::Llc(off) => ethernet::llc(off, cx),
             Next::Wlan(off) => ieee80211::decode(off, cx, out),
             Next::Ip { off, layer } => ip_by_version(off, layer, cx),
@@ -138,6 +141,7 @@ pub(crate) fn payload(
         proto::TCP => tcp::decode(off, cx, out),
         proto::UDP => udp::decode(off, cx, out),
         dsr::PROTO => dsr::decode(off, cx, out),
+        gre::PROTO => gre::decode(off, cx, out),
         proto::IPV4 => {
             enter_tunnel(out);
             Ok(Next::Ipv4(off))

@@ -28,10 +28,16 @@ const MIN_ETHER_TYPE: u16 = 0x0600;
 /// An Ethernet header: destination, source, EtherType or length (IEEE 802.3 clause 3.2).
 #[inline(always)]
 pub(crate) fn start(cx: &Cx<'_>) -> Result<Next, Stop> {
-    let h = need::<14>(cx.f, 0, Layer::Link)?;
+    header(0, cx)
+}
+
+/// An Ethernet header at `off`: the frame's own, or one a tunnel carries.
+#[inline(always)]
+pub(crate) fn header(off: usize, cx: &Cx<'_>) -> Result<Next, Stop> {
+    let h = need::<14>(cx.f, off, Layer::Link)?;
     Ok(Next::Ether {
         ty: be16([h[12], h[13]]),
-        off: 14,
+        off: off + 14,
         layer: Layer::Link,
     })
 }

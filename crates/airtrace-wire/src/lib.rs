@@ -21,8 +21,8 @@
 //! - `linktype`: [`LinkType`], its names, and the first header of each link type.
 //! - `ethernet` (Ethernet II, 802.3, VLAN, MPLS, PPPoE, LLC/SNAP), `sll` (Linux cooked
 //!   v1/v2), `loopback` (NULL, LOOP), `ppp`, `fddi`, `radiotap`, `ieee80211`.
-//! - `ipv4`, `ipv6` (with extension headers), `gtp` (GTP-U tunnels), `tcp` (with
-//!   options), `udp`.
+//! - `ipv4`, `ipv6` (with extension headers), `gtp` (GTP-U tunnels), `gre` (GRE
+//!   tunnels: IP, Ethernet, ERSPAN, Aruba's 802.11), `tcp` (with options), `udp`.
 //! - `fast`: the fast path, which decodes the common stacks straight through before the
 //!   general decoder is tried (see "Speed" below).
 //! - `decoder`: the loop that runs the layers: each reads its header and names the next.
@@ -116,6 +116,7 @@ mod dsr;
 mod ethernet;
 mod fast;
 mod fddi;
+mod gre;
 mod gtp;
 mod ieee80211;
 mod ipv4;
