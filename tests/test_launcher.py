@@ -111,7 +111,12 @@ SCENARIOS = {
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_simulate_output_is_the_python_command_lines(name: str, json_flag: list[str], tmp_path: Path) -> None:
     code, out, err = assert_same(["simulate", str(ROOT / "scenarios" / f"{name}.toml"), *SCENARIOS[name], *json_flag], tmp_path)
-    assert (code, err) == (0, b"") and out
+    assert (code, err) == (0, NO_BUNDLE) and out
+    assert list(tmp_path.iterdir()) == [], "nothing written without --out"
+
+
+#: What a run without --out says (issue 17 item 4: it used to say nothing).
+NO_BUNDLE = b"airtrace: no bundle written (--out DIR keeps the captures, logs and summary)\n"
 
 
 def test_simulate_writes_the_same_bundle_and_says_so(tmp_path: Path) -> None:

@@ -602,6 +602,8 @@ def _simulate(args: argparse.Namespace) -> int:
         sys.stdout.write(_summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+    else:
+        print(f"{PROG}: no bundle written (--out DIR keeps the captures, logs and summary)", file=sys.stderr)
     return 0
 
 

@@ -107,11 +107,16 @@ pub fn run(cmd: &Simulate) -> io::Result<u8> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
-    if let Some(out) = &cmd.out {
-        eprintln!("{PROG}: wrote {out}");
+    match &cmd.out {
+        Some(out) => eprintln!("{PROG}: wrote {out}"),
+        None => eprintln!("{PROG}: {NO_BUNDLE}"),
     }
     Ok(0)
 }
+
+/// What a run without `--out` says: that it kept nothing, and how to keep it (the same
+/// words as python/airtrace/cli.py's).
+const NO_BUNDLE: &str = "no bundle written (--out DIR keeps the captures, logs and summary)";
 
 /// The run, stopped when `signals` note a signal; the error as the Python command line
 /// words it.
