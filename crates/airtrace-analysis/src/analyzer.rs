@@ -139,6 +139,7 @@ impl Analyzer {
         ann.dir = d as u8;
 
         let may_repeat = conn.may_repeat(d, tcp);
+        let rtt = conn.handshake_rtt_ns();
         let dir = &mut conn.dirs[d];
         if mac_retry {
             dir.m.packets += 1;
@@ -147,7 +148,7 @@ impl Analyzer {
         }
         if dir
             .recent
-            .is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat)
+            .is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat, rtt)
         {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;

@@ -335,6 +335,12 @@ impl Conn {
         }
     }
 
+    /// The handshake's round-trip time, ns, once seen: the whole path's at any capture
+    /// point (SYN to the ACK of the SYN/ACK).
+    pub(crate) fn handshake_rtt_ns(&self) -> Option<i64> {
+        self.handshake_rtt_ns
+    }
+
     /// Frees the memory of a finished connection kept only as a slot to reuse.
     pub(crate) fn release(&mut self) {
         for d in &mut self.dirs {

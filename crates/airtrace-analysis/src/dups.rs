@@ -8,15 +8,34 @@
 
 use rustc_hash::FxHashMap;
 
-use airtrace_wire::{Ip, Tcp, Wlan};
+use airtrace_wire::{tcp_flags, Ip, Tcp, Wlan};
 
 /// How many recent packets of a direction a new packet is compared with.
 const RECENT: usize = 8;
-/// Copies of a packet without an IP ID (IPv6, or IPv4 ID 0) count as duplicates
-/// only this close together: otherwise identical pure ACKs would be taken for copies.
-const NO_ID_WINDOW_NS: i64 = 50_000;
-/// Copies with an IP ID count as duplicates up to this far apart.
-const ID_WINDOW_NS: i64 = 2_000_000_000;
+/// Identical pure ACKs without an IP ID (IPv6, or IPv4 ID 0) count as copies only this
+/// close together: a receiver sends identical duplicate ACKs microseconds apart.
+const PURE_ACK_WINDOW_NS: i64 = 50_000;
+/// Copies that carry something a resent packet would change (an IP ID, a TCP
+/// timestamp) count up to this far apart: the smallest retransmission timeout of common
+/// stacks (Linux's 200 ms `TCP_RTO_MIN`). Capture hardware and mirror ports deliver
+/// their copies within milliseconds (5 ms in tcptrace's hardware_dups); a server that
+/// resends a FIN with its old IP ID does so after an RTO (0.31 s and more, issue 18).
+const MARKED_WINDOW_NS: i64 = 200_000_000;
+
+/// How far apart two identical packets may be and still be one packet captured twice
+/// (issue 18, class 2). `marked`: the packet carries an IP ID or a TCP timestamp.
+/// Unmarked data counts as copied within half the connection's round-trip time
+/// (`rtt_ns`, the handshake's, the whole path's at any capture point): a sender cannot
+/// resend before it could learn of a loss; router and span-port copies come 30–117 µs
+/// apart. Without a known RTT, or for pure ACKs, 50 µs.
+fn copy_window(marked: bool, pure_ack: bool, rtt_ns: Option<i64>) -> i64 {
+    match rtt_ns {
+        _ if pure_ack && !marked => PURE_ACK_WINDOW_NS,
+        _ if marked => MARKED_WINDOW_NS,
+        Some(rtt) => (rtt / 2).clamp(PURE_ACK_WINDOW_NS, MARKED_WINDOW_NS),
+        None => PURE_ACK_WINDOW_NS,
+    }
+}
 
 /// The last few packets of one direction, to recognise repeats. Each packet is
 /// remembered as a 64-bit hash of (sequence number, IP ID, ACK, segment length,
@@ -31,9 +50,10 @@ pub(crate) struct RecentPackets {
 }
 
 impl RecentPackets {
-    /// True if this packet repeats one of the recent packets of the same direction;
-    /// otherwise remembers it. `may_repeat` false (the packet brings new data or a
-    /// new acknowledgment) skips the comparison.
+    /// True if this packet repeats one of the recent packets of the same direction
+    /// within [`copy_window`] (`rtt_ns`: the connection's round-trip time, if known);
+    /// otherwise remembers it. `may_repeat` false (the packet brings new data or a new
+    /// acknowledgment) skips the comparison.
     #[inline]
     pub(crate) fn is_capture_duplicate(
         &mut self,
@@ -42,6 +62,7 @@ impl RecentPackets {
         payload: &[u8],
         ts: i64,
         may_repeat: bool,
+        rtt_ns: Option<i64>,
     ) -> bool {
         let sack = if tcp.sack_count > 0 {
             (tcp.sack[0].0 as u64) << 32 | tcp.sack[0].1 as u64
@@ -61,11 +82,13 @@ impl RecentPackets {
         let hash = words.iter().fold(0u64, |h, &w| {
             (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
         });
-        let window = if ip.id != 0 {
-            ID_WINDOW_NS
-        } else {
-            NO_ID_WINDOW_NS
-        };
+        let pure_ack = tcp.payload_len == 0
+            && tcp.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0;
+        let window = copy_window(
+            ip.id != 0 || (tcp.timestamps.is_some() && !pure_ack),
+            pure_ack,
+            rtt_ns,
+        );
         if may_repeat {
             for i in 0..self.len as usize {
                 if self.hashes[i] == hash && ts - self.ts[i] <= window {
@@ -132,8 +155,8 @@ mod tests {
             id: 77,
             ..Default::default()
         };
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 0, true));
-        assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 2_000, true));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 0, true, None));
+        assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 10), b"0123456789", 2_000, true, None));
     }
 
     #[test]
@@ -147,7 +170,8 @@ mod tests {
             &tcp(1, 1, 10),
             b"x",
             0,
-            true
+            true,
+            None
         ));
         assert!(!r.is_capture_duplicate(
             &Ip {
@@ -157,7 +181,8 @@ mod tests {
             &tcp(1, 1, 10),
             b"x",
             200_000_000,
-            true
+            true,
+            None
         ));
     }
 
@@ -165,9 +190,47 @@ mod tests {
     fn identical_acks_without_ip_id_are_duplicates_only_when_close() {
         let mut r = RecentPackets::default();
         let ip = Ip::default();
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 0, true));
-        assert!(r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 10_000, true));
-        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 1_000_000, true));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 0, true, None));
+        assert!(r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 10_000, true, None));
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 5, 0), b"", 1_000_000, true, None));
+    }
+
+    #[test]
+    fn a_resent_fin_that_keeps_its_ip_id_is_no_copy() {
+        // A server resending its FIN with the original IP ID, no timestamps, after
+        // 0.31, 0.61, 1.21 s (issue 18): the RTT is 20 ms, the window 10 ms.
+        let mut r = RecentPackets::default();
+        let ip = Ip {
+            id: 4242,
+            ..Default::default()
+        };
+        let fin = Tcp {
+            flags: 0x11,
+            ..tcp(9, 9, 0)
+        };
+        let rtt = Some(20_000_000);
+        assert!(!r.is_capture_duplicate(&ip, &fin, b"", 0, true, rtt));
+        for t in [310_000_000, 610_000_000, 1_210_000_000] {
+            assert!(!r.is_capture_duplicate(&ip, &fin, b"", t, true, rtt), "{t}");
+        }
+        assert!(
+            !r.is_capture_duplicate(&ip, &fin, b"", 1_500_000_000, true, None),
+            "200 ms without an RTT"
+        );
+    }
+
+    #[test]
+    fn span_port_copies_without_ip_id_are_caught_within_half_an_rtt() {
+        // Router or span-port copies 30-117 µs apart, IP ID 0 (issue 18).
+        let mut r = RecentPackets::default();
+        let ip = Ip::default();
+        let rtt = Some(5_000_000);
+        assert!(!r.is_capture_duplicate(&ip, &tcp(1, 1, 100), b"data", 0, true, rtt));
+        assert!(r.is_capture_duplicate(&ip, &tcp(1, 1, 100), b"data", 117_000, true, rtt));
+        assert!(
+            !r.is_capture_duplicate(&ip, &tcp(1, 1, 100), b"data", 3_000_000, true, rtt),
+            "a retransmission"
+        );
     }
 
     #[test]
