@@ -10,7 +10,7 @@ use airtrace_link::queue::QueueLimit;
 use airtrace_link::rlp::{GsmRlp, RlpConfig};
 use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
-use airtrace_tcp::{Config, Variant};
+use airtrace_tcp::{CcAlgorithm, Config, Variant};
 
 use airtrace_net::mobility::random_waypoint::RandomWaypoint;
 use airtrace_net::mobility::setdest::MovementFile;
@@ -415,8 +415,27 @@ fn direction(
     Ok(dir.with_mtu(Some(spec.mtu.map_or(DEFAULT_MTU, |m| m.0 as u32) as usize)))
 }
 
+/// The TCP configuration the simulator gives a flow: [`tcp_config`] with the
+/// congestion control `cc` names (`reno` or `cubic`; any other name is refused, in one
+/// line). Absent, Reno's AIMD, as before `cc` selected anything in the simulator,
+/// whatever the kernel's default (the emulator's: cubic unless `variant` is given).
+pub fn sim_tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
+    let mut c = tcp_config(spec)?;
+    if let Some(name) = spec.and_then(|s| s.cc.as_deref()) {
+        c.cc = CcAlgorithm::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown congestion control {name:?} for the simulator ({}; bbr is not yet modelled)",
+                CcAlgorithm::NAMES
+            )
+        })?;
+    }
+    Ok(c)
+}
+
 /// The TCP configuration of a flow: its profile (default `linux`) with the
-/// scenario's overrides applied, checked.
+/// scenario's overrides applied, checked. `cc` is not read here (the emulator, which
+/// calls this too, hands any kernel name to the kernel): the simulator's congestion
+/// control is [`sim_tcp_config`]'s.
 pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     let default = TcpSpec::default();
     let spec = spec.unwrap_or(&default);
@@ -499,4 +518,36 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_cc(cc: Option<&str>) -> Result<Config, String> {
+        sim_tcp_config(Some(&TcpSpec {
+            cc: cc.map(str::to_string),
+            ..TcpSpec::default()
+        }))
+    }
+
+    #[test]
+    fn cc_selects_the_simulated_congestion_control() {
+        assert_eq!(with_cc(None).unwrap().cc, CcAlgorithm::Reno);
+        assert_eq!(sim_tcp_config(None).unwrap().cc, CcAlgorithm::Reno);
+        // The emulator's reading passes any kernel name through.
+        let bbr = TcpSpec {
+            cc: Some("bbr".into()),
+            ..TcpSpec::default()
+        };
+        assert_eq!(tcp_config(Some(&bbr)).unwrap().cc, CcAlgorithm::Reno);
+        assert_eq!(with_cc(Some("reno")).unwrap().cc, CcAlgorithm::Reno);
+        assert_eq!(with_cc(Some("cubic")).unwrap().cc, CcAlgorithm::Cubic);
+        let e = with_cc(Some("bbr")).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown congestion control \"bbr\" for the simulator (reno, cubic; bbr is not yet modelled)"
+        );
+        assert!(!e.contains('\n'));
+    }
 }

@@ -480,7 +480,7 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
     let isn = (rng.random::<u32>(), rng.random::<u32>());
     let ts_offsets = (rng.random::<u32>(), rng.random::<u32>());
     let transport = if spec.app.is_tcp() {
-        let config = build::tcp_config(spec.tcp.as_ref())?;
+        let config = build::sim_tcp_config(spec.tcp.as_ref())?;
         Transport::Tcp {
             a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
             b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),

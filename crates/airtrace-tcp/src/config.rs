@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cc::CcAlgorithm;
+
 /// Loss recovery / congestion-control variant of the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,6 +62,14 @@ pub struct Config {
     /// SACK-permitted is sent (and accepted) only by `Variant::Sack` endpoints, so a
     /// SACK receiver needs `Variant::Sack` too.
     pub variant: Variant,
+    /// Congestion control (Linux's `TCP_CONGESTION`): how cwnd grows and what
+    /// ssthresh a congestion event sets; [`variant`](Config::variant) is the loss
+    /// recovery around it. [`CcAlgorithm::Reno`] (the default, and both presets'):
+    /// RFC 5681 AIMD, ssthresh = max(FlightSize/2, 2·SMSS), exactly what every
+    /// endpoint did before this field existed. [`CcAlgorithm::Cubic`]: RFC 9438 (see
+    /// [`cc::cubic`](crate::cc::cubic)).
+    #[serde(default)]
+    pub cc: CcAlgorithm,
     /// The MSS option value this endpoint announces (1460 on Ethernet). The payload
     /// per segment (SMSS) is min(own, peer's) minus 12 when timestamps are in use, as
     /// in Linux: 1460 becomes 1448.
@@ -134,6 +144,7 @@ impl Config {
     pub fn linux() -> Self {
         Config {
             variant: Variant::Sack,
+            cc: CcAlgorithm::Reno,
             mss: 1460,
             initial_cwnd_segments: 10,
             sndbuf: 128 * 1024,
@@ -171,6 +182,7 @@ impl Config {
     pub fn bsd() -> Self {
         Config {
             variant: Variant::Reno,
+            cc: CcAlgorithm::Reno,
             mss: 1460,
             initial_cwnd_segments: 1,
             sndbuf: 16 * 1024,

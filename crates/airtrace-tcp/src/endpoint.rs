@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
 use crate::config::{Config, Variant};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
 
@@ -206,8 +207,9 @@ pub struct Endpoint {
     force_rtx: bool,
     cwnd: u32,
     ssthresh: u32,
-    /// RFC 3465 byte counter for congestion avoidance.
-    ca_acked: u32,
+    /// The congestion-control algorithm's state ([`Config::cc`]): it returns ssthresh
+    /// on a congestion event and grows cwnd on ACKs.
+    cc: CongestionControl,
     phase: Phase,
     /// The current Loss phase began with a timeout (RFC 5681 §3.1: ssthresh is held on
     /// later timeouts of the same data).
@@ -320,7 +322,7 @@ impl Endpoint {
             force_rtx: false,
             cwnd,
             ssthresh: INITIAL_SSTHRESH,
-            ca_acked: 0,
+            cc: CongestionControl::new(cfg.cc),
             phase: Phase::Open,
             loss_by_rto: false,
             dupacks: 0,
@@ -772,7 +774,7 @@ impl Endpoint {
         };
         if seq::gt(ack, self.snd_una) {
             self.on_new_ack(now, seg, new_sack);
-            self.on_ece(seg);
+            self.on_ece(now, seg);
         } else if ack == self.snd_una
             && seg.len == 0
             && !seg.flags.contains(Flags::FIN)
@@ -780,24 +782,25 @@ impl Endpoint {
             && self.snd_max != self.snd_una
         {
             // RFC 5681 §2: DUPLICATE ACKNOWLEDGMENT (a)–(e).
-            self.on_dupack(new_sack);
-            self.on_ece(seg);
+            self.on_dupack(now, new_sack);
+            self.on_ece(now, seg);
         } else {
             if new_sack && self.phase == Phase::Recovery {
                 self.mark_lost_by_sack();
             }
-            self.on_ece(seg);
+            self.on_ece(now, seg);
         }
     }
 
-    /// RFC 3168 §6.1.2: on ECN-Echo, halve the window as for a loss (ssthresh =
-    /// max(FlightSize/2, 2·SMSS), cwnd = ssthresh; RFC 5681 eq. (4)) without
+    /// RFC 3168 §6.1.2: on ECN-Echo, reduce the window as for a loss (ssthresh from
+    /// the congestion control, Reno's max(FlightSize/2, 2·SMSS) of RFC 5681 eq. (4) or
+    /// CUBIC's cwnd·β; cwnd = ssthresh) without
     /// retransmitting, at most once per window of data: ECE on ACKs that do not cover
     /// more than `ecn_recover` (snd_max at the last reduction, or at the start of a
     /// loss recovery, which reduced the window already) is ignored, and so is ECE
     /// during a recovery or the Loss phase. Called after the ACK is processed, so the
     /// ACK that carries ECE never grows cwnd. The next new data segment carries CWR.
-    fn on_ece(&mut self, seg: &Segment) {
+    fn on_ece(&mut self, now: i64, seg: &Segment) {
         if !self.ecn_ok || !seg.flags.contains(Flags::ECE) {
             return;
         }
@@ -806,9 +809,10 @@ impl Endpoint {
         {
             return;
         }
-        self.ssthresh = (self.flight_size() / 2).max(2 * self.smss);
+        let fs = self.flight_size();
+        self.ssthresh = self.cc_ssthresh(now, fs);
         self.cwnd = self.ssthresh;
-        self.ca_acked = 0;
+        self.cc_event(now, CaEvent::Cwr);
         self.ecn_recover = self.snd_max;
         self.ece_cut = Some(self.snd_max);
         self.cwr_pending = true;
@@ -1044,17 +1048,17 @@ impl Endpoint {
                 }
             },
             Phase::Loss => {
-                self.grow_cwnd(acked, flight_before);
+                self.grow_cwnd(now, acked, flight_before);
                 if seq::ge(ack, self.recover) {
                     self.loss_by_rto = false;
                     self.phase = self.calm_phase();
                 }
             }
             Phase::Open | Phase::Disorder => {
-                self.grow_cwnd(acked, flight_before);
+                self.grow_cwnd(now, acked, flight_before);
                 self.phase = self.calm_phase();
                 if new_sack && self.sack_ok {
-                    self.maybe_enter_sack_recovery();
+                    self.maybe_enter_sack_recovery(now);
                 }
             }
         }
@@ -1096,34 +1100,56 @@ impl Endpoint {
         self.phase = self.calm_phase();
     }
 
-    /// RFC 5681 §3.1 slow start and congestion avoidance: with
-    /// [`Config::byte_counting`], RFC 3465 byte counting (slow start: + min(acked,
-    /// 2·SMSS); avoidance: + SMSS once a cwnd's worth is acked); without, per ACK as
-    /// 4.4BSD and ns-3 do (slow start: + SMSS; avoidance: + max(1, SMSS²/cwnd)). cwnd only
-    /// grows while it limits the sender (flight + SMSS > cwnd before the ACK), as
+    /// Slow start and congestion avoidance, by the congestion control
+    /// ([`CongestionOps::cong_avoid`]; Reno's: RFC 5681 §3.1, with
+    /// [`Config::byte_counting`] as RFC 3465, or per ACK as 4.4BSD and ns-3 do). cwnd
+    /// only grows while it limits the sender (flight + SMSS > cwnd before the ACK), as
     /// Linux's `tcp_is_cwnd_limited`, so an rwnd- or application-limited sender does
     /// not inflate it without bound.
-    fn grow_cwnd(&mut self, acked: u32, flight_before: u32) {
+    fn grow_cwnd(&mut self, now: i64, acked: u32, flight_before: u32) {
         if flight_before + self.smss <= self.cwnd {
             return;
         }
-        if !self.cfg.byte_counting {
-            self.cwnd += if self.cwnd < self.ssthresh {
-                self.smss
-            } else {
-                (self.smss * self.smss / self.cwnd.max(1)).max(1)
-            };
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            self.cwnd += acked.min(2 * self.smss);
+        let ctx = self.cc_context(now, 0);
+        self.cwnd = self.cc.cong_avoid(&ctx, acked);
+    }
+
+    /// What the congestion control may read now; `flight_size` for a loss response.
+    fn cc_context(&self, now: i64, flight_size: u32) -> CcContext {
+        // During a Reno or NewReno fast recovery cwnd is inflated by the duplicate
+        // ACKs (RFC 5681 §3.2 step 4): the window the algorithm sees is ssthresh.
+        let cwnd = if self.phase == Phase::Recovery {
+            self.cwnd.min(self.ssthresh)
         } else {
-            self.ca_acked += acked;
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd += self.smss;
-            }
+            self.cwnd
+        };
+        CcContext {
+            now_ns: now,
+            smss: self.smss,
+            cwnd,
+            ssthresh: self.ssthresh,
+            flight_size,
+            srtt_ns: self.srtt,
+            byte_counting: self.cfg.byte_counting,
         }
+    }
+
+    /// The algorithm's ssthresh after a congestion event, `fs` the flight size to
+    /// halve (RFC 5681 eq. (4) for Reno).
+    fn cc_ssthresh(&mut self, now: i64, fs: u32) -> u32 {
+        let ctx = self.cc_context(now, fs);
+        self.cc.ssthresh(&ctx)
+    }
+
+    /// Tells the algorithm the window was reduced.
+    fn cc_event(&mut self, now: i64, ev: CaEvent) {
+        let ctx = self.cc_context(now, 0);
+        self.cc.cwnd_event(&ctx, ev);
+    }
+
+    /// The congestion control's state (see [`Config::cc`]).
+    pub fn congestion_control(&self) -> &CongestionControl {
+        &self.cc
     }
 
     /// RFC 6582 §3.2 step 1 and §4.1 (also used by Tahoe, as ns-2's `bug_fix_`, and by
@@ -1149,7 +1175,7 @@ impl Endpoint {
         }
     }
 
-    fn on_dupack(&mut self, new_sack: bool) {
+    fn on_dupack(&mut self, now: i64, new_sack: bool) {
         self.stats.dupacks_received += 1;
         self.dupacks += 1;
         match self.phase {
@@ -1173,22 +1199,22 @@ impl Endpoint {
         let thresh = self.cfg.dupack_threshold;
         let lost_by_sack = self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
         if (self.dupacks >= thresh || lost_by_sack) && self.may_fast_retransmit() {
-            self.enter_fast_retransmit();
+            self.enter_fast_retransmit(now);
         }
     }
 
     /// RFC 6675 §5 (4): IsLost(HighACK + 1) can start recovery on a new ACK too.
-    fn maybe_enter_sack_recovery(&mut self) {
+    fn maybe_enter_sack_recovery(&mut self, now: i64) {
         let thresh = self.cfg.dupack_threshold;
         if self.sacked_bytes > (thresh - 1) * self.smss
             && self.rtx.front().is_some_and(|s| s.flags & SACKED == 0)
             && self.may_fast_retransmit()
         {
-            self.enter_fast_retransmit();
+            self.enter_fast_retransmit(now);
         }
     }
 
-    fn enter_fast_retransmit(&mut self) {
+    fn enter_fast_retransmit(&mut self, now: i64) {
         self.stats.fast_retransmits += 1;
         let mut fs = self.flight_size();
         if self.cfg.ssthresh_from_pipe {
@@ -1210,11 +1236,11 @@ impl Endpoint {
             .take()
             .is_some_and(|c| seq::lt(self.snd_una, c));
         if !halved_for_ece {
-            self.ssthresh = (fs / 2).max(2 * self.smss);
+            self.ssthresh = self.cc_ssthresh(now, fs);
         }
+        self.cc_event(now, CaEvent::Recovery);
         self.recover = self.snd_max;
         self.recover_after_go_back_n = self.cfg.variant == Variant::Tahoe;
-        self.ca_acked = 0;
         self.partial_acks = 0;
         self.timing = None; // Karn: the timed segment may be retransmitted.
         match self.cfg.variant {
@@ -1265,10 +1291,11 @@ impl Endpoint {
         }
         self.backoff = self.backoff.saturating_add(1);
         if !(self.phase == Phase::Loss && self.loss_by_rto) {
-            self.ssthresh = (self.flight_size() / 2).max(2 * self.smss);
+            let fs = self.flight_size();
+            self.ssthresh = self.cc_ssthresh(now, fs);
         }
+        self.cc_event(now, CaEvent::Loss);
         self.cwnd = self.smss;
-        self.ca_acked = 0;
         self.recover = self.snd_max;
         self.recover_after_go_back_n = true;
         self.phase = Phase::Loss;

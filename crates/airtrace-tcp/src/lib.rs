@@ -39,6 +39,10 @@
 //!   with Linux's option layout ([`Options::encode`]), [`SackBlocks`].
 //! - [`config`]: [`Config`] with the [`Config::linux`] and [`Config::bsd`] presets,
 //!   [`Variant`] (Tahoe, Reno, NewReno, SACK), [`RtoConfig`], [`DelayedAck`].
+//! - [`cc`]: congestion control as a small trait ([`cc::CongestionOps`]: `ssthresh`,
+//!   `cong_avoid`, `cwnd_event`, as Linux names them), one file per algorithm:
+//!   [`cc::reno`] (the default) and [`cc::cubic`] (RFC 9438), selected by
+//!   [`Config::cc`] ([`CcAlgorithm`]).
 //! - [`endpoint`]: [`Endpoint`] (start here: handshake, sender, receiver, timers),
 //!   [`SenderState`] (what the bundle's `tcpstate` samples), [`Phase`] (Linux's
 //!   `tcp_ca_state`), [`Stats`].
@@ -50,9 +54,13 @@
 //!   retransmission with backoff; FIN in both directions. The application at either
 //!   end closes its side as soon as it reads the peer's FIN (a bulk sink), so a bulk
 //!   transfer ends with both ends [`closed`](Endpoint::is_closed).
-//! - Congestion control, RFC 5681: slow start with RFC 3465 byte counting (L = 2·SMSS),
-//!   congestion avoidance by byte counting (cwnd grows by one SMSS per cwnd of bytes
-//!   acknowledged); cwnd grows only while it limits the sender.
+//! - Congestion control, RFC 5681 (`cc = reno`, the default): slow start with RFC 3465
+//!   byte counting (L = 2·SMSS), congestion avoidance by byte counting (cwnd grows by
+//!   one SMSS per cwnd of bytes acknowledged); cwnd grows only while it limits the
+//!   sender. Or CUBIC, RFC 9438 (`cc = cubic`): β = 0.7, C = 0.4, the Reno-friendly
+//!   region, fast convergence, the epoch restarted after a timeout; Reno's slow start
+//!   (no HyStart++). The algorithm sets ssthresh on a congestion event and grows cwnd;
+//!   the loss recovery ([`Variant`]) around it is the same for both.
 //! - Loss recovery by [`Variant`]: Tahoe (ns-2's: fast retransmit, cwnd = 1 SMSS,
 //!   go-back-N), Reno (RFC 5681 §3.2), NewReno (RFC 6582, partial ACKs, `recover`,
 //!   "Impatient" timer), SACK (RFC 6675 scoreboard, IsLost, pipe, NextSeg rule 1; no
@@ -62,8 +70,8 @@
 //! - Retransmission timer, RFC 6298: SRTT/RTTVAR in integer nanoseconds, RTO = SRTT +
 //!   max(G, 4·RTTVAR) clamped to [min, max], exponential backoff capped by
 //!   `max_backoff_shift` and `max_ns`, kept until a new RTT sample (Karn). On a
-//!   timeout: ssthresh = max(FlightSize/2, 2·SMSS) (held on a second timeout of the same
-//!   data), cwnd = 1 SMSS, everything outstanding and not SACKed is marked lost and
+//!   timeout: ssthresh from the congestion control (Reno: max(FlightSize/2, 2·SMSS);
+//!   held on a second timeout of the same data), cwnd = 1 SMSS, everything outstanding and not SACKed is marked lost and
 //!   resent from snd_una (go-back-N) as cwnd allows. The timer also restarts with a
 //!   fast retransmission, as in BSD and ns-2 (RFC 6298 (5.1) alone would leave it
 //!   running).
@@ -88,15 +96,15 @@
 //!   and SYN-ACK (ECE); new data segments are ECT(0) ([`Segment::ect`], never
 //!   retransmissions or pure ACKs); the simulator reports a CE mark with
 //!   [`Endpoint::on_segment_ce`]; the receiver sets ECE on every ACK until a segment
-//!   with CWR arrives; the sender answers ECE with ssthresh = max(FlightSize/2, 2·SMSS),
-//!   cwnd = ssthresh, once per window of data (a fast retransmit or a timeout counts as
+//!   with CWR arrives; the sender answers ECE with the congestion control's ssthresh
+//!   (Reno: max(FlightSize/2, 2·SMSS)), cwnd = ssthresh, once per window of data (a fast retransmit or a timeout counts as
 //!   that window's reduction), no retransmission, and CWR on its next new data segment
 //!   ([`Stats::ecn_reductions`]).
 //!
 //! # What is not modelled
 //!
 //! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK, spurious-timeout
-//! detection and undo (F-RTO, Eifel), RACK, PRR, CUBIC and other congestion controls,
+//! detection and undo (F-RTO, Eifel), RACK, PRR, HyStart++, BBR and other congestion controls,
 //! zero-window probes and the persist timer (the application reads at once, so the
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
 //! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),
@@ -119,12 +127,16 @@
 //! losses), `tests/rto.rs` (RFC 6298, Karn, BSD ticks, backoff caps),
 //! `tests/random_loss.rs` (property test), `tests/ecn.rs` (RFC 3168 negotiation, CE
 //! marks by a "mark CE on segment k" rule, ECE until CWR, one reduction per window),
+//! `tests/cubic.rs` (CUBIC's window after a loss against RFC 9438's W_cubic, fast
+//! convergence, the Reno-friendly region on a short RTT, the epoch after a timeout),
 //! `tests/speed.rs` (ignored; segments per second).
 
+pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod segment;
 
+pub use cc::{CcAlgorithm, CongestionControl};
 pub use config::{Config, DelayedAck, RtoConfig, Variant};
 pub use endpoint::{Endpoint, Phase, SenderState, Stats};
 pub use segment::{Flags, Options, SackBlocks, Segment};

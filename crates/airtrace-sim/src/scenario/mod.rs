@@ -478,9 +478,12 @@ pub struct TcpSpec {
     /// `tahoe`, `reno`, `newreno` or `sack`.
     #[serde(default)]
     pub variant: Option<String>,
-    /// The kernel congestion control the emulator sets on the flow's socket
-    /// (`TCP_CONGESTION`, e.g. `cubic`, `reno`, `bbr`). The simulator ignores it.
-    /// Default: `reno` when `variant` is given, else `cubic`.
+    /// The congestion control: the emulator sets it on the flow's socket
+    /// (`TCP_CONGESTION`, e.g. `cubic`, `reno`, `bbr`; its default: `reno` when
+    /// `variant` is given, else `cubic`), and the simulator models the same algorithm
+    /// when it is given (`reno`: RFC 5681 AIMD; `cubic`: RFC 9438; any other name is
+    /// refused). Absent, the simulator keeps its AIMD (`reno`), as before the key
+    /// selected anything, so existing scenarios give the same results.
     #[serde(default)]
     pub cc: Option<String>,
     #[serde(default)]
