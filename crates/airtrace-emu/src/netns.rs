@@ -34,10 +34,14 @@ fn dotted(a: [u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
-/// Runs `ip ARGS`, failing with its stderr on a non-zero exit.
+/// Runs `ip ARGS`, failing with its stderr on a non-zero exit. It runs in a process
+/// group of its own: a Ctrl-C at the terminal goes to the foreground group, and must
+/// not cut short the `ip netns del` of a teardown (the run sees the signal itself).
 pub fn ip(args: &[&str]) -> io::Result<String> {
+    use std::os::unix::process::CommandExt;
     let out = Command::new("ip")
         .args(args)
+        .process_group(0)
         .output()
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run `ip` (iproute2): {e}")))?;
     if !out.status.success() {

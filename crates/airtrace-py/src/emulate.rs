@@ -58,9 +58,13 @@ pub fn emulate(
         }
         Err(EmuError::Unsupported(m)) => Err(PyPermissionError::new_err(m)),
         Err(EmuError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
-        Err(EmuError::Interrupted) => Err(PyKeyboardInterrupt::new_err(
-            EmuError::Interrupted.to_string(),
-        )),
+        // The signal also tripped Python's own handler (the run's handler calls it):
+        // running it now raises its exception here, once, instead of again later
+        // inside the caller's `except KeyboardInterrupt`.
+        Err(EmuError::Interrupted) => Err(py
+            .check_signals()
+            .err()
+            .unwrap_or_else(|| PyKeyboardInterrupt::new_err(EmuError::Interrupted.to_string()))),
         Err(EmuError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
     }
 }
