@@ -44,6 +44,12 @@ def emulate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
 
+def end(*argv: str) -> None:
+    """Kills what an old emulator left running (by pid, whose command line is `argv`)."""
+    for pid in processes(*argv):
+        os.kill(pid, signal.SIGKILL)
+
+
 def namespaces(pid: int) -> list[str]:
     """The namespaces of the run in process `pid`."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
@@ -165,3 +171,55 @@ def test_a_signal_during_the_teardown_ends_the_run(tmp_path: Path, sig: signal.S
         assert processes("sleep", "987") == []
     finally:
         mark.unlink(missing_ok=True)
+
+
+def test_a_daemonized_command_ends_with_the_run(tmp_path: Path) -> None:
+    scenario, out = tmp_path / "scenario.toml", tmp_path / "bundle"
+    scenario.write_text(LONG)
+    try:
+        done = emulate(str(scenario), "--out", str(out), "--", "setsid", "-f", "sleep", "985")
+        assert done.returncode == 0, done.stderr
+        assert processes("sleep", "985") == [], "the daemonized command outlived the run"
+        assert "ended the processes left in namespace" in done.stderr and "(sleep 985)" in done.stderr
+        assert (out / "summary.json").is_file()
+    finally:
+        end("sleep", "985")
+
+
+def test_a_daemonized_server_ends_with_the_run(tmp_path: Path) -> None:
+    scenario, out = tmp_path / "scenario.toml", tmp_path / "bundle"
+    scenario.write_text(LONG)
+    try:
+        done = emulate(str(scenario), "--out", str(out), "--server", "setsid -f sleep 986", "--", "sleep", "0.5")
+        assert done.returncode == 0, done.stderr
+        assert processes("sleep", "986") == [], "the daemonized server outlived the run"
+        assert (out / "summary.json").is_file()
+    finally:
+        end("sleep", "986")
+
+
+def test_cleanup_ends_what_a_killed_run_daemonized(tmp_path: Path) -> None:
+    scenario, out = tmp_path / "scenario.toml", tmp_path / "bundle"
+    scenario.write_text(LONG)
+    command = ("sh", "-c", "setsid -f sleep 985; sleep 600")
+    run = start(scenario, out, "--server", "setsid -f sleep 986", "--", *command, output=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: processes("sleep", "985") and processes("sleep", "986"), timeout=20)
+        before = processes("sleep", "985") + processes("sleep", "986")
+        run.kill()
+        run.wait()
+        assert sorted(processes("sleep", "985") + processes("sleep", "986")) == sorted(before)
+        assert len(namespaces(run.pid)) == 2, "a SIGKILLed run leaves its namespaces"
+        done = emulate("--cleanup")
+        assert done.returncode == 0, done.stderr
+        assert "(sleep 985)" in done.stderr and "(sleep 986)" in done.stderr, done.stderr
+        assert f"removed namespace airtrace-{run.pid}-0-a" in done.stderr
+        wait_for(lambda: not processes("sleep", "985") and not processes("sleep", "986"), timeout=2)
+        assert not processes("sleep", "600"), "the command's own group ended too"
+        assert namespaces(run.pid) == []
+    finally:
+        if run.poll() is None:
+            run.kill()
+        emulate("--cleanup")
+        for argv in (("sleep", "985"), ("sleep", "986"), ("sleep", "600")):
+            end(*argv)

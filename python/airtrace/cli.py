@@ -759,7 +759,10 @@ def _emulate(args: argparse.Namespace) -> int:
                 print(f"{PROG}: error: emulate --cleanup takes no SCENARIO and no command", file=sys.stderr)
                 return 2
             removed = cleanup()
-            for name in removed:
+            for name, ended in removed:
+                if ended:
+                    procs = ", ".join(f"{pid} ({line})" for pid, line in ended)
+                    print(f"{PROG}: ended the processes left in namespace {name}: {procs}", file=sys.stderr)
                 print(f"{PROG}: removed namespace {name}", file=sys.stderr)
             if not removed:
                 print(f"{PROG}: nothing to clean up", file=sys.stderr)

@@ -70,10 +70,12 @@ def check_max_duration(seconds: object) -> None:
         raise ValueError(f"max duration {str(seconds)[:40]} s is not a time above 0 and at most 1e9 s")
 
 
-def cleanup() -> list[str]:
-    """Removes the namespaces (and devices) left by emulations that were killed."""
+def cleanup() -> list[tuple[str, list[tuple[int, str]]]]:
+    """Removes the namespaces (and devices) left by emulations that were killed, after
+    ending the processes still inside them (a user's command or server, and whatever they
+    daemonized). Returns (namespace, [(pid, command line), ...]) for each namespace."""
     try:
-        removed: list[str] = _core.emulate_cleanup()
+        removed = _core.emulate_cleanup()
     except PermissionError as e:
         raise EmulationUnsupported(str(e)) from None
     return removed

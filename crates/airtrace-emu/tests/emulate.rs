@@ -328,6 +328,53 @@ fn a_signal_while_a_connect_is_pending_stops_the_run_at_once() {
 }
 
 #[test]
+fn every_process_in_a_namespace_is_ended_and_nothing_else() {
+    require_root!();
+    use airtrace_emu::netns::ip;
+    let ns = format!("airtrace-test-contain-{}", std::process::id());
+    ip(&["netns", "add", &ns]).unwrap();
+    // A daemon (its own session, parent gone) and a process that ignores SIGTERM.
+    let status = Command::new("ip")
+        .args(["netns", "exec", &ns, "setsid", "-f", "sleep", "983"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut stubborn = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "sh",
+            "-c",
+            "trap '' TERM; exec sleep 984",
+        ])
+        .spawn()
+        .unwrap();
+    let mut outside = Command::new("sleep").arg("982").spawn().unwrap();
+    let t = Instant::now();
+    while airtrace_emu::contain::processes_in(&ns).unwrap().len() < 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the processes started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let ended = airtrace_emu::contain::end_all(&ns, Duration::from_millis(300)).unwrap();
+    let mut lines: Vec<&str> = ended.iter().map(|p| p.command.as_str()).collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["sleep 983", "sleep 984"]);
+    assert!(airtrace_emu::contain::processes_in(&ns).unwrap().is_empty());
+    stubborn.wait().unwrap();
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "a process outside the namespace was left alone"
+    );
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+    ip(&["netns", "del", &ns]).unwrap();
+}
+
+#[test]
 fn cleanup_after_sigkill() {
     require_root!();
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());

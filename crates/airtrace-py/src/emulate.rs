@@ -69,11 +69,23 @@ pub fn emulate(
     }
 }
 
+/// A namespace `emulate_cleanup` removed, and the processes (pid, command line) it
+/// ended there first.
+type Removed = (String, Vec<(u32, String)>);
+
 /// Removes the namespaces (and their devices) left by emulations whose process is
-/// gone. Returns their names.
+/// gone, after ending the processes inside them.
 #[pyfunction]
-pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
+pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<Removed>> {
     airtrace_emu::preflight().map_err(PyPermissionError::new_err)?;
-    py.detach(airtrace_emu::cleanup)
-        .map_err(|e| PyOSError::new_err(e.to_string()))
+    let removed = py
+        .detach(airtrace_emu::cleanup)
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok(removed
+        .into_iter()
+        .map(|r| {
+            let ended = r.processes.into_iter().map(|p| (p.pid, p.command));
+            (r.namespace, ended.collect())
+        })
+        .collect())
 }
