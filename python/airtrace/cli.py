@@ -284,7 +284,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     emulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
     emulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
-    emulate.add_argument("--cleanup", action="store_true", help="remove namespaces left by killed runs, then exit")
+    emulate.add_argument(
+        "--cleanup", action="store_true", help="end the processes and remove the namespaces left by killed runs, then exit"
+    )
     emulate.add_argument("--seed", type=_seed, help="use this seed instead of the scenario's")
     emulate.add_argument("--busy-poll", action="store_true", help="spin between deadlines (one core at 100%%)")
     emulate.add_argument(
