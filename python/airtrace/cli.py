@@ -289,7 +289,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     emulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
     emulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
-    emulate.add_argument("--cleanup", action="store_true", help="remove namespaces left by killed runs, then exit")
+    emulate.add_argument(
+        "--cleanup", action="store_true", help="end the processes and remove the namespaces left by killed runs, then exit"
+    )
     emulate.add_argument("--seed", type=_seed, help="use this seed instead of the scenario's")
     emulate.add_argument("--busy-poll", action="store_true", help="spin between deadlines (one core at 100%%)")
     emulate.add_argument(
@@ -815,7 +817,10 @@ def _emulate(args: argparse.Namespace) -> int:
                 print(f"{PROG}: error: emulate --cleanup takes no SCENARIO and no command", file=sys.stderr)
                 return 2
             removed = cleanup()
-            for name in removed:
+            for name, ended in removed:
+                if ended:
+                    procs = ", ".join(f"{pid} ({line})" for pid, line in ended)
+                    print(f"{PROG}: ended the processes left in namespace {name}: {procs}", file=sys.stderr)
                 print(f"{PROG}: removed namespace {name}", file=sys.stderr)
             if not removed:
                 print(f"{PROG}: nothing to clean up", file=sys.stderr)

@@ -40,10 +40,12 @@ def emulate(
 
     The bundle (captures taken by the forwarder, link log, TCP_INFO log, summary.json,
     meta.json with `"source": "emulation"`) is written to `out`, atomically. SIGINT
-    and SIGTERM stop the run, remove its namespaces and raise KeyboardInterrupt.
+    and SIGTERM stop the run within about 100 ms, end every process it started, remove
+    its namespaces and raise KeyboardInterrupt.
     `command` (an argv list) runs in host a's namespace (198.18.0.1) instead of the
     built-in traffic generator, and the run ends when it exits; `server` starts first
-    in host b's (198.18.1.1) and is stopped at the end. A bad `seed` or `max_duration_s`
+    in host b's (198.18.1.1) and is stopped at the end, with whatever either of them
+    started (daemons included: the namespaces contain them). A bad `seed` or `max_duration_s`
     is a ValueError, a `command` or `server` program that does not exist a
     FileNotFoundError, before anything starts.
     """
@@ -70,10 +72,12 @@ def check_max_duration(seconds: object) -> None:
         raise ValueError(f"max duration {str(seconds)[:40]} s is not a time above 0 and at most 1e9 s")
 
 
-def cleanup() -> list[str]:
-    """Removes the namespaces (and devices) left by emulations that were killed."""
+def cleanup() -> list[tuple[str, list[tuple[int, str]]]]:
+    """Removes the namespaces (and devices) left by emulations that were killed, after
+    ending the processes still inside them (a user's command or server, and whatever they
+    daemonized). Returns (namespace, [(pid, command line), ...]) for each namespace."""
     try:
-        removed: list[str] = _core.emulate_cleanup()
+        removed = _core.emulate_cleanup()
     except PermissionError as e:
         raise EmulationUnsupported(str(e)) from None
     return removed

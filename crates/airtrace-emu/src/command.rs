@@ -1,6 +1,9 @@
 //! A user's command run inside a namespace (`ip netns exec`), in its own process
 //! group so that it and whatever it starts are stopped together at the end: SIGTERM to
-//! the group whose id is the pid we started, then SIGKILL after a grace period.
+//! the group whose id is the pid we started, then SIGKILL after a grace period. It
+//! dies with the thread that started it (PR_SET_PDEATHSIG), so a SIGKILLed run takes
+//! it along; what leaves its group (`setsid -f`, a daemon) is still in the namespace,
+//! and [`crate::contain`] ends it before the namespace goes.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -70,15 +73,19 @@ pub struct Running {
     exit: Option<i32>,
 }
 
-/// Starts `argv` in namespace `ns`.
+/// Starts `argv` in namespace `ns`, from the calling thread (which must outlive it:
+/// the command gets SIGKILL when that thread ends).
 pub fn spawn(ns: &str, argv: &[String]) -> io::Result<Running> {
     let Some(program) = argv.first() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty command"));
     };
-    let child = Command::new("ip")
+    let mut command = Command::new("ip");
+    command
         .args(["netns", "exec", ns, program])
         .args(&argv[1..])
-        .process_group(0)
+        .process_group(0);
+    crate::sys::die_with_parent(&mut command);
+    let child = command
         .spawn()
         .map_err(|e| io::Error::new(e.kind(), format!("cannot start {program:?} in {ns}: {e}")))?;
     Ok(Running { child, exit: None })

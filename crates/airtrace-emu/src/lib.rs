@@ -10,6 +10,8 @@
 //!   namespaces, and the list of those Linux has no knob for.
 //! - [`netns`]: the namespaces, TUN devices, addresses and routes (through iproute2),
 //!   removed on drop; [`cleanup`] for what a killed run left; [`netns::preflight`].
+//! - [`command`]: a user's command or server in a namespace; [`contain`]: ending every
+//!   process a run started, whatever it daemonized, before its namespaces go.
 //! - [`forward`]: the real-time forwarder between the two TUN devices, driving the
 //!   simulator's own [`airtrace_sim::links::Link`] with CLOCK_MONOTONIC time.
 //! - [`traffic`]: the built-in traffic generator (kernel TCP sockets, per-socket
@@ -24,9 +26,12 @@
 //! Traffic never leaves the two namespaces: they have no other device, no default
 //! route, addresses from 198.18.0.0/15 only, and the forwarder passes only IPv4 between
 //! the two hosts' addresses. SIGINT and SIGTERM stop the run cleanly (namespaces
-//! deleted, devices closed, threads joined, no partial bundle).
+//! deleted, devices closed, threads joined, processes ended, no partial bundle) within
+//! about 50 ms plus the time its commands take to stop: every wait of the run sees
+//! the signal at least every 50 ms, a pending TCP connect included.
 
 pub mod command;
+pub mod contain;
 pub mod forward;
 pub mod idle;
 pub mod kernel;
@@ -227,11 +232,40 @@ impl Drop for Signals {
 }
 
 /// Runs `scenario` (its file text `scenario_text` goes into the bundle) in real time
-/// and writes the bundle to `options.out`.
+/// and writes the bundle to `options.out`. SIGINT and SIGTERM end it with
+/// [`EmuError::Interrupted`] from the moment it starts.
 pub fn run(
     scenario: &Scenario,
     scenario_text: &str,
     options: &Options<'_>,
+) -> Result<Summary, EmuError> {
+    let signals = Signals::new()?;
+    match run_until(scenario, scenario_text, options, &signals.flag) {
+        // A step that failed while a signal arrived (a Ctrl-C at the terminal reaches
+        // every process of the foreground group) failed because of it.
+        Err(_) if signals.flag.load(Ordering::SeqCst) => Err(EmuError::Interrupted),
+        r => r,
+    }
+}
+
+/// Sleeps `d`, or less when `flag` is raised (seen every 50 ms at most).
+fn sleep_unless(d: Duration, flag: &AtomicBool) {
+    let until = Instant::now() + d;
+    while !flag.load(Ordering::Relaxed) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+/// [`run`], stopping when `signalled` is raised.
+fn run_until(
+    scenario: &Scenario,
+    scenario_text: &str,
+    options: &Options<'_>,
+    signalled: &Arc<AtomicBool>,
 ) -> Result<Summary, EmuError> {
     let kernel_plan =
         kernel::plan(&scenario.flows, kernel::Kernel::probe()).map_err(EmuError::Setup)?;
@@ -263,7 +297,6 @@ pub fn run(
                 .into(),
         ));
     }
-    let signals = Signals::new()?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let streams = Streams::new(seed);
     let (link, mtu) = airtrace_sim::build::link(link_spec, &streams).map_err(EmuError::Setup)?;
@@ -283,16 +316,26 @@ pub fn run(
         .iter()
         .fold(0u8, |m, &v| m | writer::bit(v));
 
-    // Set up; from here on, dropping `spaces` removes the namespaces.
+    // Set up; from here on, dropping `spaces` removes the namespaces. A signal
+    // during the setup ends the run before anything starts in them.
+    let interrupted = || signalled.load(Ordering::SeqCst);
     let (spaces, tun_a, tun_b) = match netns::Namespaces::create(mtu) {
-        Ok(x) => x,
+        Ok(x) if !interrupted() => x,
+        Ok(_) => {
+            bundle.abandon();
+            return Err(EmuError::Interrupted);
+        }
         Err(e) => {
             bundle.abandon();
             return Err(e.into());
         }
     };
     let kernel_state = match spaces.apply(&kernel_plan) {
-        Ok(state) => state,
+        Ok(state) if !interrupted() => state,
+        Ok(_) => {
+            bundle.abandon();
+            return Err(EmuError::Interrupted);
+        }
         Err(e) => {
             bundle.abandon();
             return Err(e.into());
@@ -334,7 +377,7 @@ pub fn run(
     let mut server = match &options.server {
         Some(argv) => match command::spawn(&spaces.b.ns, argv) {
             Ok(s) => {
-                std::thread::sleep(Duration::from_millis(500)); // let it listen
+                sleep_unless(Duration::from_millis(500), signalled); // let it listen
                 Some(s)
             }
             Err(e) => {
@@ -400,7 +443,7 @@ pub fn run(
     };
     // Its own thread: it may switch itself to real-time scheduling.
     forwarder.spin_ns = options.spin.as_nanos() as i64;
-    let flag = signals.flag.clone();
+    let flag = signalled.clone();
     let fwd = std::thread::Builder::new()
         .name("airtrace-forwarder".into())
         .spawn(move || {
@@ -442,7 +485,7 @@ pub fn run(
     bundle.tcp_log = tcp_writer
         .join()
         .map_err(|_| io::Error::other("the TCP log writer thread panicked"))??;
-    if signals.flag.load(Ordering::SeqCst) {
+    if interrupted() {
         bundle.abandon();
         return Err(EmuError::Interrupted);
     }
@@ -531,6 +574,7 @@ pub fn run(
     Ok(summary)
 }
 
+#[allow(clippy::too_many_arguments)] // each a part of meta.json
 fn meta_json(
     scenario: &Scenario,
     seed: u64,

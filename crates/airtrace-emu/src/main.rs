@@ -91,7 +91,14 @@ fn main() -> ExitCode {
         return match airtrace_emu::cleanup() {
             Ok(removed) => {
                 for r in &removed {
-                    println!("removed namespace {r}");
+                    if !r.processes.is_empty() {
+                        println!(
+                            "ended the processes left in namespace {}: {}",
+                            r.namespace,
+                            airtrace_emu::contain::describe(&r.processes)
+                        );
+                    }
+                    println!("removed namespace {}", r.namespace);
                 }
                 if removed.is_empty() {
                     println!("nothing to clean up");

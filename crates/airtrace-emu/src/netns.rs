@@ -11,8 +11,9 @@
 //!
 //! Safety: addresses only from 198.18.0.0/15 (host a 198.18.0.1, host b 198.18.1.1),
 //! one host route to the peer through the TUN device, loopback up, IPv6 off, no
-//! default route (checked after setup). [`Namespaces`] deletes both namespaces when
-//! dropped; [`cleanup_stale`] deletes those of runs whose process is gone.
+//! default route (checked after setup). [`Namespaces`] ends the processes left inside
+//! and deletes both namespaces when dropped; [`cleanup_stale`] does the same for the
+//! namespaces of runs whose process is gone.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -20,8 +21,11 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use nix::sched::{setns, CloneFlags};
+
+use crate::contain::{self, Process};
 
 /// Prefix of every namespace a run creates.
 pub const NS_PREFIX: &str = "airtrace-";
@@ -34,10 +38,14 @@ fn dotted(a: [u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
-/// Runs `ip ARGS`, failing with its stderr on a non-zero exit.
+/// Runs `ip ARGS`, failing with its stderr on a non-zero exit. It runs in a process
+/// group of its own: a Ctrl-C at the terminal goes to the foreground group, and must
+/// not cut short the `ip netns del` of a teardown (the run sees the signal itself).
 pub fn ip(args: &[&str]) -> io::Result<String> {
+    use std::os::unix::process::CommandExt;
     let out = Command::new("ip")
         .args(args)
+        .process_group(0)
         .output()
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run `ip` (iproute2): {e}")))?;
     if !out.status.success() {
@@ -79,31 +87,40 @@ pub fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// A namespace [`cleanup_stale`] removed.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    /// Its name.
+    pub namespace: String,
+    /// The processes it ended there first (a user's command or server of the dead
+    /// run, and whatever they started).
+    pub processes: Vec<Process>,
+}
+
 /// Deletes the namespaces (and with them their devices) of airtrace runs whose
-/// process no longer exists. Returns the names removed.
-pub fn cleanup_stale() -> io::Result<Vec<String>> {
+/// process no longer exists, after ending the processes inside them
+/// ([`crate::contain`]). Returns what it removed.
+pub fn cleanup_stale() -> io::Result<Vec<Removed>> {
     let mut removed = Vec::new();
     for name in list()? {
         if let Some(pid) = owner_pid(&name) {
             // A live pid may be a run in progress (or, rarely, a new process that
             // reused a dead run's pid): never touch it.
             if !alive(pid) {
-                // Processes the dead run started there (a user's command, a server).
-                for p in ip(&["netns", "pids", &name])?.split_whitespace() {
-                    if let Ok(p) = p.parse::<i32>() {
-                        let _ = nix::sys::signal::kill(
-                            nix::unistd::Pid::from_raw(p),
-                            nix::sys::signal::Signal::SIGKILL,
-                        );
-                    }
-                }
+                let processes = contain::end_all(&name, STOP_GRACE)?;
                 ip(&["netns", "del", &name])?;
-                removed.push(name);
+                removed.push(Removed {
+                    namespace: name,
+                    processes,
+                });
             }
         }
     }
     Ok(removed)
 }
+
+/// How long processes left in a namespace get between SIGTERM and SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// One side's namespace and device.
 pub struct Side {
@@ -304,8 +321,18 @@ pub fn enter(ns: &str) -> io::Result<()> {
 }
 
 impl Drop for Namespaces {
+    /// Ends every process left inside ([`crate::contain`]: what a user's command or
+    /// server daemonized), then deletes the namespaces.
     fn drop(&mut self) {
         for ns in self.created.drain(..) {
+            match contain::end_all(&ns, STOP_GRACE) {
+                Ok(ended) if !ended.is_empty() => eprintln!(
+                    "airtrace emulate: ended the processes left in namespace {ns}: {}",
+                    contain::describe(&ended)
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("airtrace emulate: {e}"),
+            }
             if let Err(e) = ip(&["netns", "del", &ns]) {
                 eprintln!("airtrace emulate: could not delete namespace {ns}: {e}");
             }

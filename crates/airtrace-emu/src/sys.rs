@@ -1,12 +1,15 @@
-//! The few system calls no safe wrapper covers: creating a TUN device (`TUNSETIFF`)
-//! and reading a socket's `TCP_INFO`. This is the only module of the crate with
-//! `unsafe`; each block says why it is sound.
+//! The few system calls no safe wrapper covers: creating a TUN device (`TUNSETIFF`),
+//! reading a socket's `TCP_INFO`, signalling a process through a pidfd, and asking for
+//! a signal when the parent dies. This is the only module of the crate with `unsafe`;
+//! each block says why it is sound.
 #![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 
 /// `struct ifreq` as TUNSETIFF reads it: the name, then the flags (a short) at the
 /// start of the union; 40 bytes in all on Linux.
@@ -91,4 +94,66 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// A pidfd for process `pid` (pidfd_open(2), Linux 5.3): a handle on that one process,
+/// which a later process given the same pid cannot take over.
+pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+    let pid = libc::pid_t::try_from(pid).map_err(io::Error::other)?;
+    // SAFETY: pidfd_open takes a pid and flags (0) and returns a new descriptor or -1;
+    // no memory is passed.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor the kernel just opened for us and nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Sends `signal` to the process of `pidfd` (pidfd_send_signal(2)).
+pub fn pidfd_send_signal(pidfd: &OwnedFd, signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: a live descriptor, a signal number, a null siginfo (the kernel fills in
+    // what kill(2) would) and flags 0; the kernel reads no memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Makes the process `command` starts receive SIGKILL when the thread that started it
+/// ends (PR_SET_PDEATHSIG, prctl(2); kept across execve(2) of a program that is not
+/// set-user-ID), so that even a SIGKILLed run takes its commands with it. A parent
+/// gone before the prctl took effect fails the spawn.
+pub fn die_with_parent(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // prctl(2) and getppid(2), which are async-signal-safe, and builds io::Errors
+    // from errno values only (no allocation).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
 }

@@ -396,13 +396,14 @@ fn receive(
 }
 
 /// Opens flow `i`'s socket in the current namespace: congestion control, buffers and
-/// MSS set before connecting from host a's port to host b's.
-fn connect(plan: &Plan) -> io::Result<TcpStream> {
+/// MSS set before connecting from host a's port to host b's. None when `stop` came
+/// first ([`connect_until_stopped`]).
+fn connect(plan: &Plan, stop: &AtomicBool) -> io::Result<Option<TcpStream>> {
     let i = plan.index as u16;
     let fd: OwnedFd = socket::socket(
         AddressFamily::Inet,
         SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
+        SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
         None,
     )?;
     socket::setsockopt(&fd, sockopt::ReuseAddr, &true)?;
@@ -445,8 +446,43 @@ fn connect(plan: &Plan) -> io::Result<TcpStream> {
         b[3],
         airtrace_sim::sim::TCP_SERVER_PORT + i,
     );
-    socket::connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &server)?;
-    Ok(TcpStream::from(fd))
+    if !connect_until_stopped(&fd, &server, stop)? {
+        return Ok(None);
+    }
+    let stream = TcpStream::from(fd);
+    stream.set_nonblocking(false)?;
+    Ok(Some(stream))
+}
+
+/// Connects the non-blocking socket `fd` to `to`, seeing `stop` at least every 50 ms
+/// (as [`sleep_until`]): connect(2) returns EINPROGRESS, poll(2) waits for the socket
+/// to become writable, and SO_ERROR tells how the handshake ended (connect(2),
+/// "EINPROGRESS"). A blocking connect would wait out every SYN retransmission (about
+/// 130 s with Linux's default `tcp_syn_retries` of 6) on a link that loses everything,
+/// deaf to SIGINT and SIGTERM. Returns false when `stop` came first.
+fn connect_until_stopped(fd: &OwnedFd, to: &SockaddrIn, stop: &AtomicBool) -> io::Result<bool> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    match socket::connect(std::os::fd::AsRawFd::as_raw_fd(fd), to) {
+        Ok(()) => return Ok(true),
+        Err(nix::errno::Errno::EINPROGRESS | nix::errno::Errno::EINTR) => {}
+        Err(e) => return Err(e.into()),
+    }
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLOUT)];
+        match poll(&mut fds, PollTimeout::from(50u8)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    match socket::getsockopt(fd, sockopt::SocketError)? {
+        0 => Ok(true),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -475,7 +511,10 @@ fn send(
         now_ns(start),
         total.filter(|_| plan.spec.app == AppKind::Bulk),
     )));
-    let stream = Arc::new(connect(plan)?);
+    let Some(stream) = connect(plan, stop)? else {
+        return Ok(());
+    };
+    let stream = Arc::new(stream);
     results.lock().unwrap_or_else(|p| p.into_inner())[i].connected_ns = Some(now_ns(start));
     stream.set_write_timeout(Some(Duration::from_millis(50)))?;
     stream.set_read_timeout(Some(Duration::from_millis(50)))?;

@@ -281,6 +281,99 @@ fn sigterm_mid_run_leaves_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// LONG, on a link that loses every packet host a sends: the connect stays pending.
+fn lost_scenario() -> String {
+    LONG.replace(
+        "queue_packets = 50",
+        "queue_packets = 50\n\n[link.forward]\nloss = { model = \"bernoulli\", p = 1.0 }",
+    )
+}
+
+#[test]
+fn a_signal_while_a_connect_is_pending_stops_the_run_at_once() {
+    require_root!();
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tmpdir("pending");
+    let scenario = dir.join("lost.toml");
+    std::fs::write(&scenario, lost_scenario()).unwrap();
+    for signal in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let out = dir.join("bundle");
+        let mut child = spawn(&scenario, &out);
+        let pid = child.id();
+        wait_namespaces(pid);
+        std::thread::sleep(Duration::from_millis(1500)); // two SYNs lost
+        let t = Instant::now();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let took = t.elapsed();
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let _ = Command::new(bin()).arg("--cleanup").output();
+            panic!("{signal}: still running 10 s later");
+        }
+        let result = child.wait_with_output().unwrap();
+        assert_eq!(result.status.code(), Some(130), "{signal}");
+        assert!(took < Duration::from_secs(2), "{signal}: {took:?}");
+        assert!(our_namespaces(pid).is_empty(), "namespaces left behind");
+        assert!(!out.exists(), "no bundle from an interrupted run");
+        assert!(partial_dirs(&dir).is_empty(), "partial bundle left behind");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_process_in_a_namespace_is_ended_and_nothing_else() {
+    require_root!();
+    use airtrace_emu::netns::ip;
+    let ns = format!("airtrace-test-contain-{}", std::process::id());
+    ip(&["netns", "add", &ns]).unwrap();
+    // A daemon (its own session, parent gone) and a process that ignores SIGTERM.
+    let status = Command::new("ip")
+        .args(["netns", "exec", &ns, "setsid", "-f", "sleep", "983"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut stubborn = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "sh",
+            "-c",
+            "trap '' TERM; exec sleep 984",
+        ])
+        .spawn()
+        .unwrap();
+    let mut outside = Command::new("sleep").arg("982").spawn().unwrap();
+    let t = Instant::now();
+    while airtrace_emu::contain::processes_in(&ns).unwrap().len() < 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the processes started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let ended = airtrace_emu::contain::end_all(&ns, Duration::from_millis(300)).unwrap();
+    let mut lines: Vec<&str> = ended.iter().map(|p| p.command.as_str()).collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["sleep 983", "sleep 984"]);
+    assert!(airtrace_emu::contain::processes_in(&ns).unwrap().is_empty());
+    stubborn.wait().unwrap();
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "a process outside the namespace was left alone"
+    );
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+    ip(&["netns", "del", &ns]).unwrap();
+}
+
 #[test]
 fn cleanup_after_sigkill() {
     require_root!();

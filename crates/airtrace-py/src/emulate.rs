@@ -58,18 +58,34 @@ pub fn emulate(
         }
         Err(EmuError::Unsupported(m)) => Err(PyPermissionError::new_err(m)),
         Err(EmuError::Setup(m)) => Err(PyValueError::new_err(format!("{}: {m}", path.display()))),
-        Err(EmuError::Interrupted) => Err(PyKeyboardInterrupt::new_err(
-            EmuError::Interrupted.to_string(),
-        )),
+        // The signal also tripped Python's own handler (the run's handler calls it):
+        // running it now raises its exception here, once, instead of again later
+        // inside the caller's `except KeyboardInterrupt`.
+        Err(EmuError::Interrupted) => Err(py
+            .check_signals()
+            .err()
+            .unwrap_or_else(|| PyKeyboardInterrupt::new_err(EmuError::Interrupted.to_string()))),
         Err(EmuError::Io(e)) => Err(PyOSError::new_err(e.to_string())),
     }
 }
 
+/// A namespace `emulate_cleanup` removed, and the processes (pid, command line) it
+/// ended there first.
+type Removed = (String, Vec<(u32, String)>);
+
 /// Removes the namespaces (and their devices) left by emulations whose process is
-/// gone. Returns their names.
+/// gone, after ending the processes inside them.
 #[pyfunction]
-pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
+pub fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<Removed>> {
     airtrace_emu::preflight().map_err(PyPermissionError::new_err)?;
-    py.detach(airtrace_emu::cleanup)
-        .map_err(|e| PyOSError::new_err(e.to_string()))
+    let removed = py
+        .detach(airtrace_emu::cleanup)
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok(removed
+        .into_iter()
+        .map(|r| {
+            let ended = r.processes.into_iter().map(|p| (p.pid, p.command));
+            (r.namespace, ended.collect())
+        })
+        .collect())
 }
