@@ -142,3 +142,35 @@ def test_tcp_in_an_access_points_gre_tunnel_is_analysed(tmp_path: Path) -> None:
     (row,) = trace.connections.to_dict("records")
     assert (row["a"], row["b"]) == (f"{CLIENT}:1000", f"{SERVER}:80")
     assert row["a_to_b.data_bytes"] == 500 and row["handshake_rtt_s"] is not None
+
+
+def test_numbers_that_cannot_be_true_are_not_reported(tmp_path: Path) -> None:
+    """Class 6: a RST acknowledging 872 MB past a 30 kB transfer was reported as 872 MB
+    "not captured"; a gap in a connection of 1-byte segments as "291 segment(s) (291
+    bytes)". No window lets a sender run that far ahead, and a segment count needs a
+    segment size."""
+    RST = 0x04
+    c = Capture()
+    c.add(0.00, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK)))
+    c.add(0.02, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK)))
+    for i in range(20):
+        c.add(0.03 + i * 0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101 + 1460 * i, 1, ACK, payload=b"r" * 1460)))
+        c.add(0.035 + i * 0.01, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101 + 1460 * (i + 1), ACK)))
+    c.add(0.5, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101 + 1460 * 20 + 872_000_000, ACK | RST)))
+    trace = airtrace.read(c.write(tmp_path / "bogus-ack.pcap"))
+    assert trace.findings.empty or "capture_drops" not in set(trace.findings["kind"])
+
+    # An interactive session: 1-byte segments, and 291 bytes the capture missed.
+    c = Capture()
+    c.add(0.00, ethernet(ipv4_tcp(CLIENT, SERVER, 2000, 23, 0, 0, SYN)))
+    c.add(0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 23, 2000, 100, 1, SYN | ACK)))
+    c.add(0.02, ethernet(ipv4_tcp(CLIENT, SERVER, 2000, 23, 1, 101, ACK)))
+    for i in range(5):
+        c.add(0.1 * (i + 1), ethernet(ipv4_tcp(CLIENT, SERVER, 2000, 23, 1 + i, 101, ACK | PSH, payload=b"k")))
+        c.add(0.1 * (i + 1) + 0.02, ethernet(ipv4_tcp(SERVER, CLIENT, 23, 2000, 101, 2 + i, ACK)))
+    c.add(1.0, ethernet(ipv4_tcp(SERVER, CLIENT, 23, 2000, 101, 6 + 291, ACK)))  # 291 bytes never seen
+    findings = airtrace.read(c.write(tmp_path / "telnet.pcap")).findings
+    (drops,) = [f for f in findings.to_dict("records") if f["kind"] == "capture_drops"]
+    assert drops["explanation"].startswith("291 bytes (in 1 gap(s)) of this direction never appear")
+    assert drops["details"]["bytes_not_captured"] == 291 and "segments_not_captured" not in drops["details"]

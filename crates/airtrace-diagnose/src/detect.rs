@@ -1143,6 +1143,9 @@ copies, not TCP retransmissions, but they cost air time and add delay.{why}",
     }
 }
 
+/// RFC 9293 §3.7.1's default MSS (IPv4): a segment size any TCP may use.
+const DEFAULT_MSS: u32 = 536;
+
 const FIX_CAPTURE_DROPS: &str = "Nothing to fix on the network. For a complete capture: a larger capture \
 buffer (tcpdump -B, dumpcap -B), headers only (-s 128), a capture host or tap that is not busy, and check the \
 drop counters the capture tool reports at the end.";
@@ -1165,21 +1168,32 @@ fn capture_drops(b: &mut Builder, c: &ConnState) {
             continue;
         }
         reported = true;
+        // A segment count needs a segment size: below RFC 9293's default MSS (536
+        // bytes) the largest segment seen says nothing of it (issue 18: "291 segment(s)
+        // (291 bytes)" of a connection that had sent only 1-byte segments).
+        let sized = dir.mss >= DEFAULT_MSS;
+        let amount = if sized {
+            format!(
+                "{} segment(s) ({} bytes, in {} gap(s))",
+                g.segments, g.bytes, g.gaps
+            )
+        } else {
+            format!("{} bytes (in {} gap(s))", g.bytes, g.gaps)
+        };
         let explanation = format!(
-            "{} segment(s) ({} bytes, in {} gap(s)) of this direction never appear in the capture, yet the receiver \
+            "{amount} of this direction never appear in the capture, yet the receiver \
 acknowledged them and no retransmission of them was seen: they went through, and the capture, not the network, \
 lost them.{} Read this connection's lost-segment and ACK-of-unseen-segment flags, and its loss and retransmission \
 counts, with that in mind; the loss findings (burst_loss, random_loss) do not count these gaps.",
-            g.segments,
-            g.bytes,
-            g.gaps,
             file_note(c.file_drops)
         );
         let mut details = BTreeMap::from([
-            ("segments_not_captured", g.segments as f64),
             ("bytes_not_captured", g.bytes as f64),
             ("gaps", g.gaps as f64),
         ]);
+        if sized {
+            details.insert("segments_not_captured", g.segments as f64);
+        }
         if let Some(n) = c.file_drops {
             details.insert("file_drops", n as f64);
         }

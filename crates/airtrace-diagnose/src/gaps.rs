@@ -95,8 +95,10 @@ impl CaptureGaps {
     }
 
     /// The peer's cumulative ACK reached `ack` (relative): the gaps below it were
-    /// received, so the capture missed them. `mss` sizes them in segments.
-    pub fn ack(&mut self, ack: u32, frame: u64, t_ns: i64, mss: u32) {
+    /// received, so the capture missed them. `mss` sizes them in segments. An ACK more
+    /// than `reach` bytes beyond everything captured cannot be true (no sender runs
+    /// that far ahead of the receiver's window) and counts for nothing.
+    pub fn ack(&mut self, ack: u32, frame: u64, t_ns: i64, mss: u32, reach: u32) {
         let Some(seen_end) = self.seen_end else {
             return; // no data of this direction captured yet: nothing to compare with
         };
@@ -116,7 +118,7 @@ impl CaptureGaps {
                 mss,
             );
         }
-        if after(ack, seen_end) {
+        if after(ack, seen_end) && ack.wrapping_sub(seen_end) <= reach {
             // Acknowledged beyond anything captured: the end of a flight was missed.
             self.seen_end = Some(ack);
             self.count(ack.wrapping_sub(seen_end), None, frame, (t_ns, t_ns), mss);
@@ -157,16 +159,28 @@ mod tests {
         g.segment(2001, 3001, 3, 20); // 1001..2001 missing
         g.segment(4001, 5001, 4, 30); // 3001..4001 missing
         g.segment(3001, 4001, 5, 40); // ... until it comes late: not the capture's
-        g.ack(5001, 6, 50, 1000);
+        g.ack(5001, 6, 50, 1000, u32::MAX);
         assert_eq!((g.gaps, g.bytes, g.segments), (1, 1000, 1));
         assert_eq!(g.frames, [3, 6]);
         // The ACK of a FIN covers its sequence number, which was captured.
         g.segment(5001, 5002, 7, 60);
-        g.ack(5002, 8, 70, 1000);
+        g.ack(5002, 8, 70, 1000, u32::MAX);
         assert_eq!(g.gaps, 1);
         // An ACK past everything captured: the tail was missed.
-        g.ack(7002, 9, 80, 1000);
+        g.ack(7002, 9, 80, 1000, u32::MAX);
         assert_eq!((g.gaps, g.bytes, g.segments), (2, 3000, 3));
         assert_eq!(g.frames, [3, 6, 9]);
+    }
+
+    #[test]
+    fn an_ack_further_ahead_than_any_window_allows_counts_for_nothing() {
+        // A RST acknowledging 872 MB past a 30 kB transfer (issue 18 class 6).
+        let mut g = CaptureGaps::default();
+        g.segment(1, 29_201, 1, 0);
+        g.ack(29_201 + 872_000_000, 2, 10, 1460, 131_070);
+        assert_eq!((g.gaps, g.bytes), (0, 0));
+        // Within reach it is the capture's loss, as before.
+        g.ack(29_201 + 2920, 3, 20, 1460, 131_070);
+        assert_eq!((g.gaps, g.bytes, g.segments), (1, 2920, 2));
     }
 }
