@@ -174,3 +174,32 @@ def test_numbers_that_cannot_be_true_are_not_reported(tmp_path: Path) -> None:
     (drops,) = [f for f in findings.to_dict("records") if f["kind"] == "capture_drops"]
     assert drops["explanation"].startswith("291 bytes (in 1 gap(s)) of this direction never appear")
     assert drops["details"]["bytes_not_captured"] == 291 and "segments_not_captured" not in drops["details"]
+
+
+def test_a_fin_resent_with_backoff_is_reported(tmp_path: Path) -> None:
+    """Class 8 (missed): the server's FIN went unacknowledged and was resent five times,
+    0.31 to 4.96 s apart, keeping its IP ID and with no timestamps. It was taken for
+    capture duplicates (class 2), then, as timeouts, went unreported."""
+    FIN = 0x01
+    c = Capture()
+    c.add(0.00, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN, ip_id=1)))
+    c.add(0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK, ip_id=100)))
+    c.add(0.02, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK, ip_id=2)))
+    c.add(0.03, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK | PSH, payload=b"x" * 100, ip_id=3)))
+    c.add(0.04, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 101, ACK | PSH, payload=b"r" * 1000, ip_id=101)))
+    c.add(0.05, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 101, 1101, ACK, ip_id=4)))
+    t = 0.06
+    for wait in (0, 0.31, 0.62, 1.24, 2.48, 4.96):
+        t += wait
+        c.add(t, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 1101, 101, ACK | FIN, ip_id=102)))
+    trace = airtrace.read(c.write(tmp_path / "fin.pcap"))
+    packets = trace.packets(columns=["retransmission", "capture_duplicate", "backoff"])
+    assert packets["retransmission"].sum() == 5 and not packets["capture_duplicate"].any()
+    assert packets["backoff"].dropna().tolist() == [1, 2, 3, 4, 5]
+    (found,) = trace.findings.to_dict("records")
+    assert (found["kind"], found["direction"]) == ("timeout_backoff", "b_to_a")
+    assert found["explanation"].startswith(
+        "The connection could not close: all its data was through, but its FIN went unacknowledged 5 time(s), "
+        "after waits of 0.31 s, then 0.62 s, then 1.24 s, then 2.48 s, then 4.96 s (9.61 s in all)."
+    )
+    assert found["details"]["max_backoff"] == 5

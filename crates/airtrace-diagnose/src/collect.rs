@@ -31,6 +31,8 @@ pub struct Timeout {
     pub flight_before: i64,
     /// A SYN or SYN/ACK sent again: the connection was not yet open.
     pub handshake: bool,
+    /// A bare FIN sent again: all data was through, the connection could not close.
+    pub closing: bool,
 }
 
 /// A loss recovery that started with a timeout, followed until the ACKs pass what was
@@ -662,6 +664,7 @@ impl PacketSink for Diagnoser {
                 idle_gap_ns: gap,
                 flight_before: 0,
                 handshake: true,
+                closing: false,
             });
         }
         if syn {
@@ -693,6 +696,27 @@ impl PacketSink for Diagnoser {
         if a.seglen > 0 || syn_fin > 0 {
             let end = a.seq_rel.wrapping_add(a.seglen + syn_fin);
             me.capture_gaps.segment(a.seq_rel, end, frame, t);
+        }
+
+        // A bare FIN the timer sent again: the close waited (issue 18 class 8: a FIN
+        // resent five times with backoff went unreported).
+        let fin = tcp.is_some_and(|h| h.flags & 0x01 != 0);
+        if fin
+            && a.seglen == 0
+            && a.retrans_kind == RetransKind::Timeout
+            && a.backoff >= 1
+            && !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION)
+            && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer))
+        {
+            me.timeouts.push(Timeout {
+                frame,
+                t_ns: t,
+                backoff: a.backoff,
+                idle_gap_ns: idle_gap_ns(a),
+                flight_before: 0,
+                handshake: false,
+                closing: true,
+            });
         }
 
         // This packet as data.
@@ -752,6 +776,7 @@ impl PacketSink for Diagnoser {
                         idle_gap_ns: idle_gap_ns(a),
                         flight_before: me.last_flight,
                         handshake: false,
+                        closing: false,
                     });
                     if me.recovery.is_none() {
                         me.recovery = Some(TimeoutRecovery {

@@ -66,6 +66,11 @@ const FIX_HANDSHAKE: &str = "Each lost SYN or SYN/ACK costs a whole initial RTO 
 older stacks), doubling: find what drops the handshake (a filter, a full accept queue, a radio link not yet \
 up), or let the link recover it.";
 
+const FIX_CLOSE: &str = "The transfer itself was not slowed: the peer, or the path to it, stopped answering \
+before the close (it went away without a RST, a middlebox dropped the connection's state, the link broke). \
+An application waiting for the close waits out these timeouts; one that does not need the peer's \
+acknowledgment can close without lingering (SO_LINGER).";
+
 const FIX_OUTAGE: &str =
     "Keep the connection alive across the outage at the link (buffer and retransmit at \
 the base station; persistent ARQ), and tell TCP the link is back (ELFN-style notification, or a \
@@ -218,6 +223,14 @@ fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
                 "The connection could not open for {}: its {what} went unanswered and was sent again.",
                 gaps[0]
             )
+        } else if e[0].closing {
+            format!(
+                "The connection could not close: all its data was through, but its FIN went unacknowledged {} \
+time(s), after waits of {} ({:.2} s in all).",
+                e.len(),
+                gaps.join(", then "),
+                cost as f64 / 1e9
+            )
         } else if e.len() > 1 {
             format!(
                 "{} retransmission timeouts in a row for the same data: the sender waited {} (the RTO \
@@ -248,6 +261,8 @@ retransmitted.",
             explanation,
             if e[0].handshake {
                 FIX_HANDSHAKE
+            } else if e[0].closing {
+                FIX_CLOSE
             } else {
                 FIX_TIMEOUTS
             },
