@@ -203,3 +203,22 @@ def test_a_fin_resent_with_backoff_is_reported(tmp_path: Path) -> None:
         "after waits of 0.31 s, then 0.62 s, then 1.24 s, then 2.48 s, then 4.96 s (9.61 s in all)."
     )
     assert found["details"]["max_backoff"] == 5
+
+
+def test_a_syn_refused_by_rst_and_retried_is_a_refusal_not_a_lost_syn(tmp_path: Path) -> None:
+    """Class 8 (missed): SYNs each answered by a RST, retried after 1, 2 and 4 s, were
+    reported as SYNs that "went unanswered" (timeout_backoff, the handshake lost)."""
+    RST = 0x04
+    c = Capture()
+    t = 0.0
+    for i, wait in enumerate((0.0, 1.0, 2.0, 4.0)):
+        t += wait
+        c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN, ip_id=i + 1)))
+        c.add(t + 0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 0, 1, RST | ACK)))
+    (found,) = airtrace.read(c.write(tmp_path / "refused.pcap")).findings.to_dict("records")
+    assert (found["kind"], found["direction"]) == ("connection_refused", "a_to_b")
+    assert found["explanation"].startswith(
+        "The connection was refused: the peer answered its SYN with a RST, and the SYN was tried 3 more time(s), "
+        "after waits of 1.00 s, then 2.00 s, then 4.00 s (7.00 s in all)"
+    )
+    assert found["details"]["attempts"] == 4

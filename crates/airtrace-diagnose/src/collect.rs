@@ -33,6 +33,9 @@ pub struct Timeout {
     pub handshake: bool,
     /// A bare FIN sent again: all data was through, the connection could not close.
     pub closing: bool,
+    /// A SYN sent again after the peer answered the last one with a RST: the
+    /// connection was refused, nothing was lost.
+    pub refused: bool,
 }
 
 /// A loss recovery that started with a timeout, followed until the ACKs pass what was
@@ -256,6 +259,8 @@ pub struct DirState {
     last_syn_ns: Option<i64>,
     /// SYN (or SYN/ACK) segments sent, the first included.
     syns_sent: u32,
+    /// The peer answered this direction's last SYN with a RST.
+    refused_since_syn: bool,
     /// Retransmissions the analyzer timed as timeouts that came sooner than any RTO can
     /// (see [`DirState::sooner_than_any_rto`]) in the current chain of timeouts of the
     /// same data.
@@ -665,11 +670,17 @@ impl PacketSink for Diagnoser {
                 flight_before: 0,
                 handshake: true,
                 closing: false,
+                refused: me.refused_since_syn,
             });
         }
         if syn {
             me.last_syn_ns = Some(t);
             me.syns_sent += 1;
+            me.refused_since_syn = false;
+        }
+        // A RST answering the peer's SYN (before any SYN/ACK of ours): refused.
+        if tcp.is_some_and(|h| h.flags & 0x04 != 0) && peer.syns_sent > 0 && me.syns_sent == 0 {
+            peer.refused_since_syn = true;
         }
 
         // What the capture saw of the sequence space (capture drops, see gaps.rs).
@@ -716,6 +727,7 @@ impl PacketSink for Diagnoser {
                 flight_before: 0,
                 handshake: false,
                 closing: true,
+                refused: false,
             });
         }
 
@@ -777,6 +789,7 @@ impl PacketSink for Diagnoser {
                         flight_before: me.last_flight,
                         handshake: false,
                         closing: false,
+                        refused: false,
                     });
                     if me.recovery.is_none() {
                         me.recovery = Some(TimeoutRecovery {

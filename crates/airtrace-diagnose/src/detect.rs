@@ -66,6 +66,10 @@ const FIX_HANDSHAKE: &str = "Each lost SYN or SYN/ACK costs a whole initial RTO 
 older stacks), doubling: find what drops the handshake (a filter, a full accept queue, a radio link not yet \
 up), or let the link recover it.";
 
+const FIX_REFUSED: &str =
+    "Nothing listens on that address and port, or a firewall answers for it with \
+RSTs: check the address, the port and that the service runs; retrying only adds the timer's waits.";
+
 const FIX_CLOSE: &str = "The transfer itself was not slowed: the peer, or the path to it, stopped answering \
 before the close (it went away without a RST, a middlebox dropped the connection's state, the link broke). \
 An application waiting for the close waits out these timeouts; one that does not need the peer's \
@@ -203,6 +207,10 @@ fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
         return;
     }
     for e in episodes {
+        if e.iter().all(|t| t.refused) {
+            connection_refused(b, d, e);
+            continue;
+        }
         let cost: i64 = e.iter().map(|t| t.idle_gap_ns).sum();
         let max_backoff = e.iter().map(|t| t.backoff).max().unwrap_or(1);
         let gaps: Vec<String> = e
@@ -269,6 +277,33 @@ retransmitted.",
             details,
         );
     }
+}
+
+/// SYNs sent again after RSTs refused them (issue 18 class 8: reported as SYNs that
+/// "went unanswered").
+fn connection_refused(b: &mut Builder, d: usize, e: &[Timeout]) {
+    let cost: i64 = e.iter().map(|t| t.idle_gap_ns).sum();
+    let gaps: Vec<String> = e
+        .iter()
+        .map(|t| format!("{:.2} s", t.idle_gap_ns as f64 / 1e9))
+        .collect();
+    let explanation = format!(
+        "The connection was refused: the peer answered its SYN with a RST, and the SYN was tried {} more \
+time(s), after waits of {} ({:.2} s in all), each refused the same way. Nothing on the path was lost.",
+        e.len(),
+        gaps.join(", then "),
+        cost as f64 / 1e9
+    );
+    b.push(
+        "connection_refused",
+        d,
+        (silence_start(e), e[e.len() - 1].t_ns),
+        cost,
+        e.iter().map(|t| t.frame).collect(),
+        explanation,
+        FIX_REFUSED,
+        BTreeMap::from([("attempts", (e.len() + 1) as f64)]),
+    );
 }
 
 /// " They came every 1.00 s, like clockwork: ..." when the pauses start at regular

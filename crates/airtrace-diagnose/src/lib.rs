@@ -30,7 +30,7 @@
 //! `spurious_timeout`, `spurious_retransmission`, `excessive_queueing`, `burst_loss`, `random_loss`,
 //! `link_outage`, `receiver_limited`, `sender_limited`, `delayed_ack_stall`,
 //! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`, `data_ack_collisions`,
-//! `bad_fcs`, `capture_artifact`, `capture_drops`. Names are stable: kinds may be added, never renamed.
+//! `bad_fcs`, `capture_artifact`, `capture_drops`, `connection_refused`. Names are stable: kinds may be added, never renamed.
 
 pub mod air;
 pub mod collect;
