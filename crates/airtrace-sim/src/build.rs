@@ -516,6 +516,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.elfn_probe {
         c.elfn_probe_ns = Some(v.0);
     }
+    if let Some(v) = spec.prr {
+        c.prr = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }

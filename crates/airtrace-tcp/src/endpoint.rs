@@ -132,6 +132,17 @@ const RETRANS: u8 = 4;
 /// The entry's last sequence number is the FIN.
 const FIN_SEQ: u8 = 8;
 
+/// Proportional Rate Reduction state of one SACK recovery (RFC 6937 §3), bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prr {
+    /// `prr_delivered`: data delivered to the receiver since recovery began.
+    delivered: u32,
+    /// `prr_out`: data sent (new or retransmitted) since recovery began.
+    out: u32,
+    /// `RecoverFS`: snd.nxt − snd.una when recovery began.
+    recover_fs: u32,
+}
+
 /// One segment sent and not yet cumulatively acknowledged.
 #[derive(Clone, Copy, Debug)]
 struct TxSeg {
@@ -222,6 +233,8 @@ pub struct Endpoint {
     /// retransmit), which resends data the receiver may already hold.
     recover_after_go_back_n: bool,
     partial_acks: u32,
+    /// PRR's counters while a SACK recovery is under way with [`Config::prr`].
+    prr: Option<Prr>,
     has_rtt: bool,
     srtt: i64,
     rttvar: i64,
@@ -329,6 +342,7 @@ impl Endpoint {
             recover: isn,
             recover_after_go_back_n: false,
             partial_acks: 0,
+            prr: None,
             has_rtt: false,
             srtt: 0,
             rttvar: 0,
@@ -758,6 +772,7 @@ impl Endpoint {
             self.pending_ack = true;
             return;
         }
+        let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let window_changed = seg.window != self.last_wnd_raw;
         // RFC 793 §3.9 window update, guarded by SND.WL1 / SND.WL2.
         if seq::lt(self.snd_wl1, seg.seq) || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
@@ -789,6 +804,52 @@ impl Endpoint {
                 self.mark_lost_by_sack();
             }
             self.on_ece(now, seg);
+        }
+        if self.prr.is_some() && self.phase == Phase::Recovery {
+            // RFC 6937 §3: DeliveredData = change in snd.una + change in SACKed
+            // bytes (SACKed bytes a cumulative ACK covers leave the second term as
+            // they enter the first).
+            let delivered = i64::from(self.snd_una.wrapping_sub(una_before))
+                + i64::from(self.sacked_bytes)
+                - i64::from(sacked_before);
+            self.prr_on_ack(delivered.max(0) as u32);
+        }
+    }
+
+    /// RFC 6937 §3, "on every ACK during recovery": sets cwnd = pipe + sndcnt, where
+    /// pipe is RFC 6675's (`in_flight`, after this ACK's SACK blocks marked the
+    /// holes). While pipe > ssthresh, the proportional part: sndcnt =
+    /// CEIL(prr_delivered × ssthresh / RecoverFS) − prr_out, so that the sender sends
+    /// ssthresh/RecoverFS of what is delivered (about one segment per two ACKs after a
+    /// halving). At or below ssthresh, the slow-start reduction bound (PRR-SSRB, the
+    /// RFC's recommended bound, §3 and §5): sndcnt = MIN(ssthresh − pipe,
+    /// MAX(prr_delivered − prr_out, DeliveredData) + MSS), which rebuilds the pipe
+    /// to ssthresh no faster than slow start would. A negative sndcnt sends nothing
+    /// (cwnd = pipe), as Linux's `tcp_cwnd_reduction` clamps it.
+    fn prr_on_ack(&mut self, delivered_data: u32) {
+        let pipe = u64::from(self.in_flight());
+        let ssthresh = u64::from(self.ssthresh);
+        let smss = u64::from(self.smss);
+        let Some(p) = self.prr.as_mut() else { return };
+        p.delivered = p.delivered.saturating_add(delivered_data);
+        let (delivered, out) = (u64::from(p.delivered), u64::from(p.out));
+        let sndcnt = if pipe > ssthresh {
+            let fs = u64::from(p.recover_fs.max(1));
+            (delivered * ssthresh).div_ceil(fs).saturating_sub(out)
+        } else {
+            let limit = delivered.saturating_sub(out).max(u64::from(delivered_data)) + smss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.cwnd = u32::try_from(pipe + sndcnt).unwrap_or(u32::MAX);
+    }
+
+    /// RFC 6937 §3, "on any data transmission or retransmission": prr_out counts
+    /// what is sent during a recovery.
+    fn prr_count_sent(&mut self, len: u32) {
+        if self.phase == Phase::Recovery {
+            if let Some(p) = self.prr.as_mut() {
+                p.out = p.out.saturating_add(len);
+            }
         }
     }
 
@@ -1095,6 +1156,11 @@ impl Endpoint {
     }
 
     fn leave_recovery(&mut self) {
+        if self.prr.take().is_some() {
+            // RFC 6937 §3: on leaving recovery, cwnd = ssthresh (RFC 6675 §5 left it
+            // there all along).
+            self.cwnd = self.ssthresh;
+        }
         self.partial_acks = 0;
         self.force_rtx = false;
         self.phase = self.calm_phase();
@@ -1260,6 +1326,15 @@ impl Endpoint {
             Variant::Sack => {
                 // RFC 6675 §5 (4.1)–(4.3).
                 self.cwnd = self.ssthresh;
+                if self.cfg.prr {
+                    // RFC 6937 §3, at the beginning of recovery (the ACK that started
+                    // it is then counted by `prr_on_ack`, as Linux does).
+                    self.prr = Some(Prr {
+                        delivered: 0,
+                        out: 0,
+                        recover_fs: self.flight_size(),
+                    });
+                }
                 self.mark_lost_by_sack();
                 self.retransmit_head();
                 self.phase = Phase::Recovery;
@@ -1296,6 +1371,7 @@ impl Endpoint {
         }
         self.cc_event(now, CaEvent::Loss);
         self.cwnd = self.smss;
+        self.prr = None;
         self.recover = self.snd_max;
         self.recover_after_go_back_n = true;
         self.phase = Phase::Loss;
@@ -1658,6 +1734,7 @@ impl Endpoint {
         self.force_rtx = false;
         self.rtx[i].flags |= RETRANS;
         self.retrans_bytes += s.len;
+        self.prr_count_sent(s.len);
         self.timing = None; // Karn (BSD cancels the timing on any retransmission).
         self.arm_rto_if_idle(now);
         Some(self.resend(now, s))
@@ -1722,6 +1799,7 @@ impl Endpoint {
         }
         let seq = self.snd_max;
         let seq_len = len + u32::from(fin);
+        self.prr_count_sent(seq_len);
         self.rtx.push_back(TxSeg {
             seq,
             len: seq_len,
