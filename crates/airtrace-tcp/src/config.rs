@@ -138,6 +138,13 @@ pub struct Config {
     /// existed); Linux has used PRR since 3.2.
     #[serde(default)]
     pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start, whatever [`cc`](Config::cc):
+    /// a rise of the minimum RTT from one round to the next moves the sender to
+    /// Conservative Slow Start (growth divided by 4), and five rounds of it to
+    /// congestion avoidance (ssthresh = cwnd), before a loss ends slow start. See
+    /// [`cc::hystart`](crate::cc::hystart). False in both presets.
+    #[serde(default)]
+    pub hystart: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -179,6 +186,7 @@ impl Config {
             ecn: false,
             elfn_probe_ns: None,
             prr: false,
+            hystart: false,
         }
     }
 
@@ -218,6 +226,7 @@ impl Config {
             ecn: false,
             elfn_probe_ns: None,
             prr: false,
+            hystart: false,
         }
     }
 

@@ -1026,11 +1026,13 @@ impl Endpoint {
         let flight_before = self.flight_size();
         // RTT sample: RFC 7323 §4.1 from TSecr on an ACK of new data; otherwise the
         // timed segment, never a retransmitted one (RFC 6298 §3, Karn).
+        let mut sample = None;
         if self.ts_ok {
             if let Some((_, tsecr)) = seg.options.timestamps {
                 if tsecr != 0 {
                     let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
                     self.rtt_sample(r);
+                    sample = Some(r.max(0));
                 }
             }
         } else if let Some((tseq, sent)) = self.timing {
@@ -1038,6 +1040,7 @@ impl Endpoint {
                 self.timing = None;
                 let r = self.measured_rtt(sent, now);
                 self.rtt_sample(r);
+                sample = Some(r.max(0));
             }
         }
         // Drop what is acknowledged from the queue.
@@ -1069,6 +1072,14 @@ impl Endpoint {
         self.app_acked += u64::from(data_acked);
         self.stats.bytes_acked += u64::from(data_acked);
         self.dupacks = 0;
+        if self.cfg.hystart {
+            // RFC 9406: the congestion control sees every ACK of new data and its RTT
+            // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
+            let ctx = self.cc_context(now, 0);
+            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, sample) {
+                self.ssthresh = ssthresh;
+            }
+        }
         let mut restart_timer = true;
         match self.phase {
             Phase::Recovery => match self.cfg.variant {
@@ -1197,6 +1208,9 @@ impl Endpoint {
             flight_size,
             srtt_ns: self.srtt,
             byte_counting: self.cfg.byte_counting,
+            hystart: self.cfg.hystart,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
         }
     }
 

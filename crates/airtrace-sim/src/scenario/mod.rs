@@ -537,6 +537,10 @@ pub struct TcpSpec {
     /// false: RFC 6675's cwnd = ssthresh).
     #[serde(default)]
     pub prr: Option<bool>,
+    /// HyStart++ (RFC 9406) in the initial slow start, with reno or cubic
+    /// (simulator; default false).
+    #[serde(default)]
+    pub hystart: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.
