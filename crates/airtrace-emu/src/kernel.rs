@@ -458,6 +458,26 @@ impl FlowPlan<'_> {
                 Action::None(why.into()),
             )?;
         }
+        // Simulator options: recorded only when a scenario sets them.
+        if t.prr.is_some() {
+            let action = if c.prr {
+                Action::Kernel(
+                    "Linux reduces the window by PRR (RFC 6937) in every recovery".into(),
+                )
+            } else {
+                Action::None("Linux always uses PRR (RFC 6937); no knob turns it off".into())
+            };
+            self.record("prr", c.prr.to_string(), "set".into(), action)?;
+        }
+        if t.hystart.is_some() {
+            let why = "Linux has no HyStart++ (RFC 9406): its cubic has the older HyStart (a module parameter, on by default), reno none";
+            self.record(
+                "hystart",
+                c.hystart.to_string(),
+                "set".into(),
+                Action::None(why.into()),
+            )?;
+        }
         Ok(())
     }
 }
@@ -574,6 +594,20 @@ mod tests {
             .find(|s| s.key == "initial_rto")
             .unwrap();
         assert_eq!(rto.value, "3000 ms");
+    }
+
+    #[test]
+    fn the_simulators_prr_and_hystart_are_noted_not_applied() {
+        let p = plan(
+            &flows(
+                "[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { prr = true, hystart = true }",
+            ),
+            NEW,
+        )
+        .unwrap();
+        assert!(p.knobs.is_empty());
+        assert_eq!(keys(&p.applied), ["prr"]);
+        assert_eq!(keys(&p.not_applied), ["hystart"]);
     }
 
     #[test]

@@ -516,6 +516,12 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.elfn_probe {
         c.elfn_probe_ns = Some(v.0);
     }
+    if let Some(v) = spec.prr {
+        c.prr = v;
+    }
+    if let Some(v) = spec.hystart {
+        c.hystart = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -523,6 +529,19 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prr_and_hystart_default_off_and_are_set_by_their_keys() {
+        let c = sim_tcp_config(None).unwrap();
+        assert!(!c.prr && !c.hystart);
+        let c = sim_tcp_config(Some(&TcpSpec {
+            prr: Some(true),
+            hystart: Some(true),
+            ..TcpSpec::default()
+        }))
+        .unwrap();
+        assert!(c.prr && c.hystart);
+    }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {
         sim_tcp_config(Some(&TcpSpec {

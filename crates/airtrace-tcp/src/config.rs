@@ -129,6 +129,22 @@ pub struct Config {
     /// the first ACK. `None` (both presets): off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elfn_probe_ns: Option<i64>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK loss recovery
+    /// ([`Variant::Sack`]; ignored by the others): during a recovery cwnd is set on
+    /// each ACK to pipe + sndcnt, so that the sender sends about one segment per two
+    /// delivered while the pipe is above ssthresh (instead of RFC 6675's nothing, then
+    /// one per ACK), and at most the data delivered plus one SMSS below it (PRR-SSRB).
+    /// False in both presets (RFC 6675's cwnd = ssthresh, as before this field
+    /// existed); Linux has used PRR since 3.2.
+    #[serde(default)]
+    pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start, whatever [`cc`](Config::cc):
+    /// a rise of the minimum RTT from one round to the next moves the sender to
+    /// Conservative Slow Start (growth divided by 4), and five rounds of it to
+    /// congestion avoidance (ssthresh = cwnd), before a loss ends slow start. See
+    /// [`cc::hystart`](crate::cc::hystart). False in both presets.
+    #[serde(default)]
+    pub hystart: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -169,6 +185,8 @@ impl Config {
             ssthresh_from_pipe: false,
             ecn: false,
             elfn_probe_ns: None,
+            prr: false,
+            hystart: false,
         }
     }
 
@@ -207,6 +225,8 @@ impl Config {
             ssthresh_from_pipe: false,
             ecn: false,
             elfn_probe_ns: None,
+            prr: false,
+            hystart: false,
         }
     }
 

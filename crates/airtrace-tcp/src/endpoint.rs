@@ -132,6 +132,17 @@ const RETRANS: u8 = 4;
 /// The entry's last sequence number is the FIN.
 const FIN_SEQ: u8 = 8;
 
+/// Proportional Rate Reduction state of one SACK recovery (RFC 6937 §3), bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prr {
+    /// `prr_delivered`: data delivered to the receiver since recovery began.
+    delivered: u32,
+    /// `prr_out`: data sent (new or retransmitted) since recovery began.
+    out: u32,
+    /// `RecoverFS`: snd.nxt − snd.una when recovery began.
+    recover_fs: u32,
+}
+
 /// One segment sent and not yet cumulatively acknowledged.
 #[derive(Clone, Copy, Debug)]
 struct TxSeg {
@@ -222,6 +233,8 @@ pub struct Endpoint {
     /// retransmit), which resends data the receiver may already hold.
     recover_after_go_back_n: bool,
     partial_acks: u32,
+    /// PRR's counters while a SACK recovery is under way with [`Config::prr`].
+    prr: Option<Prr>,
     has_rtt: bool,
     srtt: i64,
     rttvar: i64,
@@ -329,6 +342,7 @@ impl Endpoint {
             recover: isn,
             recover_after_go_back_n: false,
             partial_acks: 0,
+            prr: None,
             has_rtt: false,
             srtt: 0,
             rttvar: 0,
@@ -758,6 +772,7 @@ impl Endpoint {
             self.pending_ack = true;
             return;
         }
+        let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let window_changed = seg.window != self.last_wnd_raw;
         // RFC 793 §3.9 window update, guarded by SND.WL1 / SND.WL2.
         if seq::lt(self.snd_wl1, seg.seq) || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
@@ -789,6 +804,52 @@ impl Endpoint {
                 self.mark_lost_by_sack();
             }
             self.on_ece(now, seg);
+        }
+        if self.prr.is_some() && self.phase == Phase::Recovery {
+            // RFC 6937 §3: DeliveredData = change in snd.una + change in SACKed
+            // bytes (SACKed bytes a cumulative ACK covers leave the second term as
+            // they enter the first).
+            let delivered = i64::from(self.snd_una.wrapping_sub(una_before))
+                + i64::from(self.sacked_bytes)
+                - i64::from(sacked_before);
+            self.prr_on_ack(delivered.max(0) as u32);
+        }
+    }
+
+    /// RFC 6937 §3, "on every ACK during recovery": sets cwnd = pipe + sndcnt, where
+    /// pipe is RFC 6675's (`in_flight`, after this ACK's SACK blocks marked the
+    /// holes). While pipe > ssthresh, the proportional part: sndcnt =
+    /// CEIL(prr_delivered × ssthresh / RecoverFS) − prr_out, so that the sender sends
+    /// ssthresh/RecoverFS of what is delivered (about one segment per two ACKs after a
+    /// halving). At or below ssthresh, the slow-start reduction bound (PRR-SSRB, the
+    /// RFC's recommended bound, §3 and §5): sndcnt = MIN(ssthresh − pipe,
+    /// MAX(prr_delivered − prr_out, DeliveredData) + MSS), which rebuilds the pipe
+    /// to ssthresh no faster than slow start would. A negative sndcnt sends nothing
+    /// (cwnd = pipe), as Linux's `tcp_cwnd_reduction` clamps it.
+    fn prr_on_ack(&mut self, delivered_data: u32) {
+        let pipe = u64::from(self.in_flight());
+        let ssthresh = u64::from(self.ssthresh);
+        let smss = u64::from(self.smss);
+        let Some(p) = self.prr.as_mut() else { return };
+        p.delivered = p.delivered.saturating_add(delivered_data);
+        let (delivered, out) = (u64::from(p.delivered), u64::from(p.out));
+        let sndcnt = if pipe > ssthresh {
+            let fs = u64::from(p.recover_fs.max(1));
+            (delivered * ssthresh).div_ceil(fs).saturating_sub(out)
+        } else {
+            let limit = delivered.saturating_sub(out).max(u64::from(delivered_data)) + smss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.cwnd = u32::try_from(pipe + sndcnt).unwrap_or(u32::MAX);
+    }
+
+    /// RFC 6937 §3, "on any data transmission or retransmission": prr_out counts
+    /// what is sent during a recovery.
+    fn prr_count_sent(&mut self, len: u32) {
+        if self.phase == Phase::Recovery {
+            if let Some(p) = self.prr.as_mut() {
+                p.out = p.out.saturating_add(len);
+            }
         }
     }
 
@@ -965,11 +1026,13 @@ impl Endpoint {
         let flight_before = self.flight_size();
         // RTT sample: RFC 7323 §4.1 from TSecr on an ACK of new data; otherwise the
         // timed segment, never a retransmitted one (RFC 6298 §3, Karn).
+        let mut sample = None;
         if self.ts_ok {
             if let Some((_, tsecr)) = seg.options.timestamps {
                 if tsecr != 0 {
                     let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
                     self.rtt_sample(r);
+                    sample = Some(r.max(0));
                 }
             }
         } else if let Some((tseq, sent)) = self.timing {
@@ -977,6 +1040,7 @@ impl Endpoint {
                 self.timing = None;
                 let r = self.measured_rtt(sent, now);
                 self.rtt_sample(r);
+                sample = Some(r.max(0));
             }
         }
         // Drop what is acknowledged from the queue.
@@ -1008,6 +1072,14 @@ impl Endpoint {
         self.app_acked += u64::from(data_acked);
         self.stats.bytes_acked += u64::from(data_acked);
         self.dupacks = 0;
+        if self.cfg.hystart {
+            // RFC 9406: the congestion control sees every ACK of new data and its RTT
+            // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
+            let ctx = self.cc_context(now, 0);
+            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, sample) {
+                self.ssthresh = ssthresh;
+            }
+        }
         let mut restart_timer = true;
         match self.phase {
             Phase::Recovery => match self.cfg.variant {
@@ -1095,6 +1167,11 @@ impl Endpoint {
     }
 
     fn leave_recovery(&mut self) {
+        if self.prr.take().is_some() {
+            // RFC 6937 §3: on leaving recovery, cwnd = ssthresh (RFC 6675 §5 left it
+            // there all along).
+            self.cwnd = self.ssthresh;
+        }
         self.partial_acks = 0;
         self.force_rtx = false;
         self.phase = self.calm_phase();
@@ -1131,6 +1208,9 @@ impl Endpoint {
             flight_size,
             srtt_ns: self.srtt,
             byte_counting: self.cfg.byte_counting,
+            hystart: self.cfg.hystart,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
         }
     }
 
@@ -1260,6 +1340,15 @@ impl Endpoint {
             Variant::Sack => {
                 // RFC 6675 §5 (4.1)–(4.3).
                 self.cwnd = self.ssthresh;
+                if self.cfg.prr {
+                    // RFC 6937 §3, at the beginning of recovery (the ACK that started
+                    // it is then counted by `prr_on_ack`, as Linux does).
+                    self.prr = Some(Prr {
+                        delivered: 0,
+                        out: 0,
+                        recover_fs: self.flight_size(),
+                    });
+                }
                 self.mark_lost_by_sack();
                 self.retransmit_head();
                 self.phase = Phase::Recovery;
@@ -1296,6 +1385,7 @@ impl Endpoint {
         }
         self.cc_event(now, CaEvent::Loss);
         self.cwnd = self.smss;
+        self.prr = None;
         self.recover = self.snd_max;
         self.recover_after_go_back_n = true;
         self.phase = Phase::Loss;
@@ -1658,6 +1748,7 @@ impl Endpoint {
         self.force_rtx = false;
         self.rtx[i].flags |= RETRANS;
         self.retrans_bytes += s.len;
+        self.prr_count_sent(s.len);
         self.timing = None; // Karn (BSD cancels the timing on any retransmission).
         self.arm_rto_if_idle(now);
         Some(self.resend(now, s))
@@ -1722,6 +1813,7 @@ impl Endpoint {
         }
         let seq = self.snd_max;
         let seq_len = len + u32::from(fin);
+        self.prr_count_sent(seq_len);
         self.rtx.push_back(TxSeg {
             seq,
             len: seq_len,

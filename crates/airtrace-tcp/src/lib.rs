@@ -58,9 +58,11 @@
 //!   byte counting (L = 2·SMSS), congestion avoidance by byte counting (cwnd grows by
 //!   one SMSS per cwnd of bytes acknowledged); cwnd grows only while it limits the
 //!   sender. Or CUBIC, RFC 9438 (`cc = cubic`): β = 0.7, C = 0.4, the Reno-friendly
-//!   region, fast convergence, the epoch restarted after a timeout; Reno's slow start
-//!   (no HyStart++). The algorithm sets ssthresh on a congestion event and grows cwnd;
-//!   the loss recovery ([`Variant`]) around it is the same for both.
+//!   region, fast convergence, the epoch restarted after a timeout; Reno's slow start.
+//!   Either with HyStart++ (RFC 9406, [`Config::hystart`], off by default). The
+//!   algorithm sets ssthresh on a congestion event and grows cwnd; the loss recovery
+//!   ([`Variant`]) around it is the same for both. SACK recovery reduces the window
+//!   at once (RFC 6675) or with PRR (RFC 6937, [`Config::prr`], off by default).
 //! - Loss recovery by [`Variant`]: Tahoe (ns-2's: fast retransmit, cwnd = 1 SMSS,
 //!   go-back-N), Reno (RFC 5681 §3.2), NewReno (RFC 6582, partial ACKs, `recover`,
 //!   "Impatient" timer), SACK (RFC 6675 scoreboard, IsLost, pipe, NextSeg rule 1; no
@@ -104,7 +106,7 @@
 //! # What is not modelled
 //!
 //! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK, spurious-timeout
-//! detection and undo (F-RTO, Eifel), RACK, PRR, HyStart++, BBR and other congestion controls,
+//! detection and undo (F-RTO, Eifel), RACK, BBR and other congestion controls,
 //! zero-window probes and the persist timer (the application reads at once, so the
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
 //! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),

@@ -533,6 +533,14 @@ pub struct TcpSpec {
     /// `false` (so that a sweep can turn it off).
     #[serde(default, deserialize_with = "crate::units::duration_or_off")]
     pub elfn_probe: Option<Duration>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery (simulator; default
+    /// false: RFC 6675's cwnd = ssthresh).
+    #[serde(default)]
+    pub prr: Option<bool>,
+    /// HyStart++ (RFC 9406) in the initial slow start, with reno or cubic
+    /// (simulator; default false).
+    #[serde(default)]
+    pub hystart: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.

@@ -17,12 +17,14 @@
 //! (§4.6 allows either; Linux's `bictcp_recalc_ssthresh` uses cwnd); RTT in the target
 //! W_cubic(t + RTT) is the endpoint's smoothed RTT (Linux uses the minimum RTT).
 //!
-//! Not modelled yet: HyStart++ (RFC 9406; slow start here is Reno's, §4.10 allows it),
-//! Linux's epoch shift after an idle period (`CA_EVENT_TX_START`), and §5.8's
+//! Slow start is Reno's (§4.10 allows it), with HyStart++ (RFC 9406,
+//! [`hystart`](super::hystart)) when [`Config::hystart`](crate::Config::hystart) is
+//! set; when HyStart++ ends slow start (ssthresh = cwnd, no reduction) the first
+//! epoch starts with W_max = cwnd, K = 0. Not modelled yet: Linux's epoch shift after an idle period (`CA_EVENT_TX_START`), and §5.8's
 //! treatment of application-limited periods (the epoch's clock keeps running, though
 //! cwnd only grows while it limits the sender).
 
-use super::{slow_start, CaEvent, CcContext, CongestionOps};
+use super::{CaEvent, CcContext, CongestionOps, HyStart};
 
 /// C, RFC 9438 §4.2 / §5 (segments per second³).
 pub const C: f64 = 0.4;
@@ -88,9 +90,16 @@ pub struct Cubic {
     /// The congestion-avoidance stage under way; `None` from a reduction until the
     /// first ACK in congestion avoidance.
     epoch: Option<Epoch>,
+    /// HyStart++ in the initial slow start (inert unless `Config::hystart`).
+    hystart: HyStart,
 }
 
 impl Cubic {
+    /// The HyStart++ state.
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
+    }
+
     /// W_max, segments.
     pub fn w_max(&self) -> f64 {
         self.w_max
@@ -141,7 +150,7 @@ impl CongestionOps for Cubic {
     /// W_cubic(t + RTT) clamped to [cwnd, 1.5·cwnd] (§4.4 concave, §4.5 convex).
     fn cong_avoid(&mut self, ctx: &CcContext, acked: u32) -> u32 {
         if ctx.cwnd < ctx.ssthresh {
-            return slow_start(ctx, acked);
+            return self.hystart.slow_start(ctx, acked);
         }
         let smss = f64::from(ctx.smss);
         let cwnd = f64::from(ctx.cwnd) / smss;
@@ -191,9 +200,15 @@ impl CongestionOps for Cubic {
     /// and W_max = its cwnd_epoch (RFC 9438 §4.8).
     fn cwnd_event(&mut self, _ctx: &CcContext, ev: CaEvent) {
         self.epoch = None;
+        self.hystart.end();
         if ev == CaEvent::Loss {
             self.w_max = 0.0;
         }
+    }
+
+    /// HyStart++ (RFC 9406).
+    fn pkts_acked(&mut self, ctx: &CcContext, rtt_ns: Option<i64>) -> Option<u32> {
+        self.hystart.on_ack(ctx, rtt_ns)
     }
 }
 
@@ -255,6 +270,9 @@ mod tests {
             flight_size: cwnd_segs * 1000,
             srtt_ns: 100_000_000,
             byte_counting: true,
+            hystart: false,
+            snd_una: 0,
+            snd_nxt: 0,
         }
     }
 

@@ -14,7 +14,10 @@
 //!
 //! and tells it of the window reductions it made with [`CongestionOps::cwnd_event`]
 //! (Linux's `set_state` and `cwnd_event`), so that the algorithm can restart its
-//! counters or its epoch.
+//! counters or its epoch. With [`Config::hystart`](crate::Config::hystart) it also
+//! shows the algorithm every ACK of new data and its RTT sample
+//! ([`CongestionOps::pkts_acked`]), whose answer may end slow start ([`hystart`],
+//! RFC 9406, shared by the algorithms).
 //!
 //! The algorithms, one file each: [`reno`] (RFC 5681 AIMD, the default and what every
 //! scenario used before congestion control was selectable) and [`cubic`] (RFC 9438).
@@ -23,11 +26,13 @@
 //! dispatch needs no `Box<dyn>`.
 
 pub mod cubic;
+pub mod hystart;
 pub mod reno;
 
 use serde::{Deserialize, Serialize};
 
 pub use cubic::Cubic;
+pub use hystart::HyStart;
 pub use reno::Reno;
 
 /// The congestion-control algorithm of a sender (Linux's `TCP_CONGESTION` name).
@@ -39,7 +44,7 @@ pub enum CcAlgorithm {
     #[default]
     Reno,
     /// CUBIC, RFC 9438 (β = 0.7, C = 0.4, Reno-friendly region, fast convergence), with
-    /// Reno's slow start (no HyStart++ yet).
+    /// Reno's slow start (HyStart++ with [`Config::hystart`](crate::Config::hystart)).
     Cubic,
 }
 
@@ -85,6 +90,13 @@ pub struct CcContext {
     /// [`Config::byte_counting`](crate::Config::byte_counting): grow by the bytes an
     /// ACK covers (RFC 3465) rather than once per ACK.
     pub byte_counting: bool,
+    /// [`Config::hystart`](crate::Config::hystart): HyStart++ (RFC 9406) in the
+    /// initial slow start.
+    pub hystart: bool,
+    /// Oldest unacknowledged sequence number (after the ACK being processed).
+    pub snd_una: u32,
+    /// Next new sequence number (SND.NXT, the highest sent + 1).
+    pub snd_nxt: u32,
 }
 
 /// A window reduction the endpoint made (Linux's `tcp_ca_state` transitions).
@@ -114,6 +126,15 @@ pub trait CongestionOps {
     /// The endpoint reduced the window for `ev` (after calling
     /// [`ssthresh`](CongestionOps::ssthresh), when it did).
     fn cwnd_event(&mut self, ctx: &CcContext, ev: CaEvent);
+
+    /// An ACK newly acknowledged data, with the RTT sample it gave, if any (Linux's
+    /// `pkts_acked`); called before [`cong_avoid`](CongestionOps::cong_avoid), only
+    /// with [`Config::hystart`](crate::Config::hystart). Returns a new ssthresh when
+    /// the algorithm ends slow start on its own (HyStart++ after its Conservative Slow
+    /// Start), else `None`.
+    fn pkts_acked(&mut self, _ctx: &CcContext, _rtt_ns: Option<i64>) -> Option<u32> {
+        None
+    }
 }
 
 /// The state of one sender's algorithm: an enum over the algorithms.
@@ -139,6 +160,14 @@ impl CongestionControl {
         match self {
             CongestionControl::Reno(_) => CcAlgorithm::Reno,
             CongestionControl::Cubic(_) => CcAlgorithm::Cubic,
+        }
+    }
+
+    /// The HyStart++ state (RFC 9406), whatever the algorithm.
+    pub fn hystart(&self) -> &HyStart {
+        match self {
+            CongestionControl::Reno(a) => a.hystart(),
+            CongestionControl::Cubic(a) => a.hystart(),
         }
     }
 
@@ -172,10 +201,17 @@ impl CongestionOps for CongestionControl {
             CongestionControl::Cubic(a) => a.cwnd_event(ctx, ev),
         }
     }
+
+    fn pkts_acked(&mut self, ctx: &CcContext, rtt_ns: Option<i64>) -> Option<u32> {
+        match self {
+            CongestionControl::Reno(a) => a.pkts_acked(ctx, rtt_ns),
+            CongestionControl::Cubic(a) => a.pkts_acked(ctx, rtt_ns),
+        }
+    }
 }
 
 /// RFC 5681 §3.1 slow start, shared by the algorithms (RFC 9438 §4.10: CUBIC's is
-/// Reno's unless HyStart++ is used): with byte counting (RFC 3465, L = 2·SMSS)
+/// Reno's unless HyStart++ is used, [`HyStart::slow_start`]): with byte counting (RFC 3465, L = 2·SMSS)
 /// cwnd + min(acked, 2·SMSS); per ACK, cwnd + SMSS.
 pub fn slow_start(ctx: &CcContext, acked: u32) -> u32 {
     if ctx.byte_counting {

@@ -7,13 +7,22 @@
 //! ([`Variant`](crate::Variant)): the window arithmetic every scenario had before
 //! congestion control became selectable, byte for byte.
 
-use super::{slow_start, CaEvent, CcContext, CongestionOps};
+use super::{CaEvent, CcContext, CongestionOps, HyStart};
 
 /// Reno's state: the RFC 3465 byte counter of congestion avoidance.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reno {
     /// Bytes acknowledged in congestion avoidance since cwnd last grew.
     ca_acked: u32,
+    /// HyStart++ in the initial slow start (inert unless `Config::hystart`).
+    hystart: HyStart,
+}
+
+impl Reno {
+    /// The HyStart++ state.
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
+    }
 }
 
 impl CongestionOps for Reno {
@@ -29,7 +38,7 @@ impl CongestionOps for Reno {
     fn cong_avoid(&mut self, ctx: &CcContext, acked: u32) -> u32 {
         let (cwnd, smss) = (ctx.cwnd, ctx.smss);
         if cwnd < ctx.ssthresh {
-            return slow_start(ctx, acked);
+            return self.hystart.slow_start(ctx, acked);
         }
         if !ctx.byte_counting {
             return cwnd + (smss * smss / cwnd.max(1)).max(1);
@@ -43,8 +52,14 @@ impl CongestionOps for Reno {
         }
     }
 
-    /// Every reduction restarts the byte counter.
+    /// Every reduction restarts the byte counter (and ends HyStart++).
     fn cwnd_event(&mut self, _ctx: &CcContext, _ev: CaEvent) {
         self.ca_acked = 0;
+        self.hystart.end();
+    }
+
+    /// HyStart++ (RFC 9406).
+    fn pkts_acked(&mut self, ctx: &CcContext, rtt_ns: Option<i64>) -> Option<u32> {
+        self.hystart.on_ack(ctx, rtt_ns)
     }
 }

@@ -67,6 +67,10 @@ pub struct Net {
     pub now: i64,
     pub delay: [i64; 2],
     pub rate_bps: [Option<u64>; 2],
+    /// A drop-tail queue in front of each direction's rate: a segment that would wait
+    /// longer than this (the backlog ahead of it plus its own serialisation) is
+    /// dropped. `None`: unlimited.
+    pub queue_limit_ns: [Option<i64>; 2],
     busy: [i64; 2],
     queue: Vec<(i64, u64, usize, Segment, bool)>,
     order: u64,
@@ -100,6 +104,7 @@ impl Net {
             now: 0,
             delay: [delay_ns; 2],
             rate_bps: [None; 2],
+            queue_limit_ns: [None; 2],
             busy: [0; 2],
             queue: Vec::new(),
             order: 0,
@@ -128,6 +133,16 @@ impl Net {
     }
 
     /// A's application sends `bytes`, then closes.
+    /// A drop-tail queue of `packets` full-sized (1500-byte) packets at the rate, in
+    /// each direction (see [`Net::queue_limit_ns`]).
+    pub fn queue_packets(mut self, packets: i64) -> Self {
+        for d in 0..2 {
+            let r = self.rate_bps[d].expect("a queue needs a rate") as i64;
+            self.queue_limit_ns[d] = Some(packets * 1500 * 8 * S / r);
+        }
+        self
+    }
+
     pub fn bulk(mut self, bytes: u64) -> Self {
         self.to_write = bytes;
         self.close_when_written = true;
@@ -188,7 +203,10 @@ impl Net {
             None => 0,
         };
         let depart = self.busy[from].max(now) + ser;
-        self.busy[from] = depart;
+        let overflow = self.queue_limit_ns[from].is_some_and(|l| depart - now > l);
+        if !overflow {
+            self.busy[from] = depart;
+        }
         let arrive = depart + self.delay[from];
         let rel_seq = seg.seq.wrapping_sub(ISN[from]);
         let times_seen = if seg.len > 0 {
@@ -213,7 +231,7 @@ impl Net {
             pure_ack_no,
             now,
         };
-        let mut dropped = false;
+        let mut dropped = overflow;
         for r in &mut self.rules {
             if r(&ctx) {
                 dropped = true;
