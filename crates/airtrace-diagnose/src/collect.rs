@@ -685,15 +685,20 @@ impl PacketSink for Diagnoser {
 
         // What the capture saw of the sequence space (capture drops, see gaps.rs).
         if is_ack {
-            // No sender gets further ahead of the last ACK it heard than the receiver's
-            // window lets it; an ACK much beyond what was captured is a bogus one (a
+            // A sender sends at most a window per round trip: an ACK further beyond what
+            // was captured than that allows since the last data seen is a bogus one (a
             // RST's, a middlebox's), not data the capture missed (issue 18 class 6: "872
-            // MB not captured" of a 30 kB file). Twice the largest window advertised,
-            // for the window updates a capture may have missed too.
-            let reach = peer
-                .max_advertised
-                .max(u32::from(u16::MAX))
-                .saturating_mul(2);
+            // MB not captured" of a 30 kB file). Twice the largest window advertised (for
+            // the window updates a capture may have missed too) per round trip, plus
+            // two; without a round trip known, no bound.
+            let window = u64::from(peer.max_advertised.max(u32::from(u16::MAX)));
+            let since_data = peer.last_data_ns.map_or(0, |d| (t - d).max(0));
+            let reach = round_trip(handshake_rtt, me, peer)
+                .filter(|&r| r > 0)
+                .map_or(u32::MAX, |r| {
+                    let rounds = (since_data / r) as u64 + 2;
+                    (2 * window).saturating_mul(rounds).min(u64::from(u32::MAX)) as u32
+                });
             peer.capture_gaps.ack(a.ack_rel, frame, t, peer.mss, reach);
         }
         let syn_fin = tcp.map_or(0, |h| {
