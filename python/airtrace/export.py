@@ -77,23 +77,28 @@ class Analysed:
 
 
 def analysed(path: str, as_json: bool = False) -> Analysed:
-    """Analyses one capture for `write_parquet` (runs in a worker)."""
+    """Analyses one capture for `write_parquet` (runs in a worker): one pass gives its
+    table, connections and packets; with `as_json`, a second gives the report with its
+    findings."""
+    import json
+
     import pyarrow as pa
 
     from airtrace import _core
-    from airtrace.trace import AnalysisError, Trace
+    from airtrace.trace import arrow_table, connections_frame, taken_columns
 
     try:
-        shown = _core.analyze(path, table=not as_json, findings=as_json)
-        trace = Trace(path)
-        connections = pa.Table.from_pandas(trace.connections, preserve_index=False)
-        packets = trace.packets_arrow()
-    except (ValueError, AnalysisError) as e:
+        analysis = _core.analyze(path, packets=True, table=not as_json)
+        shown = _core.analyze(path, findings=True) if as_json else analysis
+    except ValueError as e:
         return Analysed(path, error=str(e))
+    assert analysis.packets is not None
+    connections = pa.Table.from_pandas(connections_frame(json.loads(analysis.json)), preserve_index=False)
+    packets = arrow_table(taken_columns(analysis.packets, None))
     warnings = [*shown.warnings]
     if shown.error:
         warnings.append(f"{shown.error} (analysed the {shown.frames} frames before it)")
-    text = shown.json if as_json else (shown.table or "")
+    text = shown.json if as_json else (analysis.table or "")
     return Analysed(
         path,
         warnings=warnings,

@@ -71,13 +71,7 @@ class Trace:
 
     @cached_property
     def connections(self) -> pd.DataFrame:
-        import pyarrow as pa
-
-        conns = self.report["connections"]
-        if not conns:
-            return _to_pandas(pa.table({"id": pa.array([], pa.uint32())}))
-        table = pa.Table.from_struct_array(pa.array(conns)).flatten()
-        return _to_pandas(table).set_index("id", drop=False)
+        return connections_frame(self.report)
 
     @cached_property
     def findings(self) -> pd.DataFrame:
@@ -104,11 +98,7 @@ class Trace:
         """The packets table as a pyarrow Table (`columns` as in `packets()`)."""
         import pyarrow as pa
 
-        names, arrays = [], []
-        for name, array in self._arrow_columns(columns):
-            names.append(name)
-            arrays.append(array)
-        return pa.table(arrays, names=names)
+        return arrow_table(self._arrow_columns(columns))
 
     def _arrow_columns(self, columns: Sequence[str] | None) -> Iterator[tuple[str, pa.Array]]:
         """(name, Arrow array) of each column of the packets table, or of `columns` in
@@ -120,24 +110,53 @@ class Trace:
         table = analysis.packets
         assert table is not None
         del analysis
-        if columns is None:
-            while (column := table.take()) is not None:
-                yield column[0], _arrow_array(column, table.rows)
-            return
-        wanted = list(columns)
-        unknown = [c for c in wanted if c not in table.names]
-        if unknown or len(set(wanted)) != len(wanted):
-            what = f"unknown column {unknown[0]!r}" if unknown else "a column named twice"
-            raise ValueError(f"packets(columns=...): {what}; the columns are: {', '.join(table.names)}")
-        kept = {}
-        while (column := table.take()) is not None:
-            if column[0] in wanted:
-                kept[column[0]] = _arrow_array(column, table.rows)
-        for name in wanted:
-            yield name, kept.pop(name)
+        return taken_columns(table, columns)
 
     def __repr__(self) -> str:
         return f"<airtrace.Trace {self.path!r}: {self.frames} frames, {len(self.report['connections'])} TCP connections>"
+
+
+def connections_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """The connections of an analysis report (its JSON, parsed) as `Trace.connections`
+    gives them: one row per connection, `a_to_b.*` and `b_to_a.*` columns."""
+    import pyarrow as pa
+
+    conns = report["connections"]
+    if not conns:
+        return _to_pandas(pa.table({"id": pa.array([], pa.uint32())}))
+    table = pa.Table.from_struct_array(pa.array(conns)).flatten()
+    return _to_pandas(table).set_index("id", drop=False)
+
+
+def arrow_table(columns: Iterator[tuple[str, pa.Array]]) -> pa.Table:
+    """A pyarrow Table of (name, array) columns."""
+    import pyarrow as pa
+
+    names, arrays = [], []
+    for name, array in columns:
+        names.append(name)
+        arrays.append(array)
+    return pa.table(arrays, names=names)
+
+
+def taken_columns(table: _core.PacketTable, columns: Sequence[str] | None) -> Iterator[tuple[str, pa.Array]]:
+    """(name, Arrow array) of each column of `table`, or of `columns` in their order,
+    taken from Rust one by one."""
+    if columns is None:
+        while (column := table.take()) is not None:
+            yield column[0], _arrow_array(column, table.rows)
+        return
+    wanted = list(columns)
+    unknown = [c for c in wanted if c not in table.names]
+    if unknown or len(set(wanted)) != len(wanted):
+        what = f"unknown column {unknown[0]!r}" if unknown else "a column named twice"
+        raise ValueError(f"packets(columns=...): {what}; the columns are: {', '.join(table.names)}")
+    kept = {}
+    while (column := table.take()) is not None:
+        if column[0] in wanted:
+            kept[column[0]] = _arrow_array(column, table.rows)
+    for name in wanted:
+        yield name, kept.pop(name)
 
 
 _ARROW_TYPES = {

@@ -16,8 +16,13 @@ const SEG: u32 = 1448;
 const SER: i64 = 1_200_000;
 
 fn net(prr: bool) -> Net {
+    net_of(Variant::Sack, prr)
+}
+
+/// RFC 6937's example set-up with `variant`: IW 20, a large window, segment 0 dropped.
+fn net_of(variant: Variant, prr: bool) -> Net {
     let mut c = Config::linux();
-    c.variant = Variant::Sack;
+    c.variant = variant;
     c.initial_cwnd_segments = 20;
     c.rcvbuf = 200 * SEG;
     c.prr = prr;
@@ -131,18 +136,6 @@ fn prr_sends_one_new_segment_per_two_acks_while_the_pipe_is_above_ssthresh() {
 /// without.
 #[test]
 fn prr_leaves_other_variants_alone() {
-    let run = |prr: bool| {
-        let mut c = Config::linux();
-        c.variant = Variant::NewReno;
-        c.initial_cwnd_segments = 20;
-        c.rcvbuf = 200 * SEG;
-        c.prr = prr;
-        let mut net = Net::same(c, 20 * MS)
-            .rate(10_000_000)
-            .bulk(60 * u64::from(SEG));
-        net.drop_seg(0, 1);
-        net.run();
-        net.trace()
-    };
+    let run = |prr: bool| net_of(Variant::NewReno, prr).trace();
     assert_eq!(run(false), run(true));
 }
