@@ -3,6 +3,7 @@ outside the corpus, rebuilt with the pcap writer, and what airtrace must make of
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import airtrace
@@ -222,3 +223,50 @@ def test_a_syn_refused_by_rst_and_retried_is_a_refusal_not_a_lost_syn(tmp_path: 
         "after waits of 1.00 s, then 2.00 s, then 4.00 s (7.00 s in all)"
     )
     assert found["details"]["attempts"] == 4
+
+
+def _tail_then(c: Capture, resend_at: float, *, acked_to: int) -> None:
+    """A 1 ms path: the client sends ten 1000-byte segments, the server acknowledges
+    up to `acked_to`, then the client resends the tenth at `resend_at`."""
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.001, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK)))
+    c.add(0.002, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK)))
+    for i in range(10):
+        c.add(0.0100 + i * 0.0001, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1 + 1000 * i, 101, ACK, payload=b"x" * 1000)))
+    for acked in [*range(2001, acked_to, 2000), acked_to]:
+        c.add(0.0110 + acked * 1e-8, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, acked, ACK)))
+    c.add(resend_at, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 9001, 101, ACK, payload=b"x" * 1000)))
+
+
+def test_a_tail_loss_probe_is_not_a_timeout(tmp_path: Path) -> None:
+    """Class 7: Linux's tail loss probe (RFC 8985 section 7.3) resent the last segment
+    4.4 ms after it went, on a 1 ms path, and the receiver reported the copy as a
+    duplicate (D-SACK). It was taken for a timeout: "0.00 s of silence" in
+    timeout_backoff and a spurious_timeout, where Linux's RTO is never below 200 ms
+    (bench/out/bulk-5M.pcap frame 3651). A timeout resends the first unacknowledged
+    segment (RFC 6298 section 5.4), never one above it."""
+    c = Capture()
+    _tail_then(c, 0.0153, acked_to=8001)
+    dsack = b"\x01\x01\x05\x0a" + struct.pack("!II", 9001, 10001)
+    c.add(0.0163, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 10001, ACK)))
+    c.add(0.0164, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 10001, ACK, options=dsack)))
+    trace = airtrace.read(c.write(tmp_path / "tlp.pcap"))
+    packets = trace.packets(columns=["frame", "retrans_kind", "backoff"]).set_index("frame")
+    assert packets.loc[18, "retrans_kind"] == "tail_loss_probe"
+    assert packets["backoff"].isna()[18]
+    (row,) = trace.connections.to_dict("records")
+    assert (row["a_to_b.tail_loss_probes"], row["a_to_b.timeouts"], row["a_to_b.retransmitted_packets"]) == (1, 0, 1)
+    assert trace.findings.empty, trace.findings[["kind", "explanation"]].to_string()
+
+
+def test_the_only_segment_resent_after_a_wait_is_still_a_timeout(tmp_path: Path) -> None:
+    """The other side of the rule: with everything below it acknowledged, the resent tail
+    is also the first unacknowledged segment, and 1 s is a wait only a timer makes."""
+    c = Capture()
+    _tail_then(c, 1.0101, acked_to=9001)
+    trace = airtrace.read(c.write(tmp_path / "rto.pcap"))
+    packets = trace.packets(columns=["frame", "retrans_kind", "backoff"]).set_index("frame")
+    last = packets.index.max()
+    assert (packets.loc[last, "retrans_kind"], packets.loc[last, "backoff"]) == ("timeout", 1)
+    (row,) = trace.connections.to_dict("records")
+    assert (row["a_to_b.tail_loss_probes"], row["a_to_b.timeouts"]) == (0, 1)

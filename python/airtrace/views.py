@@ -384,9 +384,15 @@ def tsg(run: Run, conn: int, name: str | None = None) -> dict[str, Series]:
         "window": Series("receive window", _np(acks["t"]), _np(acks["ack_rel"]) + _np(acks["window"]), style="step", color="C1"),
     }
     kinds = retx["retrans_kind"].astype(object).fillna("other").to_numpy()
-    colors = {"timeout": "C3", "fast_retransmit": "C4", "sack": "C6", "other": "C5"}
-    labels = {"timeout": "retransmission (timeout)", "fast_retransmit": "fast retransmit", "sack": "SACK recovery", "other": "retransmission"}
-    for kind in ("timeout", "fast_retransmit", "sack", "other"):
+    colors = {"timeout": "C3", "fast_retransmit": "C4", "sack": "C6", "tail_loss_probe": "C8", "other": "C5"}
+    labels = {
+        "timeout": "retransmission (timeout)",
+        "fast_retransmit": "fast retransmit",
+        "sack": "SACK recovery",
+        "tail_loss_probe": "tail loss probe",
+        "other": "retransmission",
+    }
+    for kind in colors:
         sel = retx[kinds == kind]
         if len(sel):
             out[f"retx_{kind}"] = Series(labels[kind], _np(sel["t"]), _np(sel["seq_rel"]), color=colors[kind], marker="o", important=True)

@@ -98,6 +98,11 @@ pub enum RetransKind {
     FastRetransmit = 2,
     /// SACK-based loss recovery (RFC 6675): the receiver reported data above the hole.
     Sack = 3,
+    /// A tail loss probe (RFC 8985 section 7.3): the highest segment sent, resent with
+    /// no duplicate ACK or SACK behind it, either above the cumulative ACK (a timeout
+    /// resends the first unacknowledged segment, RFC 6298 section 5.4) or sooner than any
+    /// retransmission timer. Not a timeout: no backoff, no window collapse.
+    TailLossProbe = 4,
 }
 
 impl RetransKind {
@@ -107,6 +112,7 @@ impl RetransKind {
             RetransKind::Timeout => "timeout",
             RetransKind::FastRetransmit => "fast_retransmit",
             RetransKind::Sack => "sack",
+            RetransKind::TailLossProbe => "tail_loss_probe",
         }
     }
 }

@@ -212,7 +212,8 @@ impl Dir {
             .iter()
             .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end()))
             .map_or(NONE_I64, |g| ts - g.ts);
-        let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws);
+        let (kind, expiry) =
+            classify_retransmission(self, rev, tcp, ts, ws, ann.since_first_tx_ns);
         ann.retrans_kind = kind;
         match kind {
             RetransKind::Timeout if expiry => {
@@ -243,6 +244,7 @@ impl Dir {
                     self.m.fast_retransmissions += 1;
                 }
             }
+            RetransKind::TailLossProbe => self.m.tail_loss_probes += 1,
             RetransKind::None => {}
         }
         for g in self.outstanding.iter_mut() {
@@ -575,22 +577,29 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
     m.dsack_packets += u64::from(dsack);
 }
 
-/// Timeout, fast retransmit or SACK recovery: what sent this retransmission, and
-/// whether it is the retransmission timer's expiry itself (the first segment sent
-/// after the silence, as opposed to the go-back-N segments that follow it).
+/// Timeout, fast retransmit, SACK recovery or tail loss probe: what sent this
+/// retransmission, and whether it is the retransmission timer's expiry itself (the
+/// first segment sent after the silence, as opposed to the go-back-N segments that
+/// follow it).
 ///
 /// Fast retransmit (RFC 5681 section 3.2) follows duplicate ACKs for this very
 /// sequence number; SACK recovery (RFC 6675) fills a hole below data the receiver
 /// has SACKed; a NewReno partial-ACK retransmission (RFC 6582) continues a fast
-/// recovery. A SYN, anything after a silence of both directions longer than the RTO
-/// estimate, and anything with no sign of ACK-driven recovery is a timeout (RFC 6298
-/// section 5).
+/// recovery. A tail loss probe (RFC 8985 section 7.3) resends the highest segment sent
+/// with nothing ACK-driven behind it: above the cumulative ACK, where a timeout would
+/// have resent the first unacknowledged segment (RFC 6298 section 5.4), or, when it is
+/// the only segment outstanding, less than the shortest minimum RTO after it was first
+/// sent (`since_first_tx_ns`); and at least one smoothed RTT after that (the probe
+/// timeout is two, RFC 8985 section 7.2). A SYN, anything after a silence of both directions longer
+/// than the RTO estimate, and anything else with no sign of ACK-driven recovery is a
+/// timeout (RFC 6298 section 5).
 fn classify_retransmission(
     fwd: &Dir,
     rev: &Dir,
     tcp: &Tcp,
     ts: i64,
     ws: &wireshark::Verdict,
+    since_first_tx_ns: i64,
 ) -> (RetransKind, bool) {
     let last_seen = match (fwd.last_ts, rev.last_ts) {
         (Some(a), Some(b)) => a.max(b),
@@ -607,7 +616,18 @@ fn classify_retransmission(
     let dupack_driven = ws.flags.contains(Flags::FAST_RETRANSMISSION)
         || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq);
     let sacked_above = fwd.peer_sack_high.is_some_and(|h| seq::gt(h, tcp.seq));
-    if tcp.flags & tcp_flags::SYN != 0 || silence >= threshold {
+    let syn = tcp.flags & tcp_flags::SYN != 0;
+    let ack_driven = dupack_driven || in_recovery || sacked_above;
+    let tail = fwd.high.is_some_and(|h| seq::ge(seq_end(tcp), h));
+    let above_head = fwd.acked.is_some_and(|a| seq::gt(tcp.seq, a));
+    let waited = (since_first_tx_ns != NONE_I64).then_some(since_first_tx_ns);
+    let sooner_than_any_rto = waited.is_some_and(|w| w < MIN_TIMEOUT_SILENCE_NS);
+    // The probe timeout is two smoothed RTTs (RFC 8985 section 7.2): a copy sent
+    // within one RTT of the original is a repacketisation, not a probe.
+    let probe_timing = waited.is_none_or(|w| w >= fwd.rtt.srtt_ns);
+    if !syn && !ack_driven && tail && probe_timing && (above_head || sooner_than_any_rto) {
+        (RetransKind::TailLossProbe, false)
+    } else if syn || silence >= threshold {
         (RetransKind::Timeout, true)
     } else if dupack_driven && !in_recovery {
         (RetransKind::FastRetransmit, false)

@@ -88,6 +88,8 @@ pub struct DirMetrics {
     pub retransmitted_bytes: u64,
     pub fast_retransmissions: u64,
     pub sack_retransmissions: u64,
+    /// Tail loss probes (RFC 8985 section 7.3) that resent the highest segment.
+    pub tail_loss_probes: u64,
     /// Retransmissions sent because the retransmission timer expired, and the
     /// go-back-N retransmissions that follow each expiry.
     pub timeout_retransmissions: u64,

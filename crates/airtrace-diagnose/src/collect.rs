@@ -123,6 +123,10 @@ struct RecentRetx {
     frame: u64,
     t_ns: i64,
     timeout: bool,
+    /// A tail loss probe (RFC 8985 section 7.3).
+    probe: bool,
+    /// `end`, relative to the ISN (as `pending_retx` holds it).
+    end_rel: u32,
 }
 
 /// Retransmissions kept for D-SACK matching.
@@ -380,7 +384,22 @@ impl DirState {
         let Some(r) = self.recent_retx.remove(i) else {
             return;
         };
-        if !r.timeout {
+        if r.probe {
+            // The probe found its original delivered: no loss, and a sender that
+            // probes does not reduce its window for it (RFC 8985 section 7.4).
+            if let Some(i) = self.pending_retx.iter().position(|&e| e == r.end_rel) {
+                self.pending_retx.remove(i);
+            } else if self.current_run > 0 {
+                self.current_run -= 1;
+            } else if let Some(last) = self.loss_runs.last_mut() {
+                // The run it ended was counted already (the D-SACK follows the ACK
+                // that resolved it): the latest run.
+                *last -= 1;
+                if *last == 0 {
+                    self.loss_runs.pop();
+                }
+            }
+        } else if !r.timeout {
             self.dsack_spurious.push((r.frame, frame, t_ns));
         } else if !self.spurious.iter().any(|s| s.retx_frame == r.frame) {
             self.spurious.push(SpuriousTimeout {
@@ -770,6 +789,8 @@ impl PacketSink for Diagnoser {
                 frame,
                 t_ns: t,
                 timeout: a.retrans_kind == RetransKind::Timeout,
+                probe: a.retrans_kind == RetransKind::TailLossProbe,
+                end_rel: a.seq_rel.wrapping_add(a.seglen),
             });
         }
         if retx {

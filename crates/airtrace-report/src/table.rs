@@ -40,6 +40,7 @@ fn retransmissions(d: &DirMetrics) -> String {
         ("to", d.timeout_retransmissions),
         ("fr", d.fast_retransmissions),
         ("sack", d.sack_retransmissions),
+        ("tlp", d.tail_loss_probes),
     ];
     let detail: Vec<String> = kinds
         .iter()
