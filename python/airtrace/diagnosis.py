@@ -55,14 +55,18 @@ class DiagnosisError(ValueError):
 
 def diagnose(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The findings for a capture file or a bundle directory, in order of connection
-    and start time. Each is a dict with the keys of COLUMNS."""
+    and start time. Each is a dict with the keys of COLUMNS. A finding the self-check
+    left out (a value that cannot be true) is named in a warning."""
     path = Path(path)
     if path.is_dir():
         return _diagnose_bundle(path)
     try:
-        findings: list[dict[str, Any]] = json.loads(_core.diagnose(os.fspath(path)))
+        diagnosis = json.loads(_core.diagnose(os.fspath(path)))
     except ValueError as e:
         raise DiagnosisError(str(e)) from None
+    for line in diagnosis["warnings"]:
+        warnings.warn(line, stacklevel=2)
+    findings: list[dict[str, Any]] = diagnosis["findings"]
     return findings
 
 

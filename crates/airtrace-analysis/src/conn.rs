@@ -212,8 +212,7 @@ impl Dir {
             .iter()
             .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end()))
             .map_or(NONE_I64, |g| ts - g.ts);
-        let (kind, expiry) =
-            classify_retransmission(self, rev, tcp, ts, ws, ann.since_first_tx_ns);
+        let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws, ann.since_first_tx_ns);
         ann.retrans_kind = kind;
         match kind {
             RetransKind::Timeout if expiry => {

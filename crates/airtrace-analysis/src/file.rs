@@ -199,21 +199,24 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         error,
         damaged,
         anomalies,
-        connections,
+        mut connections,
     } = part;
     let name = name.to_string();
     if frames == 0 {
         return Err(error.unwrap_or_else(|| format!("{name}: no packets in the file")));
     }
-    let stray = connections.iter().filter_map(|c| {
-        let (count, first) = c.stray_syn_acks?;
-        Some(format!(
-            "{name}: connection {}: {count} SYN/ACK(s) with another initial sequence number after data had \
-             flowed (first: frame {first}), left out of the analysis: the data goes on in the first sequence space",
-            c.id
-        ))
-    });
-    let warnings = damaged
+    let stray: Vec<String> = connections
+        .iter()
+        .filter_map(|c| {
+            let (count, first) = c.stray_syn_acks?;
+            Some(format!(
+                "{name}: connection {}: {count} SYN/ACK(s) with another initial sequence number after data had \
+                 flowed (first: frame {first}), left out of the analysis: the data goes on in the first sequence space",
+                c.id
+            ))
+        })
+        .collect();
+    let mut warnings: Vec<String> = damaged
         .into_iter()
         .chain(anomalies)
         .chain(stops.into_iter().map(|(what, (count, first))| {
@@ -221,6 +224,8 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         }))
         .chain(stray)
         .collect();
+    // Last, over the finished numbers: what cannot be true is named, never printed.
+    warnings.extend(crate::selfcheck::check(&name, tcp_frames, &mut connections));
     Ok(FileReport {
         path: name,
         frames,

@@ -11,6 +11,7 @@
 //! - [`flow`]: connection keys; [`seq`]: sequence-number arithmetic; `holes`: gaps
 //!   in the captured sequence space.
 //! - [`file`]: reading a capture end to end ([`analyze_file`], [`analyze_capture`]).
+//! - [`selfcheck`]: values in a finished report that cannot be true, caught and named.
 //!
 //! Memory is bounded by the live connections and their outstanding data: finished
 //! connections keep only their summary.
@@ -24,6 +25,7 @@ pub mod file;
 pub mod flow;
 pub(crate) mod holes;
 pub mod metrics;
+pub mod selfcheck;
 pub mod seq;
 pub(crate) mod shard;
 pub mod wireshark;

@@ -961,8 +961,9 @@ impl Diagnoser {
     }
 
     /// Closes what is still open and runs every detector; findings come in order of
-    /// connection, then start time.
-    pub fn finish(mut self, report: &FileReport) -> Vec<Finding> {
+    /// connection, then start time; with them, a warning for each finding the
+    /// self-check dropped (see [`crate::selfcheck`]).
+    pub fn finish(mut self, report: &FileReport) -> (Vec<Finding>, Vec<String>) {
         self.note_file_drops();
         let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
         let mut findings = Vec::new();
@@ -988,6 +989,7 @@ impl Diagnoser {
                 .partial_cmp(&(b.connection, b.start_s, b.kind))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        findings
+        let warnings = crate::selfcheck::check(&mut findings, report);
+        (findings, warnings)
     }
 }

@@ -21,6 +21,7 @@
 //!   with a bad FCS).
 //! - [`gaps`]: data acknowledged that the capture never saw (the capture's drops).
 //! - [`histogram`]: the log-scale RTT histogram that keeps memory bounded.
+//! - [`selfcheck`]: findings that cannot be true, dropped and named in a warning.
 //!
 //! [`diagnose_file`] runs the analysis and the diagnosis over one capture.
 //!
@@ -37,6 +38,7 @@ pub mod collect;
 pub mod detect;
 pub mod gaps;
 pub mod histogram;
+pub mod selfcheck;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -78,10 +80,12 @@ pub struct Finding {
 /// Most evidence frames kept per finding.
 pub const MAX_EVIDENCE: usize = 20;
 
-/// Analyzes the capture at `path` and diagnoses every connection in it.
+/// Analyzes the capture at `path` and diagnoses every connection in it; the
+/// diagnosis self-check's warnings come last in the report's.
 pub fn diagnose_file(path: &Path) -> Result<(FileReport, Vec<Finding>), String> {
     let mut diagnoser = Diagnoser::default();
-    let report = analyze_file(path, &mut diagnoser, &mut |_, _| {})?;
-    let findings = diagnoser.finish(&report);
+    let mut report = analyze_file(path, &mut diagnoser, &mut |_, _| {})?;
+    let (findings, warnings) = diagnoser.finish(&report);
+    report.warnings.extend(warnings);
     Ok((report, findings))
 }

@@ -29,8 +29,9 @@ pub fn analyze_with_findings(
 ) -> Result<(FileReport, Vec<airtrace_diagnose::Finding>), String> {
     let reader = airtrace_pcap::CaptureReader::open(path).map_err(|e| e.to_string())?;
     let mut diagnoser = airtrace_diagnose::Diagnoser::default();
-    let report = airtrace_analysis::analyze_capture(reader, name, &mut diagnoser, progress)?;
-    let findings = diagnoser.finish(&report);
+    let mut report = airtrace_analysis::analyze_capture(reader, name, &mut diagnoser, progress)?;
+    let (findings, warnings) = diagnoser.finish(&report);
+    report.warnings.extend(warnings);
     Ok((report, findings))
 }
 
