@@ -270,3 +270,36 @@ def test_the_only_segment_resent_after_a_wait_is_still_a_timeout(tmp_path: Path)
     assert (packets.loc[last, "retrans_kind"], packets.loc[last, "backoff"]) == ("timeout", 1)
     (row,) = trace.connections.to_dict("records")
     assert (row["a_to_b.tail_loss_probes"], row["a_to_b.timeouts"]) == (0, 1)
+
+
+def _resent_after(waits: tuple[float, ...], tmp_path: Path) -> dict:
+    """The server's only data segment goes unacknowledged and is resent after each of
+    `waits`; the timeout_backoff finding about it."""
+    c = Capture()
+    c.add(0.00, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK)))
+    c.add(0.02, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK)))
+    c.add(0.03, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK | PSH, payload=b"x" * 100)))
+    t = 0.04
+    c.add(t, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 101, ACK | PSH, payload=b"r" * 1000, ip_id=1)))
+    for i, wait in enumerate(waits):
+        t += wait
+        c.add(t, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 101, ACK | PSH, payload=b"r" * 1000, ip_id=2 + i)))
+    c.add(t + 0.01, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 101, 1101, ACK)))
+    findings = airtrace.read(c.write(tmp_path / "resent.pcap")).findings
+    (found,) = findings[findings.kind == "timeout_backoff"].to_dict("records")
+    return found
+
+
+def test_waits_that_do_not_double_are_not_called_a_doubling_rto(tmp_path: Path) -> None:
+    """Class 7: "the RTO doubles after each unanswered retransmission" was printed over
+    waits of 0.30 s, 0.30 s, 0.30 s: the measured growth is said instead."""
+    found = _resent_after((0.3, 0.3, 0.3), tmp_path)
+    assert "doubl" not in found["explanation"].replace("not the doubling", ""), found["explanation"]
+    assert "the sender waited 0.30 s, then 0.30 s, then 0.30 s (each wait ×1.00, then ×1.00 the one before: " \
+        "not the doubling of RFC 6298's backoff" in found["explanation"]
+
+
+def test_waits_that_double_are_called_so(tmp_path: Path) -> None:
+    found = _resent_after((0.3, 0.6, 1.2), tmp_path)
+    assert "(the RTO doubled after each unanswered retransmission)" in found["explanation"], found["explanation"]
