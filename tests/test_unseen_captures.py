@@ -303,3 +303,22 @@ def test_waits_that_do_not_double_are_not_called_a_doubling_rto(tmp_path: Path) 
 def test_waits_that_double_are_called_so(tmp_path: Path) -> None:
     found = _resent_after((0.3, 0.6, 1.2), tmp_path)
     assert "(the RTO doubled after each unanswered retransmission)" in found["explanation"], found["explanation"]
+
+
+def test_capture_duplicates_are_found_in_the_direction_they_travelled(tmp_path: Path) -> None:
+    """Class 7: `capture_artifact` (and `mac_retries`) were labelled `a_to_b` whatever
+    direction the copies travelled in; here the server's frames are the ones captured
+    twice (a span port copying them 20 µs apart)."""
+    c = Capture()
+    c.add(0.00, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN, ip_id=1)))
+    c.add(0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK, ip_id=100)))
+    c.add(0.02, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK, ip_id=2)))
+    for i in range(3):
+        t = 0.03 + i * 0.01
+        segment = ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 101 + 1000 * i, 1, ACK, payload=b"r" * 1000, ip_id=101 + i))
+        c.add(t, segment)
+        c.add(t + 0.00002, segment)
+        c.add(t + 0.005, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 1101 + 1000 * i, ACK, ip_id=3 + i)))
+    findings = airtrace.read(c.write(tmp_path / "span-copies.pcap")).findings
+    (found,) = findings[findings.kind == "capture_artifact"].to_dict("records")
+    assert (found["direction"], found["details"]["duplicate_frames"], found["evidence"]) == ("b_to_a", 3, [5, 8, 11])

@@ -280,16 +280,16 @@ pub struct ConnState {
     pub last_ns: i64,
     /// Per direction of data: 0 is `a_to_b`.
     pub dirs: [DirState; 2],
-    /// Frames captured twice.
-    pub capture_duplicates: u64,
+    /// Frames captured twice, per direction (0 is `a_to_b`).
+    pub capture_duplicates: [u64; 2],
     /// Their first frames.
-    pub capture_duplicate_frames: Vec<u64>,
+    pub capture_duplicate_frames: [Vec<u64>; 2],
     /// Its 802.11 frames: collisions, corrupted frames.
     pub air: AirState,
-    /// 802.11 MAC retries.
-    pub mac_retries: u64,
+    /// 802.11 MAC retries, per direction (0 is `a_to_b`).
+    pub mac_retries: [u64; 2],
     /// Their first frames.
-    pub mac_retry_frames: Vec<u64>,
+    pub mac_retry_frames: [Vec<u64>; 2],
     /// Packets the capture file says it dropped (its interface statistics), set on the
     /// connections whose `capture_drops` finding should mention them.
     pub file_drops: Option<u64>,
@@ -552,19 +552,18 @@ impl PacketSink for Diagnoser {
         let c = &mut self.conns[i];
         c.last_ns = t;
         let frame = record.frame;
-        c.air
-            .frame(t, frame, record.orig_len, usize::from(a.dir & 1), decoded);
+        let d = usize::from(a.dir & 1);
+        c.air.frame(t, frame, record.orig_len, d, decoded);
         if a.flags.contains(Flags::CAPTURE_DUPLICATE) {
-            c.capture_duplicates += 1;
-            push_evidence(&mut c.capture_duplicate_frames, frame);
+            c.capture_duplicates[d] += 1;
+            push_evidence(&mut c.capture_duplicate_frames[d], frame);
             return;
         }
         if a.flags.contains(Flags::MAC_RETRY) {
-            c.mac_retries += 1;
-            push_evidence(&mut c.mac_retry_frames, frame);
+            c.mac_retries[d] += 1;
+            push_evidence(&mut c.mac_retry_frames[d], frame);
             return;
         }
-        let d = usize::from(a.dir & 1);
         let tcp = decoded.tcp();
         if let Some(h) = tcp {
             c.note_handshake(h.flags, t);

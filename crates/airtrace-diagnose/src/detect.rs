@@ -1188,51 +1188,68 @@ open. The application, not the network, set the pace there.",
     );
 }
 
+/// Frames captured twice and 802.11 MAC retries, each direction on its own (issue 18
+/// class 7: both used to be labelled `a_to_b` whatever direction they were in).
 fn artifacts(b: &mut Builder, c: &ConnState) {
-    if c.capture_duplicates > 0 {
-        let explanation = format!(
-            "{} frames were captured twice (same IP ID, sequence numbers and payload): an artifact of where and \
+    for d in 0..2 {
+        capture_duplicates(b, c, d);
+        mac_retries(b, c, d);
+    }
+}
+
+fn capture_duplicates(b: &mut Builder, c: &ConnState, d: usize) {
+    let n = c.capture_duplicates[d];
+    if n == 0 {
+        return;
+    }
+    let explanation = format!(
+        "{n} frames were captured twice (same IP ID, sequence numbers and payload): an artifact of where and \
 how the capture was taken (a mirrored switch port, a bonded interface), not retransmissions on the network. \
-tshark counts each as a retransmission.",
-            c.capture_duplicates
-        );
-        b.push(
-            "capture_artifact",
-            0,
-            (c.first_ns, c.last_ns),
-            0,
-            c.capture_duplicate_frames.clone(),
-            explanation,
-            "Nothing to fix on the network; capture at a single point, or remove duplicates (editcap -d).",
-            BTreeMap::from([("duplicate_frames", c.capture_duplicates as f64)]),
-        );
+tshark counts each as a retransmission."
+    );
+    b.push(
+        "capture_artifact",
+        d,
+        (c.first_ns, c.last_ns),
+        0,
+        c.capture_duplicate_frames[d].clone(),
+        explanation,
+        "Nothing to fix on the network; capture at a single point, or remove duplicates (editcap -d).",
+        BTreeMap::from([("duplicate_frames", n as f64)]),
+    );
+}
+
+fn mac_retries(b: &mut Builder, c: &ConnState, d: usize) {
+    let n = c.mac_retries[d];
+    if n == 0 {
+        return;
     }
-    if c.mac_retries > 0 {
-        let collided = c.air.collision_retries.min(c.mac_retries);
-        let (why, fix) = if 2 * collided >= c.mac_retries {
-            (
-                format!(" {collided} of them followed collisions between the connection's data and its ACKs (see data_ack_collisions)."),
-                "Send fewer ACKs, aggregate frames, or give the access point priority (see data_ack_collisions).",
-            )
-        } else {
-            (String::new(), "Improve the radio path (distance, antennas, interference) or use a more robust rate.")
-        };
-        let explanation = format!(
-            "{} 802.11 MAC retries: the radio needed more than one attempt for these frames. They are link-layer \
-copies, not TCP retransmissions, but they cost air time and add delay.{why}",
-            c.mac_retries
-        );
-        b.push(
-            "mac_retries",
-            0,
-            (c.first_ns, c.last_ns),
-            0,
-            c.mac_retry_frames.clone(),
-            explanation,
-            fix,
-            BTreeMap::from([("mac_retries", c.mac_retries as f64)]),
-        );
-    }
+    let collided = c.air.collision_retries.min(n);
+    let (why, fix) = if 2 * collided >= n {
+        (
+            format!(" {collided} of them followed collisions between the connection's data and its ACKs (see data_ack_collisions)."),
+            "Send fewer ACKs, aggregate frames, or give the access point priority (see data_ack_collisions).",
+        )
+    } else {
+        (
+            String::new(),
+            "Improve the radio path (distance, antennas, interference) or use a more robust rate.",
+        )
+    };
+    let explanation = format!(
+        "{n} 802.11 MAC retries: the radio needed more than one attempt for these frames. They are link-layer \
+copies, not TCP retransmissions, but they cost air time and add delay.{why}"
+    );
+    b.push(
+        "mac_retries",
+        d,
+        (c.first_ns, c.last_ns),
+        0,
+        c.mac_retry_frames[d].clone(),
+        explanation,
+        fix,
+        BTreeMap::from([("mac_retries", n as f64)]),
+    );
 }
 
 /// RFC 9293 §3.7.1's default MSS (IPv4): a segment size any TCP may use.
