@@ -322,3 +322,40 @@ def test_capture_duplicates_are_found_in_the_direction_they_travelled(tmp_path: 
     findings = airtrace.read(c.write(tmp_path / "span-copies.pcap")).findings
     (found,) = findings[findings.kind == "capture_artifact"].to_dict("records")
     assert (found["direction"], found["details"]["duplicate_frames"], found["evidence"]) == ("b_to_a", 3, [5, 8, 11])
+
+
+def _lone_segments(answer: str, next_after_ack: float, tmp_path: Path) -> list[str]:
+    """The client sends five lone 100-byte segments on a 10 ms path; each is answered
+    200 ms later (`answer`: "ack", a pure ACK, or "reply", the server's data), and the
+    client's next segment leaves `next_after_ack` s after that answer. The kinds found."""
+    c = Capture()
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.010, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK)))
+    c.add(0.020, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK)))
+    t, server_seq = 0.03, 101
+    for i in range(5):
+        c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1 + 100 * i, server_seq, ACK | PSH, payload=b"q" * 100)))
+        t += 0.2
+        reply = b"r" * 50 if answer == "reply" else b""
+        c.add(t, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, server_seq, 101 + 100 * i, ACK | PSH, payload=reply)))
+        server_seq += len(reply)
+        t += next_after_ack
+    c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 501, server_seq, ACK)))
+    return airtrace.read(c.write(tmp_path / f"lone-{answer}.pcap")).findings["kind"].tolist()
+
+
+def test_a_request_answered_by_its_reply_is_no_delayed_ack_stall(tmp_path: Path) -> None:
+    """Class 7: `delayed_ack_stall` on request/response traffic: each request waited
+    200 ms for the server's reply, which carried the ACK; no delayed ACK held it."""
+    assert "delayed_ack_stall" not in _lone_segments("reply", 0.001, tmp_path)
+
+
+def test_an_application_paced_sender_is_no_delayed_ack_stall(tmp_path: Path) -> None:
+    """Class 7: the ACKs came 200 ms late, but the sender wrote its next segment a
+    second after each ACK: it was not waiting for them."""
+    assert "delayed_ack_stall" not in _lone_segments("ack", 1.0, tmp_path)
+
+
+def test_a_sender_released_by_each_late_ack_is_a_delayed_ack_stall(tmp_path: Path) -> None:
+    """The case the finding is for: each next segment left as soon as the late ACK came."""
+    assert "delayed_ack_stall" in _lone_segments("ack", 0.001, tmp_path)

@@ -240,8 +240,13 @@ pub struct DirState {
     /// The segment sent alone (nothing else in flight), awaiting its ACK: (time, end,
     /// frame).
     lone: Option<(i64, u32, u64)>,
-    /// How long segments sent alone waited for their ACK: a receiver that delays its
-    /// ACK for a second segment that never comes stalls such a sender.
+    /// The last lone segment's wait for its ACK (a pure ACK): (the wait, its frame, the
+    /// ACK's time), counted only if the next data follows the ACK as if released by
+    /// it (see `LONE_RELEASE_NS`).
+    lone_answered: Option<(i64, u64, i64)>,
+    /// How long segments sent alone waited for their ACK while the sender had more to
+    /// send: a receiver that delays its ACK for a second segment that never comes
+    /// stalls such a sender.
     pub lone_ack_delay: LogHistogram,
     /// Lone segments whose ACK took [`LONE_SLOW_NS`] or more: (the wait, ns; the
     /// segment's frame), the first [`LONE_SLOW_KEPT`].
@@ -359,6 +364,9 @@ fn seq_after(a: u32, b: u32) -> bool {
 pub const LONE_SLOW_NS: i64 = 30_000_000;
 /// Such segments kept per direction.
 const LONE_SLOW_KEPT: usize = 256;
+/// Data that follows the ACK of a lone segment within this (plus, at a capture away
+/// from the sender, the round trip back to it) was waiting for that ACK.
+const LONE_RELEASE_NS: i64 = 10_000_000;
 
 /// Segments remembered for timing ACKs against the data they cover.
 const SENT_RING: usize = 4096;
@@ -488,7 +496,7 @@ impl DirState {
     /// already had what followed, and go-back-N resent it needlessly). Counting
     /// retransmissions alone would make one loss followed by go-back-N look like a
     /// burst.
-    fn on_ack_advance(&mut self, ack: u32, t_ns: i64) {
+    fn on_ack_advance(&mut self, ack: u32, t_ns: i64, with_data: bool) {
         if self.acked.is_some_and(|a| !seq_after(ack, a)) {
             return;
         }
@@ -503,11 +511,10 @@ impl DirState {
             self.all_acked_at.get_or_insert(t_ns);
         }
         if let Some((sent, end, frame)) = self.lone.take() {
-            if !seq_after(end, ack) {
-                self.lone_ack_delay.add(t_ns - sent);
-                if t_ns - sent >= LONE_SLOW_NS && self.lone_slow.len() < LONE_SLOW_KEPT {
-                    self.lone_slow.push((t_ns - sent, frame));
-                }
+            // An answer that carries data is the peer's reply, not a delayed ACK: the
+            // wait was the peer's application (a request and its response).
+            if !seq_after(end, ack) && !with_data {
+                self.lone_answered = Some((t_ns - sent, frame, t_ns));
             }
         }
         let resolved = self
@@ -632,7 +639,7 @@ impl PacketSink for Diagnoser {
             if peer.acked.is_none_or(|prev| seq_after(ack, prev)) {
                 peer.time_ack(ack, t, frame);
             }
-            peer.on_ack_advance(ack, t);
+            peer.on_ack_advance(ack, t, a.seglen > 0);
             if let Some(r) = peer.recovery {
                 if !seq_after(r.recover, ack) {
                     if r.dupacks >= 3 && !r.fast_retransmitted {
@@ -876,6 +883,18 @@ impl PacketSink for Diagnoser {
             let end = a.seq_rel.wrapping_add(a.seglen);
             if me.max_sent_end.is_none_or(|m| seq_after(end, m)) {
                 me.max_sent_end = Some(end);
+            }
+            if let Some((wait, lone_frame, ack_ns)) = me.lone_answered.take() {
+                // The sender waited for that ACK only if this data followed it as if
+                // released by it (issue 18 class 7: request/response and
+                // application-paced senders were said to stall on delayed ACKs).
+                let back = round_trip(handshake_rtt, me, peer).unwrap_or(0);
+                if t - ack_ns <= back + LONE_RELEASE_NS {
+                    me.lone_ack_delay.add(wait);
+                    if wait >= LONE_SLOW_NS && me.lone_slow.len() < LONE_SLOW_KEPT {
+                        me.lone_slow.push((wait, lone_frame));
+                    }
+                }
             }
             me.lone = (a.bytes_in_flight == i64::from(a.seglen)).then_some((t, end, frame));
             // A zero-window probe leaves when the persist timer fires, not when an ACK
