@@ -1,7 +1,12 @@
 """Compare airtrace's per-packet flags with tshark's, file by file.
 
 Run as a script for the table in docs/tshark-agreement.md:
-    .venv/bin/python tests/tshark_compare.py [FILE...]
+    .venv/bin/python tests/tshark_compare.py [FILE|DIR...]
+
+A directory stands for the captures in it (its MANIFEST.md left out), so
+`tests/tshark_compare.py testdata/corpus` measures the second corpus. After the
+per-file table come the totals and the disagreeing frames grouped by class (which
+flags airtrace set, which tshark set), with a few examples of each.
 """
 
 from __future__ import annotations
@@ -100,6 +105,29 @@ def compare(tshark: str, path: Path) -> Agreement:
     return result
 
 
+def capture_paths(args: list[str]) -> list[Path]:
+    """The captures named on the command line, each directory replaced by the capture
+    files in it, sorted (a manifest, `*.md`, is no capture)."""
+    paths: list[Path] = []
+    for arg in map(Path, args):
+        if arg.is_dir():
+            paths += sorted(p for p in arg.iterdir() if p.is_file() and p.suffix != ".md")
+        else:
+            paths.append(arg)
+    return paths
+
+
+def disagreement_classes(results: list[Agreement]) -> dict[tuple[str, str], list[str]]:
+    """The disagreeing frames of every file grouped by class: (the flags airtrace set,
+    the flags tshark set) → ["file:frame", ...], the largest class first."""
+    classes: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        for frame, ours, theirs in r.disagreements:
+            key = (", ".join(sorted(ours)) or "none", ", ".join(sorted(theirs)) or "none")
+            classes.setdefault(key, []).append(f"{r.path.name}:{frame}")
+    return dict(sorted(classes.items(), key=lambda item: (-len(item[1]), item[0])))
+
+
 def main(argv: list[str]) -> int:
     import shutil
 
@@ -109,14 +137,23 @@ def main(argv: list[str]) -> int:
     if tshark is None:
         print("tshark is not installed", file=sys.stderr)
         return 1
-    paths = [Path(a) for a in argv] or corpus_files()
+    paths = capture_paths(argv) or corpus_files()
     print("| file | flagged by either | agree | of which explained | agreement |")
     print("|---|---|---|---|---|")
+    results = []
     for path in paths:
         r = compare(tshark, path)
+        results.append(r)
         print(f"| `{path.name}` | {r.union} | {r.agree} | {r.explained} | {r.ratio:.1%} |")
-        for frame, a, t in r.disagreements[:10]:
-            print(f"|   frame {frame} | airtrace {sorted(a)} | tshark {sorted(t)} | | |", file=sys.stderr)
+    union, agree = sum(r.union for r in results), sum(r.agree for r in results)
+    explained = sum(r.explained for r in results)
+    print(f"| **all {len(results)} files** | {union} | {agree} | {explained} | {agree / union if union else 1:.2%} |")
+    classes = disagreement_classes(results)
+    if classes:
+        print("\n| airtrace flags | tshark flags | frames | examples (file:frame) |")
+        print("|---|---|---|---|")
+        for (ours, theirs), frames in classes.items():
+            print(f"| {ours} | {theirs} | {len(frames)} | {', '.join(frames[:4])} |")
     return 0
 
 
