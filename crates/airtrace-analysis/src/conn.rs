@@ -562,6 +562,10 @@ fn seq_end(tcp: &Tcp) -> u32 {
 /// minimum RTO is shorter (FreeBSD's 30 ms is the shortest in common use).
 const MIN_TIMEOUT_SILENCE_NS: i64 = 30_000_000;
 
+/// The shortest tail-loss-probe timeout a stack arms (Linux's `TCP_TIMEOUT_MIN`, two
+/// jiffies: 2 ms at HZ=1000).
+const MIN_PROBE_TIMEOUT_NS: i64 = 2_000_000;
+
 /// Counts a segment's SACK blocks, and whether it reports a D-SACK.
 fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
     m.sack_packets += 1;
@@ -585,11 +589,10 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
 /// sequence number; SACK recovery (RFC 6675) fills a hole below data the receiver
 /// has SACKed; a NewReno partial-ACK retransmission (RFC 6582) continues a fast
 /// recovery. A tail loss probe (RFC 8985 section 7.3) resends the highest segment sent
-/// with nothing ACK-driven behind it: above the cumulative ACK, where a timeout would
-/// have resent the first unacknowledged segment (RFC 6298 section 5.4), or, when it is
-/// the only segment outstanding, less than the shortest minimum RTO after it was first
-/// sent (`since_first_tx_ns`); and at least one smoothed RTT after that (the probe
-/// timeout is two, RFC 8985 section 7.2). A SYN, anything after a silence of both directions longer
+/// with nothing ACK-driven behind it, above the cumulative ACK, where a timeout would
+/// have resent the first unacknowledged segment (RFC 6298 section 5.4), and at least
+/// one smoothed RTT and 2 ms after it was first sent (`since_first_tx_ns`; the probe
+/// timeout is two RTTs, RFC 8985 section 7.2). A SYN, anything after a silence of both directions longer
 /// than the RTO estimate, and anything else with no sign of ACK-driven recovery is a
 /// timeout (RFC 6298 section 5).
 fn classify_retransmission(
@@ -620,11 +623,12 @@ fn classify_retransmission(
     let tail = fwd.high.is_some_and(|h| seq::ge(seq_end(tcp), h));
     let above_head = fwd.acked.is_some_and(|a| seq::gt(tcp.seq, a));
     let waited = (since_first_tx_ns != NONE_I64).then_some(since_first_tx_ns);
-    let sooner_than_any_rto = waited.is_some_and(|w| w < MIN_TIMEOUT_SILENCE_NS);
-    // The probe timeout is two smoothed RTTs (RFC 8985 section 7.2): a copy sent
-    // within one RTT of the original is a repacketisation, not a probe.
-    let probe_timing = waited.is_none_or(|w| w >= fwd.rtt.srtt_ns);
-    if !syn && !ack_driven && tail && probe_timing && (above_head || sooner_than_any_rto) {
+    // The probe timeout is two smoothed RTTs (RFC 8985 section 7.2), and no stack
+    // arms it for less than a couple of milliseconds (Linux: two jiffies): a copy sent
+    // sooner, or within one RTT of the original, is no probe (a repacketisation, a FIN
+    // repeated with a new ACK). Without the original captured, nothing is known.
+    let probe_timing = waited.is_some_and(|w| w >= fwd.rtt.srtt_ns.max(MIN_PROBE_TIMEOUT_NS));
+    if !syn && !ack_driven && tail && above_head && probe_timing {
         (RetransKind::TailLossProbe, false)
     } else if syn || silence >= threshold {
         (RetransKind::Timeout, true)
