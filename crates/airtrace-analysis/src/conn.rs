@@ -592,7 +592,9 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
 /// with nothing ACK-driven behind it, above the cumulative ACK, where a timeout would
 /// have resent the first unacknowledged segment (RFC 6298 section 5.4), and at least
 /// one smoothed RTT and 2 ms after it was first sent (`since_first_tx_ns`; the probe
-/// timeout is two RTTs, RFC 8985 section 7.2). A SYN, anything after a silence of both directions longer
+/// timeout is two RTTs, RFC 8985 section 7.2). A copy of a segment first sent less
+/// than the shortest minimum RTO before, with nothing ACK-driven behind it, is of no
+/// kind (`RetransKind::None`): no timer sent it. A SYN, anything after a silence of both directions longer
 /// than the RTO estimate, and anything else with no sign of ACK-driven recovery is a
 /// timeout (RFC 6298 section 5).
 fn classify_retransmission(
@@ -628,8 +630,14 @@ fn classify_retransmission(
     // sooner, or within one RTT of the original, is no probe (a repacketisation, a FIN
     // repeated with a new ACK). Without the original captured, nothing is known.
     let probe_timing = waited.is_some_and(|w| w >= fwd.rtt.srtt_ns.max(MIN_PROBE_TIMEOUT_NS));
+    // No retransmission timer runs out this soon after the original: a copy with
+    // nothing ACK-driven behind it (a FIN repeated with a new ACK, a router's copy at a
+    // second interface, a frame captured again shortened) is no timeout.
+    let too_soon_for_a_timer = waited.is_some_and(|w| w < MIN_TIMEOUT_SILENCE_NS);
     if !syn && !ack_driven && tail && above_head && probe_timing {
         (RetransKind::TailLossProbe, false)
+    } else if too_soon_for_a_timer && (syn || !ack_driven) {
+        (RetransKind::None, false)
     } else if syn || silence >= threshold {
         (RetransKind::Timeout, true)
     } else if dupack_driven && !in_recovery {

@@ -125,6 +125,8 @@ struct RecentRetx {
     timeout: bool,
     /// A tail loss probe (RFC 8985 section 7.3).
     probe: bool,
+    /// A fast or SACK retransmission (duplicate ACKs or SACKs sent it).
+    ack_driven: bool,
     /// `end`, relative to the ISN (as `pending_retx` holds it).
     end_rel: u32,
 }
@@ -380,8 +382,9 @@ pub const APP_IDLE_NS: i64 = 200_000_000;
 
 impl DirState {
     /// The receiver reported receiving `start..end` twice (D-SACK, RFC 2883): the
-    /// retransmission of it was not needed (RFC 3708 §3). A timeout's counts as a
-    /// spurious timeout, unless already found so.
+    /// retransmission of it was not needed (RFC 3708 §3). A fast or SACK
+    /// retransmission's counts as spurious, a timeout's as a spurious timeout (unless
+    /// already found so); a probe's is no loss; a copy of no kind's says nothing more.
     fn on_dsack(&mut self, start: u32, end: u32, frame: u64, t_ns: i64) {
         let covered = |r: &RecentRetx| {
             !seq_after(start, r.start) && !seq_after(r.end, end) && r.end != r.start
@@ -407,9 +410,9 @@ impl DirState {
                     self.loss_runs.pop();
                 }
             }
-        } else if !r.timeout {
+        } else if r.ack_driven {
             self.dsack_spurious.push((r.frame, frame, t_ns));
-        } else if !self.spurious.iter().any(|s| s.retx_frame == r.frame) {
+        } else if r.timeout && !self.spurious.iter().any(|s| s.retx_frame == r.frame) {
             self.spurious.push(SpuriousTimeout {
                 retx_frame: r.frame,
                 retx_ns: r.t_ns,
@@ -796,6 +799,10 @@ impl PacketSink for Diagnoser {
                 t_ns: t,
                 timeout: a.retrans_kind == RetransKind::Timeout,
                 probe: a.retrans_kind == RetransKind::TailLossProbe,
+                ack_driven: matches!(
+                    a.retrans_kind,
+                    RetransKind::FastRetransmit | RetransKind::Sack
+                ),
                 end_rel: a.seq_rel.wrapping_add(a.seglen),
             });
         }
