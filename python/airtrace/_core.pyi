@@ -1,9 +1,29 @@
-"""Type stubs of the compiled module airtrace._core (crates/airtrace-py)."""
+"""Type stubs of the compiled module airtrace._core (crates/airtrace-py), checked against
+the built module by mypy's stubtest (tests/test_scripting.py; the exceptions, each
+justified, in .mypy-stubtest-allowlist)."""
+
+from typing import final
+
+__all__ = [
+    "Analysis",
+    "PacketTable",
+    "analyze",
+    "flag_names",
+    "simulate",
+    "simulate_cleanup",
+    "plan_load",
+    "plan_run",
+    "diagnose",
+    "emulate",
+    "emulate_cleanup",
+    "__version__",
+]
 
 __version__: str
 
 Column = tuple[str, str, bytes, bytes | None, list[str] | None]
 
+@final
 class Analysis:
     """The result of analysing one capture file."""
 
@@ -14,6 +34,7 @@ class Analysis:
     frames: int
     packets: PacketTable | None
 
+@final
 class PacketTable:
     """The packets table, taken one column at a time (each freed on the Rust side as it goes)."""
 

@@ -233,8 +233,9 @@ def _parser() -> argparse.ArgumentParser:
         "query",
         help="SQL (DuckDB) over sweep results or analyze --parquet output",
         description="Run SQL over RESULTS: a sweep's rows are the table `runs`; the files `airtrace analyze "
-        "--parquet DIR` writes are `connections` and `packets`. Column names with dots or brackets need "
-        'double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
+        "--parquet DIR` writes are `connections` and `packets`, whose column names need no quotes "
+        "(a_to_b__retransmitted_packets; docs/analysis.md). A sweep's parameter columns have dots or brackets, "
+        'which need double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
         epilog="Exit status: 0 on success; 1 when RESULTS holds nothing to query or the SQL fails.",
     )
     query.add_argument("results", metavar="RESULTS", help="a sweep's results directory, or an analyze --parquet directory")
