@@ -9,6 +9,7 @@ __all__ = [
     "PacketTable",
     "analyze",
     "flag_names",
+    "sort_keys",
     "simulate",
     "simulate_cleanup",
     "plan_load",
@@ -32,6 +33,8 @@ class Analysis:
     warnings: list[str]
     error: str | None
     frames: int
+    connections: int
+    missing: list[int]
     packets: PacketTable | None
 
 @final
@@ -49,8 +52,11 @@ def analyze(
     table: bool = False,
     name: str | None = None,
     findings: bool = False,
+    conns: list[int] | None = None,
+    sort: str = "id",
 ) -> Analysis: ...
 def flag_names() -> list[str]: ...
+def sort_keys() -> list[tuple[str, str]]: ...
 def simulate(
     path: str, out: str | None = None, seed: int | None = None, progress: bool = False, overrides: list[str] = ...
 ) -> str: ...
