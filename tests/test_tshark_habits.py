@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,9 +140,9 @@ def test_analyze_filter_lists_the_packets_it_keeps(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists()
 
 
-def _tcptrace(path: Path) -> list[dict[str, list[str]]]:
+def _tcptrace(tcptrace: str, path: Path) -> list[dict[str, list[str]]]:
     """tcptrace -l's fields per connection: name → [a->b value, b->a value] (or [value])."""
-    done = subprocess.run(["tcptrace", "-l", "-n", "-r", str(path)], capture_output=True, text=True)
+    done = subprocess.run([tcptrace, "-l", "-n", "-r", str(path)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"tcptrace fails on {path.name} (exit status {done.returncode})")
     out = done.stdout
@@ -164,11 +163,9 @@ CAPTURE_DUPLICATES = {"arkime_wireshark-retrans.pcap", "tcptrace_hardware_dups.d
 
 
 @pytest.mark.parametrize("capture", [p.name for p in corpus_files() if p.name not in CAPTURE_DUPLICATES])
-def test_pushed_urgent_and_complete_agree_with_tcptrace(capture: str) -> None:
-    if shutil.which("tcptrace") is None:
-        pytest.skip("tcptrace is not installed")
+def test_pushed_urgent_and_complete_agree_with_tcptrace(capture: str, tcptrace: str) -> None:
     ours = airtrace.read(CORPUS / capture).connections
-    theirs = _tcptrace(CORPUS / capture)
+    theirs = _tcptrace(tcptrace, CORPUS / capture)
     if len(theirs) != len(ours) or len(ours) == 0:
         pytest.skip(f"tcptrace finds {len(theirs)} connections, airtrace {len(ours)} (tunnels, 802.11)")
     for (_, c), t in zip(ours.iterrows(), theirs):
@@ -180,14 +177,12 @@ def test_pushed_urgent_and_complete_agree_with_tcptrace(capture: str) -> None:
 
 @pytest.mark.parametrize("capture", ["tcptrace_http.dmp.gz", "tcptrace_dsack.dmp.gz", "ppa_tcp_retransmissions.pcapng",
                                      "zeek_206_example_b.pcap", "tcptrace_long_rtt.dmp.gz"])
-def test_initial_window_and_max_retransmission_wait_agree_with_tcptrace(capture: str) -> None:
+def test_initial_window_and_max_retransmission_wait_agree_with_tcptrace(capture: str, tcptrace: str) -> None:
     """On these captures, where every retransmitted segment was captured before: the
     first flight of each direction that sent a SYN, and the longest wait before a
     retransmission (tcptrace -l's "initial window" and "max retr time")."""
-    if shutil.which("tcptrace") is None:
-        pytest.skip("tcptrace is not installed")
     ours = airtrace.read(CORPUS / capture).connections
-    theirs = _tcptrace(CORPUS / capture)
+    theirs = _tcptrace(tcptrace, CORPUS / capture)
     waits = 0
     for (_, c), t in zip(ours.iterrows(), theirs, strict=True):
         iw = t["initial window"]  # bytes a->b, bytes b->a, packets a->b, packets b->a
