@@ -44,6 +44,16 @@ def tshark() -> str:
     return path
 
 
+@pytest.fixture(scope="session")
+def tcptrace() -> str:
+    path = shutil.which("tcptrace")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            raise RuntimeError("tcptrace is missing: `make test` installs it (scripts/apt-packages.txt)")
+        pytest.skip("tcptrace is not installed")
+    return path
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without the corpus beside the repository (a clone on its own, outside CI), the
     tests that read it are skipped rather than failed; CI requires it (corpus_files)."""

@@ -34,6 +34,12 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    """The public API, the names loaded on first use included: what `dir(airtrace)` and
+    tab completion show."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> object:
     if name in ("AnalysisError", "Trace", "read"):
         from airtrace import trace

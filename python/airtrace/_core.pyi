@@ -1,9 +1,30 @@
-"""Type stubs of the compiled module airtrace._core (crates/airtrace-py)."""
+"""Type stubs of the compiled module airtrace._core (crates/airtrace-py), checked against
+the built module by mypy's stubtest (tests/test_scripting.py; the exceptions, each
+justified, in .mypy-stubtest-allowlist)."""
+
+from typing import final
+
+__all__ = [
+    "Analysis",
+    "PacketTable",
+    "analyze",
+    "flag_names",
+    "sort_keys",
+    "simulate",
+    "simulate_cleanup",
+    "plan_load",
+    "plan_run",
+    "diagnose",
+    "emulate",
+    "emulate_cleanup",
+    "__version__",
+]
 
 __version__: str
 
 Column = tuple[str, str, bytes, bytes | None, list[str] | None]
 
+@final
 class Analysis:
     """The result of analysing one capture file."""
 
@@ -12,8 +33,11 @@ class Analysis:
     warnings: list[str]
     error: str | None
     frames: int
+    connections: int
+    missing: list[int]
     packets: PacketTable | None
 
+@final
 class PacketTable:
     """The packets table, taken one column at a time (each freed on the Rust side as it goes)."""
 
@@ -28,8 +52,11 @@ def analyze(
     table: bool = False,
     name: str | None = None,
     findings: bool = False,
+    conns: list[int] | None = None,
+    sort: str = "id",
 ) -> Analysis: ...
 def flag_names() -> list[str]: ...
+def sort_keys() -> list[tuple[str, str]]: ...
 def simulate(
     path: str, out: str | None = None, seed: int | None = None, progress: bool = False, overrides: list[str] = ...
 ) -> str: ...

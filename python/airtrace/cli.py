@@ -152,6 +152,24 @@ def _parser() -> argparse.ArgumentParser:
         help="write connections.parquet and packets.parquet to DIR, both or neither (DIR holds nothing else)",
     )
     analyze.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    shown = analyze.add_argument_group("what to show (as tcptrace -o and tshark -Y; not with --parquet)")
+    shown.add_argument(
+        "--conn", type=_conn_ids, metavar="N[,M|N-M]",
+        help="only these connections, by id as the table numbers them: 3, 1,4 or 2-5 (the ids stay the capture's)",
+    )
+    shown.add_argument(
+        "--sort", default="id", metavar="KEY", choices=[name for name, _ in _core.sort_keys()],
+        help="order of the connections: " + "; ".join(f"{name}: {what}" for name, what in _core.sort_keys()),
+    )
+    shown.add_argument(
+        "--packets", action="store_true", help="print the packets (one line each, as the packets table) instead of the connections"
+    )
+    shown.add_argument(
+        "--filter", metavar="EXPR",
+        help="only the packets EXPR keeps (implies --packets): columns of the packets table (docs/analysis.md) "
+        "compared with == != < <= > >=, joined by and, or, not and parentheses, a flag column alone "
+        "being true where set: 'retransmission and conn == 3', 'retrans_kind == timeout or zero_window'",
+    )
     where = analyze.add_argument_group("where --parquet analyses (as airtrace sweep)")
     where.add_argument("--jobs", "-j", type=int, help="worker processes (default: one per core; 1: this process)")
     placed = where.add_mutually_exclusive_group()
@@ -233,8 +251,9 @@ def _parser() -> argparse.ArgumentParser:
         "query",
         help="SQL (DuckDB) over sweep results or analyze --parquet output",
         description="Run SQL over RESULTS: a sweep's rows are the table `runs`; the files `airtrace analyze "
-        "--parquet DIR` writes are `connections` and `packets`. Column names with dots or brackets need "
-        'double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
+        "--parquet DIR` writes are `connections` and `packets`, whose column names need no quotes "
+        "(a_to_b__retransmitted_packets; docs/analysis.md). A sweep's parameter columns have dots or brackets, "
+        'which need double quotes: SELECT "link.delay", avg(goodput_bps) FROM runs GROUP BY 1.',
         epilog="Exit status: 0 on success; 1 when RESULTS holds nothing to query or the SQL fails.",
     )
     query.add_argument("results", metavar="RESULTS", help="a sweep's results directory, or an analyze --parquet directory")
@@ -370,16 +389,49 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
-def _analyze_one(
-    path: str, *, progress: bool, table: bool, name: str | None = None, findings: bool = False
-) -> _core.Analysis | None:
-    """The analysis of one file (with its findings in the JSON if asked), or None (after
-    printing the error) if nothing could be read."""
+def _conn_ids(text: str) -> list[int]:
+    """--conn: connection ids, `3`, `1,4`, `2-5` or a mix (argparse's type)."""
+    import argparse
+
+    ids: list[int] = []
     try:
-        analysis = _core.analyze(path, progress=progress, table=table, name=name, findings=findings)
+        for part in text.split(","):
+            first, _, last = part.strip().partition("-")
+            ids += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a list of connection ids (e.g. 3, 1,4 or 2-5)"
+        ) from None
+    if not ids:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} names no connection (e.g. 3, 1,4 or 2-5)")
+    return ids
+
+
+def _analyze_one(
+    path: str,
+    *,
+    progress: bool,
+    table: bool,
+    name: str | None = None,
+    findings: bool = False,
+    conns: list[int] | None = None,
+    sort: str = "id",
+) -> _core.Analysis | None:
+    """The analysis of one file (with its findings in the JSON if asked), its connections
+    those of `conns` (all when None) in the order of `sort`; or None (after printing
+    the error) if nothing could be read or none of `conns` is in it."""
+    try:
+        analysis = _core.analyze(path, progress=progress, table=table, name=name, findings=findings, conns=conns, sort=sort)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return None
+    if analysis.missing:
+        missing = ", ".join(map(str, analysis.missing))
+        has = _id_list(range(analysis.connections))
+        if len(analysis.missing) == len(set(conns or [])):
+            print(f"{PROG}: error: {path}: no connection {missing}; --conn takes {has}", file=sys.stderr)
+            return None
+        print(f"{PROG}: warning: {path}: no connection {missing} (its connections: {has})", file=sys.stderr)
     for w in analysis.warnings:
         print(f"{PROG}: warning: {w}", file=sys.stderr)
     if analysis.error:
@@ -387,12 +439,14 @@ def _analyze_one(
     return analysis
 
 
-def _analyze(files: list[str], *, as_json: bool, progress: bool) -> int:
+def _analyze(
+    files: list[str], *, as_json: bool, progress: bool, conns: list[int] | None = None, sort: str = "id"
+) -> int:
     """`airtrace analyze`: exit code 1 if some file could not be read at all."""
     reports = []
     failed = False
     for path in files:
-        analysis = _analyze_one(path, progress=progress, table=not as_json, findings=as_json)
+        analysis = _analyze_one(path, progress=progress, table=not as_json, findings=as_json, conns=conns, sort=sort)
         if analysis is None:
             failed = True
             continue
@@ -410,11 +464,20 @@ def _print_json_reports(reports: list[str]) -> None:
 
 def _analyze_command(args: argparse.Namespace) -> int:
     if args.parquet:
+        if args.conn or args.sort != "id" or args.packets or args.filter:
+            print(f"{PROG}: error: --conn, --sort, --packets and --filter choose what is printed; --parquet "
+                  "writes every connection and packet (query them: airtrace query DIR SQL)", file=sys.stderr)
+            return 2
         return _analyze_to_parquet(args)
     if args.jobs is not None or args.scheduler or args.cluster:
         print(f"{PROG}: error: --jobs, --scheduler and --cluster go with --parquet", file=sys.stderr)
         return 2
-    return _analyze(args.files, as_json=args.json, progress=not args.no_progress and sys.stderr.isatty())
+    progress = not args.no_progress and sys.stderr.isatty()
+    if args.packets or args.filter:
+        from airtrace.packet_list import print_packets
+
+        return print_packets(args.files, conns=args.conn, expression=args.filter, as_json=args.json, progress=progress)
+    return _analyze(args.files, as_json=args.json, progress=progress, conns=args.conn, sort=args.sort)
 
 
 def _analyze_to_parquet(args: argparse.Namespace) -> int:

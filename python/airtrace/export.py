@@ -2,6 +2,13 @@
 the pair is published together (atomic.publish_together), so a reader never sees half
 a file or a new connections table beside an old packets table.
 
+The files' column names are those of `Trace.connections` and `Trace.packets()` made
+plain SQL identifiers (`sql_columns`), so that DuckDB and other SQL engines take them
+unquoted: `a_to_b.retransmitted_packets` is `a_to_b__retransmitted_packets`, the RTT
+statistics `a_to_b__rtt__min_s` and so on (a dot becomes two underscores, the nesting
+undone), and the packets' `window`, a reserved word in SQL, is `window_size` (the name
+tshark gives the scaled window, `tcp.window_size`). docs/analysis.md lists them.
+
 Captures are analysed where airtrace.workers puts them (this process, every core, or a
 Dask cluster), and their rows are written in the order the captures were given, so the
 tables do not depend on where they were made. The packets table is written as the
@@ -58,6 +65,24 @@ def captures_in(inputs: Iterable[str]) -> list[str]:
     return found
 
 
+#: Column names SQL reserves, and what the Parquet files call those columns instead.
+SQL_RESERVED = {"window": "window_size"}
+
+
+def sql_columns(table: pa.Table) -> pa.Table:
+    """`table` with no struct column left (each field its own column, at any depth) and
+    every name a plain SQL identifier: a dot of a flattened name becomes `__`, a name in
+    SQL_RESERVED its replacement. Raises ValueError if two columns would share a name."""
+    import pyarrow.types
+
+    while any(pyarrow.types.is_struct(field.type) for field in table.schema):
+        table = table.flatten()
+    names = [SQL_RESERVED.get(name, name.replace(".", "__")) for name in table.column_names]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two columns would share a name in Parquet: {sorted(n for n in names if names.count(n) > 1)}")
+    return table.rename_columns(names)
+
+
 class NothingToWrite(ValueError):
     """No capture could be read: no tables were written."""
 
@@ -93,8 +118,8 @@ def analysed(path: str, as_json: bool = False) -> Analysed:
     except ValueError as e:
         return Analysed(path, error=str(e))
     assert analysis.packets is not None
-    connections = pa.Table.from_pandas(connections_frame(json.loads(analysis.json)), preserve_index=False)
-    packets = arrow_table(taken_columns(analysis.packets, None))
+    connections = sql_columns(pa.Table.from_pandas(connections_frame(json.loads(analysis.json)), preserve_index=False))
+    packets = sql_columns(arrow_table(taken_columns(analysis.packets, None)))
     warnings = [*shown.warnings]
     if shown.error:
         warnings.append(f"{shown.error} (analysed the {shown.frames} frames before it)")

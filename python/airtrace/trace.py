@@ -35,7 +35,8 @@ class Trace:
     """The analysis of one capture file.
 
     - `connections`: one row per TCP connection (columns `a_to_b.*` and `b_to_a.*`
-      per direction), see docs/json-schema.md for every field.
+      per direction), see docs/json-schema.md for every field; indexed by `conn`, the
+      connection's `id`, as the packets table's `conn` column names it.
     - `packets()`: one row per captured frame, `frame` numbered as tshark numbers
       frames, one boolean column per annotation named as Wireshark names the flag.
     - `findings`: the diagnosis, one row per finding (docs/diagnosis.md).
@@ -118,14 +119,20 @@ class Trace:
 
 def connections_frame(report: dict[str, Any]) -> pd.DataFrame:
     """The connections of an analysis report (its JSON, parsed) as `Trace.connections`
-    gives them: one row per connection, `a_to_b.*` and `b_to_a.*` columns."""
+    gives them: one row per connection, `a_to_b.*` and `b_to_a.*` columns, the index
+    named `conn` (the packets table's name for the `id`), so that no column and the
+    index share a name (`reset_index()`, `query()`) and the packets join on it."""
+    import pandas as pd
     import pyarrow as pa
 
     conns = report["connections"]
     if not conns:
-        return _to_pandas(pa.table({"id": pa.array([], pa.uint32())}))
-    table = pa.Table.from_struct_array(pa.array(conns)).flatten()
-    return _to_pandas(table).set_index("id", drop=False)
+        table = pa.table({"id": pa.array([], pa.uint32())})
+    else:
+        table = pa.Table.from_struct_array(pa.array(conns)).flatten()
+    frame = _to_pandas(table)
+    frame.index = pd.Index(frame["id"], name="conn")
+    return frame
 
 
 def arrow_table(columns: Iterator[tuple[str, pa.Array]]) -> pa.Table:

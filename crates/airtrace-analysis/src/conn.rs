@@ -10,7 +10,7 @@
 //! Duplicates of the capture and 802.11 MAC retries never reach these steps: they
 //! are recognised before (see [`crate::dups`]) and leave the state untouched.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use airtrace_wire::{tcp_flags, Tcp};
 
@@ -118,8 +118,13 @@ pub(crate) struct Dir {
     /// This direction sent a SYN.
     syn_seen: bool,
     fin: bool,
+    /// The peer has acknowledged data of this direction (the first flight is over).
+    data_acked: bool,
     rtt: RttEstimator,
     outstanding: VecDeque<Segment>,
+    /// The latest transmission time of each outstanding segment sent more than once,
+    /// by its first sequence number (only retransmissions touch it).
+    retransmitted_at: HashMap<u32, i64>,
     /// Sequence ranges below `high` that were never captured.
     holes: Holes,
     pub(crate) recent: RecentPackets,
@@ -131,6 +136,11 @@ impl Dir {
     #[inline]
     fn on_ack(&mut self, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
         let ack = tcp.ack;
+        // Anything but the ACK of the SYN acknowledges data (tcptrace's test).
+        self.data_acked |= self
+            .ws
+            .base_seq
+            .is_none_or(|isn| ack != isn.wrapping_add(1));
         if self.acked.is_none_or(|a| seq::gt(ack, a)) {
             self.acked = Some(ack);
             self.timeout_seq = None;
@@ -155,6 +165,9 @@ impl Dir {
             fills_hole |= front.retransmitted();
             if front.end() == ack && !front.retransmitted() {
                 sample = Some(ts - front.ts);
+            }
+            if front.retransmitted() {
+                self.retransmitted_at.remove(&front.seq);
             }
             self.outstanding.pop_front();
         }
@@ -188,7 +201,11 @@ impl Dir {
         self.high = Some(end);
         if remember {
             if self.outstanding.len() == MAX_OUTSTANDING {
-                self.outstanding.pop_front();
+                if let Some(old) = self.outstanding.pop_front() {
+                    if old.retransmitted() {
+                        self.retransmitted_at.remove(&old.seq);
+                    }
+                }
             }
             self.outstanding.push_back(Segment::new(tcp.seq, end, ts));
         }
@@ -207,11 +224,19 @@ impl Dir {
     ) {
         let end = seq_end(tcp);
         ann.idle_gap_ns = self.last_ts.map_or(NONE_I64, |t| ts - t);
-        ann.since_first_tx_ns = self
+        let repeated = self
             .outstanding
             .iter()
             .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end()))
-            .map_or(NONE_I64, |g| ts - g.ts);
+            .copied();
+        ann.since_first_tx_ns = repeated.map_or(NONE_I64, |g| ts - g.ts);
+        if let Some(g) = repeated {
+            // tcptrace's "retr time": since this segment's previous transmission.
+            let previous = self.retransmitted_at.insert(g.seq, ts).unwrap_or(g.ts);
+            let wait = ts - previous;
+            self.m.max_retransmit_wait_ns =
+                Some(self.m.max_retransmit_wait_ns.map_or(wait, |w| w.max(wait)));
+        }
         let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws, ann.since_first_tx_ns);
         ann.retrans_kind = kind;
         match kind {
@@ -346,6 +371,7 @@ impl Conn {
     pub(crate) fn release(&mut self) {
         for d in &mut self.dirs {
             d.outstanding = VecDeque::new();
+            d.retransmitted_at = HashMap::new();
         }
     }
 
@@ -403,7 +429,10 @@ impl Conn {
             fwd.retransmission(rev, tcp, ts, &ws, ann);
         }
 
-        // Step 3: sequence space, RTT, in-flight, metrics.
+        // Step 3: sequence space, RTT, in-flight, metrics. Data before the peer's first
+        // ACK of data, unless sent again, is the first flight (initial window).
+        let first_flight =
+            seglen > 0 && !fwd.data_acked && !ws.flags.contains(Flags::RETRANSMISSION);
         let new_data = seglen > 0 || f & (tcp_flags::SYN | tcp_flags::FIN) != 0;
         if new_data && fwd.high.is_none_or(|h| seq::gt(end, h)) {
             fwd.new_data(tcp, end, ts, !ws.flags.contains(Flags::ZERO_WINDOW_PROBE));
@@ -443,6 +472,12 @@ impl Conn {
             m.data_packets += 1;
             m.data_bytes += seglen as u64;
             m.add_segment_size(seglen);
+            m.pushed_data_packets += u64::from(f & tcp_flags::PSH != 0);
+            m.urgent_data_packets += u64::from(f & tcp_flags::URG != 0);
+            if first_flight {
+                m.first_flight_bytes += seglen as u64;
+                m.first_flight_packets += 1;
+            }
         } else if f & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0
             && f & tcp_flags::ACK != 0
         {
@@ -536,6 +571,7 @@ impl Conn {
             duration_s,
             handshake_rtt_s: self.handshake_rtt_ns.map(|r| r as f64 * 1e-9),
             syn_seen: self.dirs.iter().any(|d| d.syn_seen),
+            complete: self.dirs.iter().all(|d| d.syn_seen && d.fin),
             state: self.state,
             reused_ports: self.reused_ports,
             stray_syn_acks: self.stray_syn_acks,

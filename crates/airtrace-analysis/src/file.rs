@@ -31,7 +31,7 @@ impl PacketSink for () {
 }
 
 /// What analysing one file produced.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct FileReport {
     pub path: String,
     /// Frames read (the last frame number).

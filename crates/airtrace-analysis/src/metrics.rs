@@ -80,6 +80,12 @@ pub struct DirMetrics {
     window_count: u64,
     #[serde(skip)]
     pub(crate) longest_idle_ns: i64,
+    #[serde(skip)]
+    pub(crate) max_retransmit_wait_ns: Option<i64>,
+    #[serde(skip)]
+    pub(crate) first_flight_bytes: u64,
+    #[serde(skip)]
+    pub(crate) first_flight_packets: u64,
     /// Payload bytes never seen before (new sequence space that was captured).
     pub unique_bytes: u64,
     /// Sequence space skipped over without being captured (lost before the capture point).
@@ -111,6 +117,16 @@ pub struct DirMetrics {
     pub mac_retries: u64,
     /// ACK-only segments (no data, no SYN/FIN/RST).
     pub pure_acks: u64,
+    /// Data packets with PSH set (tcptrace's "pushed data pkts").
+    pub pushed_data_packets: u64,
+    /// Data packets with URG set (tcptrace's "urgent data pkts"; RFC 9293 section 3.8.5).
+    pub urgent_data_packets: u64,
+    /// Data bytes and packets sent before the peer acknowledged any of this direction's
+    /// data, retransmissions left out: the first flight, the initial window of slow
+    /// start (RFC 5681 section 3.1; tcptrace's "initial window bytes/pkts"). `None` when
+    /// the capture holds no SYN of this direction, so that the first flight is unknown.
+    pub initial_window_bytes: Option<u64>,
+    pub initial_window_packets: Option<u64>,
     pub sack_packets: u64,
     pub dsack_packets: u64,
     pub max_sack_blocks: u8,
@@ -138,6 +154,10 @@ pub struct DirMetrics {
     pub goodput_bps: f64,
     /// Longest time between two consecutive packets of this direction (s).
     pub longest_idle_s: f64,
+    /// Longest time a segment waited between one transmission and its next
+    /// retransmission (s), for segments not yet acknowledged (tcptrace's "max retr
+    /// time"); `None` without such a retransmission.
+    pub max_retransmit_wait_s: Option<f64>,
 }
 
 impl DirMetrics {
@@ -191,6 +211,11 @@ impl DirMetrics {
         }
         self.rtt.finish();
         self.longest_idle_s = self.longest_idle_ns as f64 * 1e-9;
+        self.max_retransmit_wait_s = self.max_retransmit_wait_ns.map(|ns| ns as f64 * 1e-9);
+        if self.syn > 0 {
+            self.initial_window_bytes = Some(self.first_flight_bytes);
+            self.initial_window_packets = Some(self.first_flight_packets);
+        }
         if duration_s > 0.0 {
             self.throughput_bps = self.data_bytes as f64 * 8.0 / duration_s;
             self.goodput_bps = self.unique_bytes as f64 * 8.0 / duration_s;
@@ -212,7 +237,7 @@ pub enum ConnState {
 }
 
 /// One TCP connection's summary.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ConnSummary {
     /// 0-based index in order of first packet, as tshark's tcp.stream.
     pub id: u32,
@@ -230,6 +255,9 @@ pub struct ConnSummary {
     /// SYN to SYN/ACK to ACK: one round trip as seen at the capture point (s).
     pub handshake_rtt_s: Option<f64>,
     pub syn_seen: bool,
+    /// A SYN and a FIN were captured from each side (tcptrace's "complete conn: yes";
+    /// where tcptrace says RESET, `state` is `reset`).
+    pub complete: bool,
     pub state: ConnState,
     /// This connection reused the ports of an earlier one.
     pub reused_ports: bool,

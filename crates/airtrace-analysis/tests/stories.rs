@@ -343,3 +343,55 @@ fn a_clock_that_jumps_by_a_century_does_not_overflow() {
         "SYN/ACK, segment 0 and segment 1"
     );
 }
+
+/// Issue 17 item 9, what tcptrace users look for: the first flight (the data sent
+/// before the peer acknowledged any), pushed and urgent data packets, the longest wait
+/// of a segment before it was sent again, and a complete connection (a SYN and a FIN
+/// from each side).
+#[test]
+fn the_first_flight_pushed_and_urgent_data_and_the_longest_retransmission_wait() {
+    let mut x = Exchange::new();
+    x.handshake();
+    x.data(300.0, 0);
+    x.send(300.0, false, 1 + MSS, 1, ACK | URG, MSS);
+    x.send(300.0, false, 1 + 2 * MSS, 1, ACK | PSH, MSS);
+    x.ack(400.0, 3); // the first flight was three segments
+    x.data(410.0, 3);
+    x.data(410.0, 4); // lost twice
+    x.ack(510.0, 4);
+    x.data(1410.0, 4); // 1 s after its first transmission
+    x.data(3410.0, 4); // 2 s after the previous one: the longest wait
+    x.ack(3510.0, 5);
+    x.send(3600.0, false, 1 + 5 * MSS, 1, ACK | FIN | PSH, 0);
+    x.send(3700.0, true, 1, 2 + 5 * MSS, ACK | FIN, 0);
+    let conns = x.finish();
+    let (c, server) = (&conns[0], &conns[0].b_to_a);
+    assert_eq!(
+        (server.initial_window_bytes, server.initial_window_packets),
+        (Some(3 * MSS as u64), Some(3))
+    );
+    assert_eq!(
+        c.a_to_b.initial_window_bytes,
+        Some(0),
+        "the client sent no data"
+    );
+    assert_eq!(
+        (server.pushed_data_packets, server.urgent_data_packets),
+        (1, 1),
+        "a FIN without data is no pushed data packet"
+    );
+    assert_eq!(server.max_retransmit_wait_s, Some(2.0));
+    assert_eq!(c.a_to_b.max_retransmit_wait_s, None);
+    assert!(c.complete);
+}
+
+#[test]
+fn without_a_syn_the_first_flight_is_unknown_and_the_connection_incomplete() {
+    let mut x = Exchange::new();
+    x.data(0.0, 0);
+    x.ack(100.0, 1);
+    let conns = x.finish();
+    assert_eq!(conns[0].a_to_b.initial_window_bytes, None);
+    assert_eq!(conns[0].a_to_b.initial_window_packets, None);
+    assert!(!conns[0].complete);
+}

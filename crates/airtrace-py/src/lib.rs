@@ -20,7 +20,7 @@ use pyo3::types::PyBytes;
 
 use airtrace_analysis::{analyze_capture, analyze_file_summary};
 use airtrace_pcap::CaptureReader;
-use airtrace_report::Progress;
+use airtrace_report::{Progress, SortKey};
 use columns::{Exported, PacketColumns};
 
 /// The result of analysing one file.
@@ -41,6 +41,12 @@ struct Analysis {
     /// Frames read.
     #[pyo3(get)]
     frames: u64,
+    /// TCP connections in the file (all of them, whichever `conns` chose).
+    #[pyo3(get)]
+    connections: usize,
+    /// The ids `conns` asked for that the file does not have, in order.
+    #[pyo3(get)]
+    missing: Vec<u32>,
     /// The packets table, if asked for.
     #[pyo3(get)]
     packets: Option<Py<PacketTable>>,
@@ -90,10 +96,13 @@ impl PacketTable {
 ///
 /// Returns an `Analysis`: the report as JSON, and, if asked for, the summary table
 /// and the packets table as columns. `name` names the file in the report and the
-/// messages (default: the path). Raises ValueError with a one-line message naming
-/// the file and the place when nothing could be read.
+/// messages (default: the path). The JSON and the table show the connections whose
+/// ids are in `conns` (all when None), and their findings, in the order of the `sort`
+/// key (`sort_keys()`). Raises ValueError with a one-line message naming the file and
+/// the place when nothing could be read, or naming the sort keys for an unknown one.
 #[pyfunction]
-#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None, findings = false))]
+#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None, findings = false, conns = None, sort = "id"))]
+#[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
     path: PathBuf,
@@ -102,7 +111,16 @@ fn analyze(
     table: bool,
     name: Option<String>,
     findings: bool,
+    conns: Option<Vec<u32>>,
+    sort: &str,
 ) -> PyResult<Analysis> {
+    let key = SortKey::parse(sort).ok_or_else(|| {
+        let names: Vec<_> = SortKey::ALL.iter().map(|(_, n, _)| *n).collect();
+        PyValueError::new_err(format!(
+            "unknown sort key {sort:?}; the keys are: {}",
+            names.join(", ")
+        ))
+    })?;
     let name = name.unwrap_or_else(|| path.display().to_string());
     let result = py.detach(move || {
         let mut bar = Progress::new(progress);
@@ -122,15 +140,30 @@ fn analyze(
             analyze_file_summary(&path, &name, &mut on_progress).map(|r| ((r, None), None))
         };
         bar.finish();
-        let ((report, found), cols) = out?;
+        let ((mut report, found), cols) = out?;
+        let total = report.connections.len();
+        let missing = airtrace_report::select(&mut report, conns.as_deref(), key);
         let json = match found {
-            Some(f) => airtrace_report::json_with_findings(&report, &f)?,
+            Some(mut f) => {
+                if let Some(ids) = &conns {
+                    f.retain(|f| ids.contains(&f.connection));
+                }
+                airtrace_report::json_with_findings(&report, &f)?
+            }
             None => airtrace_report::json(&report)?,
         };
-        let text = table.then(|| airtrace_report::connection_table(&report));
-        Ok::<_, String>((json, text, report, cols.map(PacketColumns::export)))
+        let text = table.then(|| airtrace_report::selected_table(&report, total));
+        Ok::<_, String>((
+            json,
+            text,
+            report,
+            total,
+            missing,
+            cols.map(PacketColumns::export),
+        ))
     });
-    let (json, table, report, cols) = result.map_err(PyValueError::new_err)?;
+    let (json, table, report, connections, missing, cols) =
+        result.map_err(PyValueError::new_err)?;
     let packets = match cols {
         Some((rows, left)) => Some(Py::new(
             py,
@@ -147,8 +180,19 @@ fn analyze(
         warnings: report.warnings,
         error: report.error,
         frames: report.frames,
+        connections,
+        missing,
         packets,
     })
+}
+
+/// The keys `analyze(sort=...)` takes, each with what it orders by.
+#[pyfunction]
+fn sort_keys() -> Vec<(&'static str, &'static str)> {
+    SortKey::ALL
+        .iter()
+        .map(|(_, name, what)| (*name, *what))
+        .collect()
 }
 
 /// Names of the per-packet flag columns, in order (stable: users script against them).
@@ -166,6 +210,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PacketTable>()?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(flag_names, m)?)?;
+    m.add_function(wrap_pyfunction!(sort_keys, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::plan_load, m)?)?;

@@ -2,15 +2,18 @@
 //! (crates/airtrace-cli) and the Python module (crates/airtrace-py): the summary
 //! table ([`connection_table`]), the JSON report ([`json`], with the diagnosis:
 //! [`analyze_with_findings`], [`json_with_findings`]) and the progress bar
-//! ([`Progress`], `airtrace simulate`'s too).
+//! ([`Progress`], `airtrace simulate`'s too); which connections they show, in what
+//! order ([`select`], `--conn` and `--sort`).
 
+mod select;
 mod table;
 
 use std::time::{Duration, Instant};
 
 use airtrace_analysis::FileReport;
 
-pub use table::connection_table;
+pub use select::{select, SortKey};
+pub use table::{connection_table, selected_table};
 
 /// The version of airtrace, as `airtrace --version` and the JSON report give it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

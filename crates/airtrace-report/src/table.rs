@@ -90,13 +90,21 @@ const RIGHT: [usize; 8] = [0, 3, 4, 5, 6, 8, 9, 10];
 
 /// A readable table of the connections in one file's report.
 pub fn connection_table(report: &FileReport) -> String {
+    selected_table(report, report.connections.len())
+}
+
+/// The table of a report whose connections [`crate::select`] chose among `total`: the
+/// first line says how many it shows when that is not all.
+pub fn selected_table(report: &FileReport, total: usize) -> String {
     let conns = &report.connections;
+    let shown = if conns.len() == total {
+        String::new()
+    } else {
+        format!(", {} shown", conns.len())
+    };
     let mut out = format!(
-        "{}: {} frames, {} TCP, {} connections\n",
-        report.path,
-        report.frames,
-        report.tcp_frames,
-        conns.len()
+        "{}: {} frames, {} TCP, {total} connections{shown}\n",
+        report.path, report.frames, report.tcp_frames,
     );
     if conns.is_empty() {
         return out;
