@@ -502,7 +502,7 @@ impl Endpoint {
     /// sender stands by: its retransmission timer stops (the RTO, its back-off and the
     /// window are kept), it sends nothing but a probe, its first unacknowledged
     /// segment, every `elfn_probe_ns`, and the first ACK that arrives ends the standby
-    /// and restarts the timer. Without, nothing changes.
+    /// and restarts the timer (RACK-TLP's timers stop too). Without, nothing changes.
     pub fn on_route_failure(&mut self, now_ns: i64) {
         let Some(interval) = self.cfg.elfn_probe_ns else {
             return;
@@ -511,6 +511,11 @@ impl Endpoint {
             return;
         }
         self.rto_deadline = None;
+        if let Some(rack) = self.rack.as_mut() {
+            // RACK's timers stop with the retransmission timer; ACKs re-arm them.
+            rack.pto_deadline = None;
+            rack.reo_deadline = None;
+        }
         self.timing = None;
         self.standby_probe_at = Some(now_ns + interval);
     }
