@@ -1613,7 +1613,11 @@ impl Endpoint {
         );
         let mut timeout = 0;
         let mut marked = false;
+        let scan_end = rack.scan_end();
         for s in self.rtx.iter_mut() {
+            if scan_end.is_some_and(|e| seq::ge(s.seq, e)) {
+                break;
+            }
             // Acknowledged, or lost and waiting for its retransmission.
             if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
                 continue;

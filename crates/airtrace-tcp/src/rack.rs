@@ -78,6 +78,8 @@ pub struct Rack {
     latest: Option<(i64, u32)>,
     /// RACK.rtt: the RTT of that segment's last transmission, ns.
     rtt: i64,
+    /// That segment was sent once only.
+    latest_is_original: bool,
     /// RACK.min_RTT: smallest RTT sample, ns.
     min_rtt: Option<i64>,
     /// RACK.fack: highest end_seq delivered.
@@ -106,6 +108,7 @@ impl Rack {
         Rack {
             latest: None,
             rtt: 0,
+            latest_is_original: false,
             min_rtt: None,
             fack: None,
             reordering_seen: false,
@@ -174,6 +177,7 @@ impl Rack {
             if after {
                 self.rtt = rtt;
                 self.latest = Some((d.xmit_ts, d.end_seq));
+                self.latest_is_original = !d.retransmitted;
             }
         }
         list.clear();
@@ -205,6 +209,17 @@ impl Rack {
             return 0;
         }
         (self.min_rtt.unwrap_or(0) / 4).min(srtt)
+    }
+
+    /// Where a scan of the outstanding segments in sequence order may stop: when the
+    /// most recently sent delivered segment was sent once only, every segment from
+    /// its end on was sent after it (an original later, a retransmission later
+    /// still), so [`verdict`](Rack::verdict) would not judge it. `None`: scan all.
+    pub fn scan_end(&self) -> Option<u32> {
+        match self.latest {
+            Some((_, end)) if self.latest_is_original => Some(end),
+            _ => None,
+        }
     }
 
     /// RFC 8985 §6.2 step 5 for one segment not yet acknowledged, last sent at
@@ -323,6 +338,22 @@ mod tests {
         );
         // Sent after the segment of 10 ms: not judged.
         assert_eq!(r.verdict(60 * MS, 0, 11 * MS, 4000), Verdict::NotJudged);
+    }
+
+    #[test]
+    fn a_scan_stops_at_the_latest_delivered_original_only() {
+        let mut r = Rack::new();
+        assert_eq!(r.scan_end(), None);
+        r.delivered(5 * MS, 3000, false);
+        r.update(45 * MS);
+        assert_eq!(r.scan_end(), Some(3000));
+        // A retransmission sent later is the latest now: older originals above it
+        // were sent before it.
+        r.on_rtt_sample(40 * MS);
+        r.delivered(50 * MS, 1000, true);
+        r.update(90 * MS);
+        assert_eq!(r.scan_end(), None);
+        assert_eq!(r.verdict(91 * MS, 0, 6 * MS, 4000), Verdict::Lost);
     }
 
     #[test]
