@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use airtrace_sim::scenario::{FlowSpec, TcpSpec};
-use airtrace_tcp::Variant;
+use airtrace_tcp::{SpuriousRtoDetection, Variant};
 use serde::Serialize;
 
 /// A kernel knob that holds for a whole namespace.
@@ -478,6 +478,23 @@ impl FlowPlan<'_> {
                 Action::None(why.into()),
             )?;
         }
+        if t.rack_tlp.is_some() {
+            let action = if c.rack_tlp {
+                Action::Kernel("Linux uses RACK-TLP (RFC 8985) by default (net.ipv4.tcp_recovery = 1, tcp_early_retrans = 3)".into())
+            } else {
+                Action::None("Linux uses RACK-TLP by default; the emulator does not change net.ipv4.tcp_recovery".into())
+            };
+            self.record("rack_tlp", c.rack_tlp.to_string(), "set".into(), action)?;
+        }
+        if t.spurious_rto.is_some() {
+            let value = format!("{:?}", c.spurious_rto).to_lowercase();
+            let action = if c.spurious_rto == SpuriousRtoDetection::Frto {
+                Action::Kernel("Linux detects spurious timeouts with F-RTO (RFC 5682) by default (net.ipv4.tcp_frto = 2)".into())
+            } else {
+                Action::None("Linux uses F-RTO (net.ipv4.tcp_frto = 2); it has no Eifel detection and the emulator does not change tcp_frto".into())
+            };
+            self.record("spurious_rto", value, "set".into(), action)?;
+        }
         Ok(())
     }
 }
@@ -597,17 +614,17 @@ mod tests {
     }
 
     #[test]
-    fn the_simulators_prr_and_hystart_are_noted_not_applied() {
+    fn the_simulators_prr_hystart_rack_tlp_and_spurious_rto_are_noted() {
         let p = plan(
             &flows(
-                "[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { prr = true, hystart = true }",
+                "[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { prr = true, hystart = true, rack_tlp = true, spurious_rto = \"eifel\" }",
             ),
             NEW,
         )
         .unwrap();
         assert!(p.knobs.is_empty());
-        assert_eq!(keys(&p.applied), ["prr"]);
-        assert_eq!(keys(&p.not_applied), ["hystart"]);
+        assert_eq!(keys(&p.applied), ["prr", "rack_tlp"]);
+        assert_eq!(keys(&p.not_applied), ["hystart", "spurious_rto"]);
     }
 
     #[test]

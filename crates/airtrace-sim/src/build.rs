@@ -522,6 +522,12 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.hystart {
         c.hystart = v;
     }
+    if let Some(v) = spec.rack_tlp {
+        c.rack_tlp = v;
+    }
+    if let Some(v) = spec.spurious_rto {
+        c.spurious_rto = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -529,18 +535,23 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airtrace_tcp::SpuriousRtoDetection;
 
     #[test]
-    fn prr_and_hystart_default_off_and_are_set_by_their_keys() {
+    fn prr_hystart_rack_tlp_and_spurious_rto_default_off_and_are_set_by_their_keys() {
         let c = sim_tcp_config(None).unwrap();
-        assert!(!c.prr && !c.hystart);
+        assert!(!c.prr && !c.hystart && !c.rack_tlp);
+        assert_eq!(c.spurious_rto, SpuriousRtoDetection::Off);
         let c = sim_tcp_config(Some(&TcpSpec {
             prr: Some(true),
             hystart: Some(true),
+            rack_tlp: Some(true),
+            spurious_rto: Some(SpuriousRtoDetection::Frto),
             ..TcpSpec::default()
         }))
         .unwrap();
-        assert!(c.prr && c.hystart);
+        assert!(c.prr && c.hystart && c.rack_tlp);
+        assert_eq!(c.spurious_rto, SpuriousRtoDetection::Frto);
     }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::cc::CcAlgorithm;
+use crate::spurious_rto::SpuriousRtoDetection;
 
 /// Loss recovery / congestion-control variant of the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,6 +146,25 @@ pub struct Config {
     /// [`cc::hystart`](crate::cc::hystart). False in both presets.
     #[serde(default)]
     pub hystart: bool,
+    /// RACK-TLP (RFC 8985) on SACK connections ([`Variant::Sack`] at both ends;
+    /// ignored otherwise): losses are marked by time (a segment sent before one that
+    /// was delivered, more than RACK.rtt + the reordering window ago; the window is
+    /// min_RTT/4 once reordering was seen) instead of by RFC 6675's DupThresh rules,
+    /// and a Tail Loss Probe (2·SRTT after the last send or ACK, capped by the RTO)
+    /// asks for the SACKs that repair a tail loss without a timeout. See
+    /// [`rack`](crate::rack). False in both presets; Linux has used it since 4.18.
+    #[serde(default)]
+    pub rack_tlp: bool,
+    /// Detection of spurious retransmission timeouts, with the Eifel response (RFC
+    /// 4015: the window reduction undone, new data instead of go-back-N):
+    /// [`SpuriousRtoDetection::Frto`] (RFC 5682: after the timeout, two new segments
+    /// instead of retransmissions, and the timeout is spurious if the ACKs that follow
+    /// acknowledge data sent before it), [`SpuriousRtoDetection::Eifel`] (RFC 3522:
+    /// the first ACK after the retransmission echoes the original's timestamp; needs
+    /// timestamps), or `Off` (both presets; Linux uses F-RTO, `tcp_frto = 2`). See
+    /// [`spurious_rto`](crate::spurious_rto).
+    #[serde(default)]
+    pub spurious_rto: SpuriousRtoDetection,
 }
 
 const MS: i64 = 1_000_000;
@@ -187,6 +207,8 @@ impl Config {
             elfn_probe_ns: None,
             prr: false,
             hystart: false,
+            rack_tlp: false,
+            spurious_rto: SpuriousRtoDetection::Off,
         }
     }
 
@@ -227,6 +249,8 @@ impl Config {
             elfn_probe_ns: None,
             prr: false,
             hystart: false,
+            rack_tlp: false,
+            spurious_rto: SpuriousRtoDetection::Off,
         }
     }
 

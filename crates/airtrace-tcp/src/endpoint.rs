@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
 use crate::config::{Config, Variant};
+use crate::rack::{Rack, TlpOutcome, Verdict};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
+use crate::spurious_rto::{AckInfo, Decision, Saved, SpuriousRto};
 
 /// Modular sequence-number comparisons (RFC 793 §3.3).
-mod seq {
+pub(crate) mod seq {
     #[inline]
     pub fn lt(a: u32, b: u32) -> bool {
         (a.wrapping_sub(b) as i32) < 0
@@ -121,6 +123,17 @@ pub struct Stats {
     /// Receiver: segments that arrived with the CE codepoint on an ECN connection.
     #[serde(default)]
     pub ce_received: u64,
+    /// Sender: Tail Loss Probes sent (RFC 8985 §7.3, [`Config::rack_tlp`]).
+    #[serde(default)]
+    pub tlp_probes: u64,
+    /// Sender: segments RACK marked lost (RFC 8985 §6.2 step 5), a lost
+    /// retransmission again each time.
+    #[serde(default)]
+    pub rack_marked_lost: u64,
+    /// Sender: retransmission timeouts found spurious (F-RTO or Eifel) and undone
+    /// (RFC 4015).
+    #[serde(default)]
+    pub spurious_rtos: u64,
 }
 
 // Retransmission-queue entry flags.
@@ -131,6 +144,8 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 /// The entry's last sequence number is the FIN.
 const FIN_SEQ: u8 = 8;
+/// Sent more than once (RACK's `Segment.retransmitted`, RFC 8985 §5.2).
+const EVER_RETRANS: u8 = 16;
 
 /// Proportional Rate Reduction state of one SACK recovery (RFC 6937 §3), bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +165,8 @@ struct TxSeg {
     /// Sequence space: payload plus 1 for a FIN.
     len: u32,
     flags: u8,
+    /// When it was last sent (RACK's `Segment.xmit_ts`), ns.
+    sent_ns: i64,
 }
 
 impl TxSeg {
@@ -235,6 +252,10 @@ pub struct Endpoint {
     partial_acks: u32,
     /// PRR's counters while a SACK recovery is under way with [`Config::prr`].
     prr: Option<Prr>,
+    /// RACK-TLP's state on a SACK connection with [`Config::rack_tlp`].
+    rack: Option<Rack>,
+    /// F-RTO / Eifel detection of spurious timeouts ([`Config::spurious_rto`]).
+    spurious: SpuriousRto,
     has_rtt: bool,
     srtt: i64,
     rttvar: i64,
@@ -343,6 +364,8 @@ impl Endpoint {
             recover_after_go_back_n: false,
             partial_acks: 0,
             prr: None,
+            rack: None,
+            spurious: SpuriousRto::new(cfg.spurious_rto),
             has_rtt: false,
             srtt: 0,
             rttvar: 0,
@@ -466,6 +489,7 @@ impl Endpoint {
             self.rto_deadline,
             self.delack_deadline,
             self.standby_probe_at,
+            self.rack.as_ref().and_then(Rack::deadline),
         ]
         .into_iter()
         .flatten()
@@ -478,7 +502,7 @@ impl Endpoint {
     /// sender stands by: its retransmission timer stops (the RTO, its back-off and the
     /// window are kept), it sends nothing but a probe, its first unacknowledged
     /// segment, every `elfn_probe_ns`, and the first ACK that arrives ends the standby
-    /// and restarts the timer. Without, nothing changes.
+    /// and restarts the timer (RACK-TLP's timers stop too). Without, nothing changes.
     pub fn on_route_failure(&mut self, now_ns: i64) {
         let Some(interval) = self.cfg.elfn_probe_ns else {
             return;
@@ -487,6 +511,11 @@ impl Endpoint {
             return;
         }
         self.rto_deadline = None;
+        if let Some(rack) = self.rack.as_mut() {
+            // RACK's timers stop with the retransmission timer; ACKs re-arm them.
+            rack.pto_deadline = None;
+            rack.reo_deadline = None;
+        }
         self.timing = None;
         self.standby_probe_at = Some(now_ns + interval);
     }
@@ -509,6 +538,8 @@ impl Endpoint {
     /// The standby's probe: the first unacknowledged segment, sent again.
     fn probe(&mut self, now: i64) -> Option<Segment> {
         let s = *self.rtx.front()?;
+        self.rtx[0].flags |= EVER_RETRANS;
+        self.rtx[0].sent_ns = now;
         self.elfn_probes += 1;
         Some(self.resend(now, s))
     }
@@ -578,6 +609,9 @@ impl Endpoint {
     fn rtt_sample(&mut self, r: i64) {
         let r = r.max(0);
         self.stats.rtt_samples += 1;
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rtt_sample(r);
+        }
         if !self.has_rtt {
             self.has_rtt = true;
             self.srtt = r;
@@ -688,6 +722,7 @@ impl Endpoint {
         self.rcv_adv = self.rcv_nxt;
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.variant == Variant::Sack && o.sack_permitted;
+        self.rack = (self.sack_ok && self.cfg.rack_tlp).then(Rack::new);
         self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
         // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR, an ECN-setup SYN-ACK ECE
         // and not CWR. (The client only gets here when it sent an ECN-setup SYN or
@@ -805,6 +840,14 @@ impl Endpoint {
             }
             self.on_ece(now, seg);
         }
+        if self.spurious.active() {
+            self.spurious_on_ack(now, seg, una_before, new_sack);
+        }
+        if self.rack.is_some() {
+            let una_advanced = self.snd_una != una_before;
+            let dupack_without_sack = !una_advanced && seg.options.sack.is_empty();
+            self.rack_on_ack(now, ack, una_advanced, dupack_without_sack);
+        }
         if self.prr.is_some() && self.phase == Phase::Recovery {
             // RFC 6937 §3: DeliveredData = change in snd.una + change in SACKed
             // bytes (SACKed bytes a cumulative ACK covers leave the second term as
@@ -913,7 +956,10 @@ impl Endpoint {
                         self.retrans_bytes -= s.len;
                     }
                     self.sacked_bytes += s.len;
-                    self.rtx[i].flags = (s.flags & FIN_SEQ) | SACKED;
+                    self.rtx[i].flags = (s.flags & (FIN_SEQ | EVER_RETRANS)) | SACKED;
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
+                    }
                     new = true;
                 }
             }
@@ -924,6 +970,10 @@ impl Endpoint {
     /// RFC 6675 §4 IsLost for every hole: an un-SACKed segment is lost when DupThresh
     /// SACKed segments, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it.
     fn mark_lost_by_sack(&mut self) {
+        if self.rack.is_some() {
+            // RACK marks losses by time instead, after the ACK (`rack_on_ack`).
+            return;
+        }
         let thresh = self.cfg.dupack_threshold;
         let byte_limit = (thresh - 1) * self.smss;
         let mut count = 0u32;
@@ -1050,6 +1100,9 @@ impl Endpoint {
                 let s = *front;
                 self.rtx.pop_front();
                 self.forget(s.flags, s.len);
+                if let (Some(rack), 0) = (self.rack.as_mut(), s.flags & SACKED) {
+                    rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
+                }
                 if s.flags & FIN_SEQ != 0 {
                     self.fin_acked = true;
                     data_acked -= 1;
@@ -1278,7 +1331,10 @@ impl Endpoint {
         }
         let thresh = self.cfg.dupack_threshold;
         let lost_by_sack = self.sack_ok && self.sacked_bytes > (thresh - 1) * self.smss;
-        if (self.dupacks >= thresh || lost_by_sack) && self.may_fast_retransmit() {
+        if self.rack.is_none()
+            && (self.dupacks >= thresh || lost_by_sack)
+            && self.may_fast_retransmit()
+        {
             self.enter_fast_retransmit(now);
         }
     }
@@ -1286,7 +1342,8 @@ impl Endpoint {
     /// RFC 6675 §5 (4): IsLost(HighACK + 1) can start recovery on a new ACK too.
     fn maybe_enter_sack_recovery(&mut self, now: i64) {
         let thresh = self.cfg.dupack_threshold;
-        if self.sacked_bytes > (thresh - 1) * self.smss
+        if self.rack.is_none()
+            && self.sacked_bytes > (thresh - 1) * self.smss
             && self.rtx.front().is_some_and(|s| s.flags & SACKED == 0)
             && self.may_fast_retransmit()
         {
@@ -1349,8 +1406,17 @@ impl Endpoint {
                         recover_fs: self.flight_size(),
                     });
                 }
-                self.mark_lost_by_sack();
-                self.retransmit_head();
+                if let Some(rack) = self.rack.as_mut() {
+                    // RFC 8985: RACK marked the losses that started the recovery;
+                    // the first retransmission goes regardless of cwnd (RFC 6675
+                    // (4.3)). The probe's episode ends with this window reduction.
+                    rack.tlp_end();
+                    rack.pto_deadline = None;
+                    self.force_rtx = true;
+                } else {
+                    self.mark_lost_by_sack();
+                    self.retransmit_head();
+                }
                 self.phase = Phase::Recovery;
             }
         }
@@ -1378,8 +1444,18 @@ impl Endpoint {
             self.rto_deadline = None;
             return;
         }
+        let first = !(self.phase == Phase::Loss && self.loss_by_rto);
+        // RFC 4015 §4 steps (1)–(3): what a spurious timeout's response restores.
+        let saved = Saved {
+            pipe_prev: self.flight_size().max(self.ssthresh),
+            srtt_prev: self.srtt + 2 * self.cfg.rto.granularity_ns,
+            rttvar_prev: self.rttvar,
+        };
+        let retransmit_ts = self.ts_ok.then(|| self.ts_now(now));
+        self.spurious
+            .on_timeout(first, self.snd_max, saved, retransmit_ts);
         self.backoff = self.backoff.saturating_add(1);
-        if !(self.phase == Phase::Loss && self.loss_by_rto) {
+        if first {
             let fs = self.flight_size();
             self.ssthresh = self.cc_ssthresh(now, fs);
         }
@@ -1394,9 +1470,257 @@ impl Endpoint {
         self.partial_acks = 0;
         self.force_rtx = false;
         self.timing = None;
-        self.mark_all_lost();
+        if self.spurious.holds_go_back_n() {
+            // RFC 5682 step 1: only the first unacknowledged segment goes again.
+            self.retransmit_head();
+        } else {
+            self.mark_all_lost();
+        }
         self.ecn_window_reduced();
         self.arm_rto(now);
+        if let Some(rack) = self.rack.as_mut() {
+            rack.tlp_end();
+            rack.pto_deadline = None;
+            rack.reo_deadline = None;
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Spurious timeouts (RFC 5682, RFC 3522, RFC 4015): the endpoint's side of
+    // [`crate::spurious_rto`]
+    // ------------------------------------------------------------------
+
+    /// An ACK during an F-RTO or Eifel episode (after it was processed as usual).
+    fn spurious_on_ack(&mut self, now: i64, seg: &Segment, una_before: u32, new_sack: bool) {
+        let info = AckInfo {
+            advanced: self.snd_una != una_before,
+            ack: seg.ack,
+            new_sack,
+            highest_sack: if self.sack_ok {
+                seg.options
+                    .sack
+                    .iter()
+                    .map(|(_, r)| r)
+                    .reduce(|a, b| if seq::gt(b, a) { b } else { a })
+            } else {
+                None
+            },
+            tsecr: if self.ts_ok {
+                seg.options.timestamps.map(|(_, e)| e)
+            } else {
+                None
+            },
+        };
+        let window_end = self.snd_una.wrapping_add(self.snd_wnd);
+        let can_send_new = self.app_written > self.app_sent && seq::gt(window_end, self.snd_max);
+        let held_go_back_n = self.spurious.holds_go_back_n();
+        match self.spurious.on_ack(&info, can_send_new) {
+            Decision::Wait => {}
+            // RFC 5682 step 2b: two new segments, whatever cwnd says.
+            Decision::SendTwoNew => self.cwnd = self.in_flight() + 2 * self.smss,
+            Decision::Conventional(cap) => {
+                if let Some(k) = cap {
+                    self.cwnd = self.cwnd.min(k * self.smss);
+                }
+                if held_go_back_n {
+                    // RFC 5682 steps 2a, 2b, 3a: the conventional recovery, which
+                    // retransmits what is not acknowledged.
+                    self.mark_all_lost();
+                    self.phase = self.calm_phase();
+                }
+            }
+            Decision::Spurious(saved) => {
+                let acked = self.snd_una.wrapping_sub(una_before);
+                self.undo_spurious_rto(now, seg, acked, saved);
+            }
+        }
+    }
+
+    /// RFC 4015 §4, the Eifel response to a spurious timeout: retransmissions not
+    /// yet sent are cancelled (step (6), SND.NXT ← SND.MAX), cwnd = FlightSize +
+    /// min(bytes_acked, IW), ssthresh = pipe_prev (step (7)), the backoff cleared and,
+    /// with a timestamp echo, SRTT = max(SRTT_prev, sample), RTTVAR =
+    /// max(RTTVAR_prev, sample/2) (step (8)).
+    fn undo_spurious_rto(&mut self, now: i64, seg: &Segment, bytes_acked: u32, saved: Saved) {
+        for s in self.rtx.iter_mut() {
+            if s.flags & (LOST | RETRANS | SACKED) == LOST {
+                s.flags &= !LOST;
+                self.lost_bytes -= s.len;
+            }
+        }
+        let iw = self.cfg.initial_cwnd_segments * self.smss;
+        self.cwnd = self.flight_size() + bytes_acked.min(iw);
+        self.ssthresh = saved.pipe_prev;
+        self.backoff = 0;
+        if let (true, Some((_, tsecr))) = (self.ts_ok, seg.options.timestamps) {
+            let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
+            self.srtt = saved.srtt_prev.max(r);
+            self.rttvar = saved.rttvar_prev.max(r / 2);
+        }
+        self.loss_by_rto = false;
+        self.force_rtx = false;
+        self.phase = self.calm_phase();
+        self.stats.spurious_rtos += 1;
+        if self.snd_una != self.snd_max {
+            self.arm_rto(now);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // RACK-TLP (RFC 8985): the endpoint's side of [`crate::rack`]
+    // ------------------------------------------------------------------
+
+    /// After an ACK was processed (its deliveries given to RACK): RACK's update, the
+    /// probe's outcome (§7.4), loss detection (§6.2), recovery if something is lost
+    /// (RFC 6675 §5 with RACK's marks), and the PTO (§7.2).
+    fn rack_on_ack(&mut self, now: i64, ack: u32, una_advanced: bool, dupack_without_sack: bool) {
+        let Some(rack) = self.rack.as_mut() else {
+            return;
+        };
+        rack.update(now);
+        if rack.tlp_on_ack(ack, dupack_without_sack) == TlpOutcome::RepairedLoss {
+            self.tlp_repaired_loss(now);
+        }
+        self.rack_detect_and_recover(now);
+        self.tlp_schedule(now, una_advanced);
+    }
+
+    /// RACK_detect_loss_and_arm_timer (RFC 8985 §6.2 step 5, §6.3), then RFC 6675 §5's
+    /// recovery when it marked a loss outside one.
+    fn rack_detect_and_recover(&mut self, now: i64) {
+        if self.rack_detect_loss(now)
+            && matches!(self.phase, Phase::Open | Phase::Disorder)
+            && self.may_fast_retransmit()
+        {
+            self.enter_fast_retransmit(now);
+        }
+    }
+
+    /// Marks lost every segment RACK judges lost (a retransmission in flight too: it
+    /// goes again) and arms the reordering timer for the latest of those that will be
+    /// lost unless acknowledged; true when anything was marked.
+    fn rack_detect_loss(&mut self, now: i64) -> bool {
+        let Some(rack) = self.rack.as_mut() else {
+            return false;
+        };
+        let in_recovery = matches!(self.phase, Phase::Recovery | Phase::Loss);
+        let sacked_segments = self.sacked_bytes / self.smss.max(1);
+        let reo_wnd = rack.reo_wnd(
+            in_recovery,
+            sacked_segments,
+            self.cfg.dupack_threshold,
+            self.srtt,
+        );
+        let mut timeout = 0;
+        let mut marked = false;
+        let scan_end = rack.scan_end();
+        for s in self.rtx.iter_mut() {
+            if scan_end.is_some_and(|e| seq::ge(s.seq, e)) {
+                break;
+            }
+            // Acknowledged, or lost and waiting for its retransmission.
+            if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            match rack.verdict(now, reo_wnd, s.sent_ns, s.end()) {
+                Verdict::NotJudged => {}
+                Verdict::LostIn(t) => timeout = timeout.max(t),
+                Verdict::Lost => {
+                    if s.flags & RETRANS != 0 {
+                        s.flags &= !RETRANS;
+                        self.retrans_bytes -= s.len;
+                    } else {
+                        s.flags |= LOST;
+                        self.lost_bytes += s.len;
+                    }
+                    if seq::lt(s.seq, self.rtx_hint) {
+                        self.rtx_hint = s.seq;
+                    }
+                    self.stats.rack_marked_lost += 1;
+                    marked = true;
+                }
+            }
+        }
+        rack.reo_deadline = (timeout > 0).then_some(now + timeout);
+        marked
+    }
+
+    /// RFC 8985 §7.2: (re)arms the PTO when a probe may go: SACK-based, nothing
+    /// SACKed or lost, no recovery, data outstanding and no probe outstanding;
+    /// otherwise cancels it. `restart`: new data was sent or cumulatively
+    /// acknowledged (else an armed PTO keeps its time).
+    fn tlp_schedule(&mut self, now: i64, restart: bool) {
+        if self.rack.is_none() {
+            return;
+        }
+        let eligible = self.phase == Phase::Open && self.snd_una != self.snd_max;
+        let srtt = self.has_rtt.then_some(self.srtt);
+        let one_segment = self.flight_size() <= self.smss;
+        let rto_deadline = self.rto_deadline;
+        let Some(rack) = self.rack.as_mut() else {
+            return;
+        };
+        if !eligible || rack.tlp_outstanding() {
+            rack.pto_deadline = None;
+        } else if restart || rack.pto_deadline.is_none() {
+            let pto = rack.pto(now, srtt, one_segment, rto_deadline);
+            rack.pto_deadline = Some(now + pto);
+        }
+    }
+
+    /// RACK's timers due at `now`: the reordering timer (§6.3) marks losses and may
+    /// start a recovery; the PTO (§7.3) sends the probe returned.
+    fn rack_timers(&mut self, now: i64) -> Option<Segment> {
+        let rack = self.rack.as_mut()?;
+        if rack.reo_deadline.is_some_and(|d| now >= d) {
+            rack.reo_deadline = None;
+            self.rack_detect_and_recover(now);
+        }
+        let rack = self.rack.as_mut()?;
+        if rack.pto_deadline.is_none_or(|d| now < d) {
+            return None;
+        }
+        rack.pto_deadline = None;
+        self.tlp_send_probe(now)
+    }
+
+    /// TLP_send_probe (RFC 8985 §7.3): a new segment if the receive window allows
+    /// one (cwnd does not hold it back), else the highest-sequence segment again;
+    /// then TLP.end_seq = SND.NXT and the RTO restarts (the probe takes the
+    /// timer's place, as in Linux: a PTO capped by the RTO fires instead of it).
+    fn tlp_send_probe(&mut self, now: i64) -> Option<Segment> {
+        if self.phase != Phase::Open || self.snd_una == self.snd_max {
+            return None;
+        }
+        let (seg, is_retrans) = match self.next_new_segment(now, true) {
+            Some(seg) => (seg, false),
+            None => {
+                let i = self.rtx.len().checked_sub(1)?;
+                self.rtx[i].flags |= EVER_RETRANS;
+                self.rtx[i].sent_ns = now;
+                let s = self.rtx[i];
+                self.timing = None; // Karn
+                (self.resend(now, s), true)
+            }
+        };
+        self.stats.tlp_probes += 1;
+        let snd_nxt = self.snd_max;
+        if let Some(rack) = self.rack.as_mut() {
+            rack.tlp_sent(snd_nxt, is_retrans);
+        }
+        self.arm_rto(now);
+        Some(seg)
+    }
+
+    /// RFC 8985 §7.4.2: the probe's retransmission repaired a loss nothing else saw;
+    /// the congestion control responds as to a loss, without a retransmission (as
+    /// Linux's CWR: ssthresh from the algorithm, cwnd down to it).
+    fn tlp_repaired_loss(&mut self, now: i64) {
+        let fs = self.flight_size();
+        self.ssthresh = self.cc_ssthresh(now, fs);
+        self.cwnd = self.cwnd.min(self.ssthresh);
+        self.cc_event(now, CaEvent::Cwr);
+        self.ecn_window_reduced();
     }
 
     /// Receiver: payload and FIN (RFC 793 §3.9, RFC 5681 §4.2, RFC 1122 §4.2.3.2).
@@ -1569,6 +1893,9 @@ impl Endpoint {
             self.standby_probe_at = Some(now + self.cfg.elfn_probe_ns.unwrap_or(0).max(1));
             return self.probe(now);
         }
+        if let Some(probe) = self.rack_timers(now) {
+            return Some(probe);
+        }
         if self.rto_deadline.is_some_and(|d| now >= d) {
             self.rto_deadline = None;
             self.on_rto(now);
@@ -1593,7 +1920,7 @@ impl Endpoint {
             if let Some(s) = self.next_retransmission(now) {
                 return Some(s);
             }
-            if let Some(s) = self.next_new_segment(now) {
+            if let Some(s) = self.next_new_segment(now, false) {
                 return Some(s);
             }
         }
@@ -1746,7 +2073,8 @@ impl Endpoint {
             return None;
         }
         self.force_rtx = false;
-        self.rtx[i].flags |= RETRANS;
+        self.rtx[i].flags |= RETRANS | EVER_RETRANS;
+        self.rtx[i].sent_ns = now;
         self.retrans_bytes += s.len;
         self.prr_count_sent(s.len);
         self.timing = None; // Karn (BSD cancels the timing on any retransmission).
@@ -1778,7 +2106,8 @@ impl Endpoint {
     }
 
     /// New data (RFC 5681 §3.1: within min(cwnd, rwnd) beyond snd_una), then the FIN.
-    fn next_new_segment(&mut self, now: i64) -> Option<Segment> {
+    /// `probe`: a Tail Loss Probe, which cwnd does not hold back (RFC 8985 §7.3).
+    fn next_new_segment(&mut self, now: i64, probe: bool) -> Option<Segment> {
         if self.fin_queued {
             return None;
         }
@@ -1808,7 +2137,7 @@ impl Endpoint {
             len = room;
         }
         let fin = self.fin_requested && u64::from(len) == unsent;
-        if len > 0 && self.in_flight() + len > self.cwnd_allowance() {
+        if len > 0 && !probe && self.in_flight() + len > self.cwnd_allowance() {
             return None;
         }
         let seq = self.snd_max;
@@ -1818,6 +2147,7 @@ impl Endpoint {
             seq,
             len: seq_len,
             flags: if fin { FIN_SEQ } else { 0 },
+            sent_ns: now,
         });
         self.snd_max = seq.wrapping_add(seq_len);
         self.app_sent += u64::from(len);
@@ -1829,6 +2159,10 @@ impl Endpoint {
         }
         self.count_data(len);
         self.arm_rto_if_idle(now);
+        if !probe {
+            // RFC 8985 §7.2: (re)start the PTO after sending new data.
+            self.tlp_schedule(now, true);
+        }
         let mut flags = Flags::ACK;
         if fin {
             flags |= Flags::FIN;

@@ -43,6 +43,9 @@
 //!   `cong_avoid`, `cwnd_event`, as Linux names them), one file per algorithm:
 //!   [`cc::reno`] (the default) and [`cc::cubic`] (RFC 9438), selected by
 //!   [`Config::cc`] ([`CcAlgorithm`]).
+//! - [`rack`]: RACK-TLP (RFC 8985) state and rules, [`Config::rack_tlp`].
+//! - [`spurious_rto`]: F-RTO (RFC 5682) and Eifel (RFC 3522) detection of spurious
+//!   timeouts with the Eifel response (RFC 4015), [`Config::spurious_rto`].
 //! - [`endpoint`]: [`Endpoint`] (start here: handshake, sender, receiver, timers),
 //!   [`SenderState`] (what the bundle's `tcpstate` samples), [`Phase`] (Linux's
 //!   `tcp_ca_state`), [`Stats`].
@@ -63,6 +66,16 @@
 //!   algorithm sets ssthresh on a congestion event and grows cwnd; the loss recovery
 //!   ([`Variant`]) around it is the same for both. SACK recovery reduces the window
 //!   at once (RFC 6675) or with PRR (RFC 6937, [`Config::prr`], off by default).
+//! - RACK-TLP, RFC 8985 ([`Config::rack_tlp`], off by default; SACK connections):
+//!   losses marked by time (RACK.xmit_ts, RACK.rtt, a reordering window of
+//!   min_RTT/4 once reordering was seen, the reordering timer) instead of RFC 6675's
+//!   DupThresh rules, lost retransmissions found the same way, and a Tail Loss Probe
+//!   (PTO = 2·SRTT, plus 200 ms with one segment in flight, capped by the RTO; new
+//!   data if any, else the last segment) with §7.4's detection of a loss it repaired.
+//! - Spurious timeouts ([`Config::spurious_rto`], off by default): F-RTO (RFC 5682,
+//!   SACK-enhanced as §3 on SACK connections) or Eifel detection with timestamps (RFC
+//!   3522), and the Eifel response (RFC 4015): cwnd and ssthresh restored, new data
+//!   instead of go-back-N, the RTO adapted.
 //! - Loss recovery by [`Variant`]: Tahoe (ns-2's: fast retransmit, cwnd = 1 SMSS,
 //!   go-back-N), Reno (RFC 5681 §3.2), NewReno (RFC 6582, partial ACKs, `recover`,
 //!   "Impatient" timer), SACK (RFC 6675 scoreboard, IsLost, pipe, NextSeg rule 1; no
@@ -105,8 +118,9 @@
 //!
 //! # What is not modelled
 //!
-//! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK, spurious-timeout
-//! detection and undo (F-RTO, Eifel), RACK, BBR and other congestion controls,
+//! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK (so RACK's reordering
+//! window is not adapted by it, and a TLP or spurious-timeout detection never learns
+//! from one), SACK blocks covering a FIN, BBR and other congestion controls,
 //! zero-window probes and the persist timer (the application reads at once, so the
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
 //! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),
@@ -123,7 +137,8 @@
 //!
 //! `tests/common/mod.rs` is a two-endpoint network (fixed delay, optional rate, drop
 //! rules: "drop data segment k the n-th time it is sent", "drop the n-th ACK", any
-//! predicate; CE-mark rules on ECN-capable segments) that logs every segment in tcpdump notation, so tests read as packet
+//! predicate; CE-mark rules on ECN-capable segments; extra delay for chosen segments,
+//! a path that stalls for a while) that logs every segment in tcpdump notation, so tests read as packet
 //! exchanges: `tests/exchanges.rs` (handshake, options, delayed ACK, close, SACK
 //! blocks, clean transfers), `tests/recovery.rs` (each variant against targeted
 //! losses), `tests/rto.rs` (RFC 6298, Karn, BSD ticks, backoff caps),
@@ -131,14 +146,22 @@
 //! marks by a "mark CE on segment k" rule, ECE until CWR, one reduction per window),
 //! `tests/cubic.rs` (CUBIC's window after a loss against RFC 9438's W_cubic, fast
 //! convergence, the Reno-friendly region on a short RTT, the epoch after a timeout),
+//! `tests/rack_tlp.rs` (a tail loss repaired by a probe 2·SRTT after the last send,
+//! reordering within and beyond RACK's window, a lost retransmission found without a
+//! timeout), `tests/spurious_rto.rs` (a delay spike that fires the RTO: go-back-N
+//! without detection, the window restored by F-RTO on the second ACK and by Eifel on
+//! the first),
 //! `tests/speed.rs` (ignored; segments per second).
 
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod rack;
 pub mod segment;
+pub mod spurious_rto;
 
 pub use cc::{CcAlgorithm, CongestionControl};
 pub use config::{Config, DelayedAck, RtoConfig, Variant};
 pub use endpoint::{Endpoint, Phase, SenderState, Stats};
 pub use segment::{Flags, Options, SackBlocks, Segment};
+pub use spurious_rto::SpuriousRtoDetection;

@@ -72,3 +72,22 @@ fn without_elfn_a_route_failure_changes_nothing() {
     assert!(!a.in_standby());
     assert_eq!(a.poll_at(), before);
 }
+
+/// With RACK-TLP the Tail Loss Probe's timer stops too: in standby the only timer is
+/// ELFN's probe (a PTO left armed would be due and never fired: poll_at would
+/// stay in the past).
+#[test]
+fn standby_stops_the_tail_loss_probe_timer() {
+    let cfg = Config {
+        elfn_probe_ns: Some(2 * S),
+        rack_tlp: true,
+        ..Config::linux()
+    };
+    let mut a = connected(cfg);
+    // The PTO (2·SRTT = 200 ms after the last send at 100 ms) comes first.
+    assert_eq!(a.poll_at(), Some(300 * MS));
+    a.on_route_failure(150 * MS);
+    assert_eq!(a.poll_at(), Some(2150 * MS));
+    assert!(a.poll_transmit(300 * MS).is_none());
+    assert_eq!(a.stats().tlp_probes, 0);
+}

@@ -541,6 +541,16 @@ pub struct TcpSpec {
     /// (simulator; default false).
     #[serde(default)]
     pub hystart: Option<bool>,
+    /// RACK-TLP (RFC 8985) loss detection for SACK senders: losses marked by time
+    /// instead of by three duplicate ACKs, and a Tail Loss Probe before the RTO
+    /// (simulator; default false).
+    #[serde(default)]
+    pub rack_tlp: Option<bool>,
+    /// Detection of spurious timeouts, with the Eifel response (RFC 4015): `"off"`,
+    /// `"frto"` (RFC 5682) or `"eifel"` (RFC 3522, with timestamps) (simulator;
+    /// default off).
+    #[serde(default)]
+    pub spurious_rto: Option<airtrace_tcp::SpuriousRtoDetection>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.
@@ -1517,6 +1527,28 @@ bytes = "5 MB"
         assert!(err.message.starts_with("link.forward.loss:"), "{err}");
         assert!(
             err.message.contains("[0, 1]") || err.message.contains("probability"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn spurious_rto_takes_one_of_its_names() {
+        let text = MINIMAL.replace(
+            "bytes = \"5 MB\"",
+            "bytes = \"5 MB\"\ntcp = { spurious_rto = \"frto\", rack_tlp = true }",
+        );
+        let s = parse(&text).unwrap();
+        let tcp = s.flows[0].tcp.as_ref().unwrap();
+        assert_eq!(
+            tcp.spurious_rto,
+            Some(airtrace_tcp::SpuriousRtoDetection::Frto)
+        );
+        assert_eq!(tcp.rack_tlp, Some(true));
+        let err = parse(&text.replace("\"frto\"", "\"f-rto\"")).unwrap_err();
+        assert_eq!(err.place.map(|p| p.0), Some(16), "{err}");
+        assert!(
+            err.message
+                .contains("expected one of `off`, `frto`, `eifel`"),
             "{err}"
         );
     }

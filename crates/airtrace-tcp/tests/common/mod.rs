@@ -1,8 +1,10 @@
 //! A tiny deterministic two-endpoint network for tests that read like packet
 //! exchanges: A (client, the bulk sender) and B (server, the sink), a fixed one-way
 //! delay, an optional rate (serialisation, IPv4 header counted) in each direction, and
-//! drop rules applied to each segment sent, and CE-mark rules applied to each
-//! ECN-capable segment that is not dropped (a marking router). Every transmission is
+//! drop rules applied to each segment sent, CE-mark rules applied to each
+//! ECN-capable segment that is not dropped (a marking router), delay rules (a segment
+//! held back, overtaken by later ones) and stalls (a path that stops for a while,
+//! then delivers its backlog). Every transmission is
 //! logged; `trace()` prints the log in a tcpdump-like notation with relative sequence
 //! numbers (`ect` after an ECN-capable segment, `CE` after a marked one).
 #![allow(dead_code)]
@@ -77,6 +79,9 @@ pub struct Net {
     pub log: Vec<Sent>,
     rules: Vec<Rule>,
     ce_rules: Vec<Rule>,
+    delay_rules: Vec<(Rule, i64)>,
+    /// (direction, start, end): what that end sends in [start, end) leaves at end.
+    stalls: Vec<(usize, i64, i64)>,
     seen: HashMap<(usize, u32), u32>,
     pure_acks: [u64; 2],
     pub to_write: u64,
@@ -111,6 +116,8 @@ impl Net {
             log: Vec::new(),
             rules: Vec::new(),
             ce_rules: Vec::new(),
+            delay_rules: Vec::new(),
+            stalls: Vec::new(),
             seen: HashMap::new(),
             pure_acks: [0; 2],
             to_write: 0,
@@ -183,6 +190,27 @@ impl Net {
         });
     }
 
+    /// Delay every segment for which `rule` is true by `extra_ns` beyond the path's
+    /// delay (it is reordered behind those sent after it).
+    pub fn delay_if(&mut self, extra_ns: i64, rule: impl FnMut(&Ctx) -> bool + 'static) {
+        self.delay_rules.push((Box::new(rule), extra_ns));
+    }
+
+    /// Delay A's data segment number `index` the `k`-th time it is sent by `extra_ns`.
+    pub fn delay_seg(&mut self, index: u32, k: u32, extra_ns: i64) {
+        let smss = self.smss();
+        self.delay_if(extra_ns, move |c| {
+            c.from == A && c.seg.len > 0 && c.rel_seq == 1 + index * smss && c.times_seen == k
+        });
+    }
+
+    /// The path from `from` stalls from `start` to `end` (a delay spike, a link that
+    /// stops and then delivers its backlog): what `from` sends meanwhile leaves at
+    /// `end`, in order, then takes the path's delay.
+    pub fn stall(&mut self, from: usize, start: i64, end: i64) {
+        self.stalls.push((from, start, end));
+    }
+
     /// Drop B's `n`-th pure ACK (1-based).
     pub fn drop_ack(&mut self, n: u64) {
         self.drop_if(move |c| c.from == B && c.pure_ack_no == n);
@@ -202,12 +230,17 @@ impl Net {
             Some(r) => size * 8 * S / r as i64,
             None => 0,
         };
-        let depart = self.busy[from].max(now) + ser;
+        let mut depart = self.busy[from].max(now) + ser;
+        for &(d, start, end) in &self.stalls {
+            if d == from && now >= start && now < end {
+                depart = depart.max(end + ser);
+            }
+        }
         let overflow = self.queue_limit_ns[from].is_some_and(|l| depart - now > l);
         if !overflow {
             self.busy[from] = depart;
         }
-        let arrive = depart + self.delay[from];
+        let mut arrive = depart + self.delay[from];
         let rel_seq = seg.seq.wrapping_sub(ISN[from]);
         let times_seen = if seg.len > 0 {
             let c = self.seen.entry((from, rel_seq)).or_insert(0);
@@ -235,6 +268,12 @@ impl Net {
         for r in &mut self.rules {
             if r(&ctx) {
                 dropped = true;
+                break;
+            }
+        }
+        for (r, extra) in &mut self.delay_rules {
+            if r(&ctx) {
+                arrive += *extra;
                 break;
             }
         }
