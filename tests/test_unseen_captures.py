@@ -359,3 +359,41 @@ def test_an_application_paced_sender_is_no_delayed_ack_stall(tmp_path: Path) -> 
 def test_a_sender_released_by_each_late_ack_is_a_delayed_ack_stall(tmp_path: Path) -> None:
     """The case the finding is for: each next segment left as soon as the late ACK came."""
     assert "delayed_ack_stall" in _lone_segments("ack", 0.001, tmp_path)
+
+
+def _two_syn_acks_then_data(tmp_path: Path, *, isns: tuple[int, ...], accepted: int) -> dict:
+    """The server answers one SYN with SYN/ACKs of initial sequence numbers `isns`, the
+    client acknowledges `accepted` + 1, and the server sends 3000 bytes in that space."""
+    c = Capture()
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    for i, isn in enumerate(isns):
+        c.add(0.010 + 0.001 * i, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, isn, 1, SYN | ACK)))
+    c.add(0.020, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, accepted + 1, ACK)))
+    c.add(0.030, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, accepted + 1, ACK | PSH, payload=b"q" * 100)))
+    for i in range(3):
+        c.add(0.040 + 0.001 * i, ethernet(ipv4_tcp(SERVER, CLIENT, 80, 1000, accepted + 1 + 1000 * i, 101, ACK,
+                                                   payload=b"r" * 1000)))
+    c.add(0.050, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 101, accepted + 3001, ACK)))
+    trace = airtrace.read(c.write(tmp_path / "syn-acks.pcap"))
+    (row,) = trace.connections.to_dict("records")
+    assert trace.warnings == []
+    return row
+
+
+def test_the_first_of_two_syn_acks_is_followed_when_the_client_acknowledges_it(tmp_path: Path) -> None:
+    """Class 3 before data (`ndpi_KakaoTalk_talk` conn 3): two SYN/ACKs 1 ms apart with
+    different ISNs; the client acknowledged the first and the data used its space, but
+    the analysis rebased on the second: the data became retransmissions, with 16 MB in
+    flight, a timeout, a receiver limit and a spurious timeout."""
+    row = _two_syn_acks_then_data(tmp_path, isns=(5_000, 900_000_000), accepted=5_000)
+    assert (row["b_to_a.retransmitted_packets"], row["b_to_a.unique_bytes"], row["b_to_a.missed_bytes"]) == (0, 3000, 0)
+
+
+def test_the_last_of_several_syn_acks_is_followed_when_the_client_acknowledges_it(tmp_path: Path) -> None:
+    """Class 3 before data (`ndpi_tls_multiple_synack_different_seq`): three SYN/ACKs
+    with new ISNs, the data in the last one's space, which wraps below the first: it was
+    kept out as "after data had flowed" (the highest byte of the first space was never
+    forgotten), with 1.7 GB in flight and the warning that the data went on in the first
+    space, which was false."""
+    row = _two_syn_acks_then_data(tmp_path, isns=(238_755_595, 2_859_879_429, 2_829_651_200), accepted=2_829_651_200)
+    assert (row["b_to_a.retransmitted_packets"], row["b_to_a.unique_bytes"], row["b_to_a.missed_bytes"]) == (0, 3000, 0)

@@ -31,6 +31,10 @@ EXPLAINED = {
 # before, sent again soon after the highest segment. tshark's out-of-order test is a
 # time threshold and calls them out_of_order; they are retransmissions.
 SEEN_BEFORE = "repeat of captured bytes that tshark calls out_of_order"
+# And one more checked from the packets: after SYN/ACKs with different initial sequence
+# numbers, tshark follows another one than the peer accepted; the peer's ACK shows which
+# one it accepted, and data in that space is new, not retransmitted (issue 18 class 3).
+ACCEPTED_SPACE = "new data in the space of the SYN/ACK the peer acknowledged, where tshark follows a later one"
 
 
 def tshark_flags(tshark: str, path: Path) -> dict[int, set[str]]:
@@ -75,6 +79,41 @@ def captured_before(packets, frame: int) -> bool:
     return covered >= end
 
 
+def in_accepted_space(packets, frame: int) -> bool:
+    """`frame` is new data (or the first FIN) in the sequence space of the SYN/ACK its
+    peer acknowledged, in a direction that had also sent in another space (other
+    SYN/ACKs, a middlebox's ACK; tshark may follow those): the peer's first ACK after
+    the SYN/ACKs acknowledges that one's ISN + 1 (RFC 9293 §3.5), and the frame's bytes
+    lie beyond it and were not captured before."""
+    row = packets.loc[packets.frame == frame].iloc[0]
+    conn = packets[(packets.conn == row.conn) & (packets.frame < frame)]
+    flags = conn.tcp_flags.fillna(0).astype(int)
+    mine = conn[conn.dir == row.dir]
+    syn_acks = mine[(flags[mine.index] & 0x12) == 0x12]
+    if syn_acks.empty:
+        return False
+    answers = conn[(conn.dir != row.dir) & (flags & 0x12 == 0x10) & (conn.frame > syn_acks.frame.min())]
+    if answers.empty:
+        return False
+    accepted = (int(answers.iloc[0].ack) - 1) % 2**32
+
+    def inside(seq: int) -> bool:
+        return (seq - accepted) % 2**32 < 2**31
+
+    isns = syn_acks.seq.astype("int64")
+    if accepted not in set(isns):
+        return False
+    accepted_at = int(syn_acks.frame[isns == accepted].min())
+    before = mine[(mine.frame < accepted_at) & ((flags[mine.index] & 0x12) != 0x12)]
+    if (isns == accepted).all() and before.empty:
+        return False  # one space only: nothing for tshark to follow instead
+    if not inside(int(row.seq)) or int(row.seq) == accepted:
+        return False
+    if int(row.seglen) > 0:
+        return not captured_before(packets, frame)
+    return bool(int(row.tcp_flags) & 0x01) and not (mine.tcp_flags.fillna(0).astype(int) & 0x01).any()
+
+
 def compare(tshark: str, path: Path) -> Agreement:
     theirs_all = tshark_flags(tshark, path)
     packets = airtrace.read(path).packets()
@@ -98,6 +137,9 @@ def compare(tshark: str, path: Path) -> Agreement:
             result.explained += 1
         elif (a == {"retransmission"} and not t and "out_of_order" in theirs_all.get(frame, set())
               and captured_before(packets, frame)):
+            result.agree += 1
+            result.explained += 1
+        elif not a and t == {"retransmission"} and in_accepted_space(packets, frame):
             result.agree += 1
             result.explained += 1
         else:

@@ -117,6 +117,10 @@ pub(crate) struct Dir {
     after_timeout: bool,
     /// This direction sent a SYN.
     syn_seen: bool,
+    /// The initial sequence number a SYN/ACK with another one replaced, before any
+    /// data: the peer's ACK decides which of the two the connection uses (see
+    /// [`Conn::follow_acked_isn`]).
+    replaced_isn: Option<u32>,
     fin: bool,
     /// The peer has acknowledged data of this direction (the first flight is over).
     data_acked: bool,
@@ -132,6 +136,19 @@ pub(crate) struct Dir {
 }
 
 impl Dir {
+    /// Forgets the sequence space sent so far (a SYN/ACK started another).
+    fn restart_space(&mut self) {
+        self.ws.nextseq = 0;
+        self.ws.maxseqtobeacked = 0;
+        self.high = None;
+        self.acked = None;
+        self.recover = None;
+        self.timeout_seq = None;
+        self.peer_sack_high = None;
+        self.outstanding.clear();
+        self.holes = Holes::default();
+    }
+
     /// An ACK from the peer acknowledges this direction's data.
     #[inline]
     fn on_ack(&mut self, tcp: &Tcp, ts: i64, ann: &mut Annotation) {
@@ -410,6 +427,9 @@ impl Conn {
             }
         }
 
+        if self.dirs[1 - d].replaced_isn.is_some() && f & tcp_flags::ACK != 0 {
+            self.follow_acked_isn(1 - d, tcp.ack);
+        }
         let (fwd, rev) = split(&mut self.dirs, d);
         wireshark::set_bases(&mut fwd.ws, &mut rev.ws, tcp);
 
@@ -499,6 +519,29 @@ impl Conn {
         fwd.last_ts = Some(ts);
     }
 
+    /// Direction `d` sent two SYN/ACKs with different initial sequence numbers and no
+    /// data yet: the peer's ACK of `ack` says which one it accepted (it acknowledges
+    /// that ISN + 1, RFC 9293 §3.5). If the earlier one, the space goes back to it
+    /// (issue 18 class 3: `ndpi_KakaoTalk_talk`, two SYN/ACKs 0.7 ms apart, the data
+    /// in the first one's space). Either way the question is settled.
+    #[cold]
+    fn follow_acked_isn(&mut self, d: usize, ack: u32) {
+        let dir = &mut self.dirs[d];
+        let (Some(replaced), Some(base)) = (dir.replaced_isn, dir.ws.base_seq) else {
+            return;
+        };
+        if ack == replaced.wrapping_add(1) && ack != base.wrapping_add(1) {
+            dir.ws.base_seq = Some(replaced);
+            dir.restart_space();
+            dir.ws.nextseq = ack;
+            dir.ws.maxseqtobeacked = ack;
+            dir.high = Some(ack);
+        }
+        if ack == replaced.wrapping_add(1) || ack == base.wrapping_add(1) {
+            dir.replaced_isn = None;
+        }
+    }
+
     /// A SYN/ACK from direction `d` whose initial sequence number is not the one its
     /// sequence space started from, after that space carried data: a bogus or stray
     /// copy (a middlebox's, another connection's). Rebasing on it would make every
@@ -525,8 +568,13 @@ impl Conn {
         if syn_ack == tcp_flags::SYN | tcp_flags::ACK
             && fwd.ws.base_seq.is_some_and(|b| b != tcp.seq)
         {
-            // A SYN/ACK with a new initial sequence number on a known connection.
+            // A SYN/ACK with a new initial sequence number on a known connection,
+            // before any data (`is_stray_syn_ack` keeps out the ones after): the
+            // space starts again from it, and nothing of the old one is outstanding.
+            // Which of the two the connection uses, the peer's ACK will say.
+            fwd.replaced_isn = fwd.ws.base_seq;
             fwd.ws.base_seq = Some(tcp.seq);
+            fwd.restart_space();
             ann.flags.insert(Flags::REUSED_PORTS);
         }
         let m = &mut fwd.m;

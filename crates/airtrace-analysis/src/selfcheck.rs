@@ -158,6 +158,7 @@ mod tests {
             syn_seen: true,
             state: Default::default(),
             reused_ports: false,
+            complete: false,
             stray_syn_acks: None,
             a_to_b: DirMetrics::default(),
             b_to_a: DirMetrics::default(),
