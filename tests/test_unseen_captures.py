@@ -397,3 +397,21 @@ def test_the_last_of_several_syn_acks_is_followed_when_the_client_acknowledges_i
     space, which was false."""
     row = _two_syn_acks_then_data(tmp_path, isns=(238_755_595, 2_859_879_429, 2_829_651_200), accepted=2_829_651_200)
     assert (row["b_to_a.retransmitted_packets"], row["b_to_a.unique_bytes"], row["b_to_a.missed_bytes"]) == (0, 3000, 0)
+
+
+def test_a_capture_of_one_direction_is_said_to_be_one(tmp_path: Path) -> None:
+    """Class 8 (missed): an uplink-only capture (`ndpi_ocs`, `ndpi_whatsapp`, a
+    half-duplex SSH capture) was analysed as if the peer had sent nothing, and nothing
+    said that the capture held one side only."""
+    c = Capture()
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.020, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK)))
+    for i in range(3):
+        c.add(0.03 + 0.01 * i, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1 + 100 * i, 101, ACK | PSH, payload=b"q" * 100)))
+    c.add(1.0, ethernet(ipv4_tcp(CLIENT, SERVER, 2000, 80, 0, 0, SYN)))  # unanswered: not one-sided
+    trace = airtrace.read(c.write(tmp_path / "uplink.pcap"))
+    assert trace.warnings == [
+        f"{trace.path}: 1 of 2 connection(s) seen in one direction only (first: connection 0, frame 1): the capture "
+        "holds one side of them (an asymmetric route, or a capture of one direction), so what the other side sent, "
+        "its losses and its timing are not known"
+    ]

@@ -224,6 +224,7 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         }))
         .chain(stray)
         .collect();
+    warnings.extend(one_way(&name, &connections));
     // Last, over the finished numbers: what cannot be true is named, never printed.
     warnings.extend(crate::selfcheck::check(&name, tcp_frames, &mut connections));
     Ok(FileReport {
@@ -234,6 +235,30 @@ fn report(name: &str, part: Part) -> Result<FileReport, String> {
         error,
         connections,
     })
+}
+
+/// A warning when connections were seen in one direction only (issue 18 class 8: an
+/// uplink-only capture went unsaid): one direction sent more than SYNs and RSTs, so the
+/// other must have answered, and the capture holds nothing of it.
+fn one_way(name: &str, connections: &[ConnSummary]) -> Option<String> {
+    let answered_unseen = |seen: &crate::metrics::DirMetrics,
+                           other: &crate::metrics::DirMetrics| {
+        other.packets == 0 && seen.packets > seen.syn + seen.rst
+    };
+    let one_way: Vec<&ConnSummary> = connections
+        .iter()
+        .filter(|c| answered_unseen(&c.a_to_b, &c.b_to_a) || answered_unseen(&c.b_to_a, &c.a_to_b))
+        .collect();
+    let first = one_way.first()?;
+    Some(format!(
+        "{name}: {} of {} connection(s) seen in one direction only (first: connection {}, frame {}): \
+         the capture holds one side of them (an asymmetric route, or a capture of one direction), so \
+         what the other side sent, its losses and its timing are not known",
+        one_way.len(),
+        connections.len(),
+        first.id,
+        first.first_frame
+    ))
 }
 
 /// Files smaller than this are analysed on one thread by [`analyze_file_summary`].
