@@ -415,3 +415,26 @@ def test_a_capture_of_one_direction_is_said_to_be_one(tmp_path: Path) -> None:
         "holds one side of them (an asymmetric route, or a capture of one direction), so what the other side sent, "
         "its losses and its timing are not known"
     ]
+
+
+def test_a_frame_captured_again_cut_short_is_a_capture_duplicate(tmp_path: Path) -> None:
+    """Class 2 (`ivre_telnet-raw` frames 87, 217, 268): each repeats the frame before it
+    1.3 ms later with the same IP ID and TCP checksum, two bytes shorter than its IP
+    length says. Its captured bytes differed from the original's, so it was taken for a
+    retransmission: three timeouts, a "random loss" and a fast_retransmit_impossible."""
+    c = Capture()
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 23, 0, 0, SYN, ip_id=1)))
+    c.add(0.010, ethernet(ipv4_tcp(SERVER, CLIENT, 23, 1000, 100, 1, SYN | ACK, ip_id=100)))
+    c.add(0.020, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 23, 1, 101, ACK, ip_id=2)))
+    seq, t = 1, 1.0
+    for i in range(3):
+        keystroke = ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 23, seq, 101, ACK | PSH, payload=b"\r\0", ip_id=3 + i))
+        c.add(t, keystroke)
+        c.add(t + 0.0013, keystroke[:-2])
+        c.add(t + 0.01, ethernet(ipv4_tcp(SERVER, CLIENT, 23, 1000, 101, seq + 2, ACK, ip_id=101 + i)))
+        seq, t = seq + 2, t + 1.0
+    trace = airtrace.read(c.write(tmp_path / "telnet.pcap"))
+    packets = trace.packets(columns=["frame", "capture_duplicate", "retransmission"]).set_index("frame")
+    assert packets.loc[[5, 8, 11], "capture_duplicate"].all()
+    assert not packets["retransmission"].any()
+    assert trace.findings[trace.findings.kind.isin(["timeout_backoff", "random_loss"])].empty

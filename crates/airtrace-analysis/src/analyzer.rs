@@ -148,7 +148,7 @@ impl Analyzer {
         }
         if dir
             .recent
-            .is_capture_duplicate(ip, tcp, p.payload, ts, may_repeat, rtt)
+            .is_capture_duplicate(ip, tcp, ts, may_repeat, rtt)
         {
             dir.m.packets += 1;
             dir.m.capture_duplicates += 1;
