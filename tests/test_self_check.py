@@ -52,8 +52,15 @@ def impossible(document: dict) -> list[str]:
                 ("unique_bytes", "data_bytes"),
                 ("timeout_retransmissions", "retransmitted_packets"),
                 ("timeouts", "timeout_retransmissions"),
+                ("pushed_data_packets", "data_packets"),
+                ("urgent_data_packets", "data_packets"),
             ]
             problems += [f"{at} {d}: {a} {m[a]} > {b} {m[b]}" for a, b in parts if m[a] > m[b]]
+            wait = m["max_retransmit_wait_s"]
+            if wait is not None and not 0 <= wait <= c["duration_s"] + EPS:
+                problems.append(f"{at} {d}: retransmission wait {wait} in {c['duration_s']} s")
+            if m["initial_window_bytes"] is not None and m["initial_window_bytes"] > m["data_bytes"]:
+                problems.append(f"{at} {d}: initial window {m['initial_window_bytes']} > {m['data_bytes']}")
             kinds = sum(m[k] for k in ("fast_retransmissions", "sack_retransmissions",
                                        "timeout_retransmissions", "tail_loss_probes"))
             if kinds > m["retransmitted_packets"]:
@@ -94,7 +101,8 @@ def test_the_checker_itself_sees_impossible_values() -> None:
     direction = {
         "packets": 2, "data_packets": 2, "data_bytes": 10, "unique_bytes": 10, "retransmitted_packets": 3,
         "retransmitted_bytes": 0, "timeout_retransmissions": 0, "timeouts": 0, "fast_retransmissions": 0,
-        "sack_retransmissions": 0, "tail_loss_probes": 0,
+        "sack_retransmissions": 0, "tail_loss_probes": 0, "pushed_data_packets": 0, "urgent_data_packets": 0,
+        "max_retransmit_wait_s": None, "initial_window_bytes": None,
         "rtt": {"samples": 1, "min_s": 0.1, "max_s": 9.0},
     }
     quiet = {**direction, "retransmitted_packets": 0, "rtt": {"samples": 0}}

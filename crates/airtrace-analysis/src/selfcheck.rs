@@ -81,6 +81,22 @@ fn check_direction(m: &mut DirMetrics, duration: f64) -> Vec<String> {
         ));
         m.rtt = RttStats::default();
     }
+    if let Some(w) = m
+        .max_retransmit_wait_s
+        .filter(|&w| w < 0.0 || w > duration + EPS_S)
+    {
+        problems.push(format!(
+            "self-check: a retransmission wait of {w:.6} s does not fit in the connection's {duration:.6} s; left out"
+        ));
+        m.max_retransmit_wait_s = None;
+    }
+    if let Some(iw) = m.initial_window_bytes.filter(|&iw| iw > m.data_bytes) {
+        problems.push(format!(
+            "self-check: initial window {iw} B exceeds data_bytes {}; left out",
+            m.data_bytes
+        ));
+        m.initial_window_bytes = None;
+    }
     // Each count cannot exceed the count it is a part of.
     let mut at_most = |what: &str, value: &mut u64, bound: u64, of: &str| {
         if *value > bound {
