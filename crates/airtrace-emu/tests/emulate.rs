@@ -351,11 +351,23 @@ fn every_process_in_a_namespace_is_ended_and_nothing_else() {
         .spawn()
         .unwrap();
     let mut outside = Command::new("sleep").arg("982").spawn().unwrap();
+    // Both started and both became `sleep` (until its exec, the stubborn one is still
+    // `ip netns exec ... sh -c ...`: under load it was caught and named so).
     let t = Instant::now();
-    while airtrace_emu::contain::processes_in(&ns).unwrap().len() < 2 {
+    let commands = || -> Vec<String> {
+        let mut c: Vec<String> = airtrace_emu::contain::processes_in(&ns)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.command)
+            .collect();
+        c.sort_unstable();
+        c
+    };
+    while commands() != ["sleep 983", "sleep 984"] {
         assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "the processes started"
+            t.elapsed() < Duration::from_secs(10),
+            "the processes started: {:?}",
+            commands()
         );
         std::thread::sleep(Duration::from_millis(10));
     }
