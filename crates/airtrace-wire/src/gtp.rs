@@ -16,7 +16,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     if flags >> 5 != 1 || flags & 0x10 == 0 || h[1] != G_PDU {
         return Err(unsupported(Layer::Tunnel));
     }
-    cx.cut(cx.end.min(off + 8 + usize::from(be16([h[2], h[3]]))));
+    cx.stated(off + 8 + usize::from(be16([h[2], h[3]])));
     let mut pos = off + 8;
     // Any of E, S, PN: sequence number, N-PDU number and next extension header type
     // follow (4 bytes); the last is meaningful only with E.

@@ -186,7 +186,11 @@ fn decode_other_stacks(link: LinkType, frame: &[u8], orig_len: u32, out: &mut De
 fn decode_in_general(link: LinkType, frame: &[u8], orig_len: u32, out: &mut Decoded) {
     reset(out);
     let end = (orig_len as usize).max(frame.len());
-    let mut cx = Cx { f: frame, end };
+    let mut cx = Cx {
+        f: frame,
+        end,
+        bound: usize::MAX,
+    };
     match linktype::start(link, &mut cx, out) {
         Ok(next) => decoder::run(next, &mut cx, out),
         Err(stop) => out.stop = Some(stop),

@@ -31,7 +31,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         checksum: be16([h[6], h[7]]),
     };
     out.transport = Transport::Udp(udp);
-    cx.cut(cx.end.min(off + len));
+    cx.stated(off + len);
     out.payload = (off + 8).min(cx.f.len())..cx.f.len();
     if udp.src_port == GTP_U_PORT || udp.dst_port == GTP_U_PORT {
         return Ok(Next::Gtp(off + 8));
