@@ -8,7 +8,7 @@
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
-use crate::{dsr, ethernet, fast, gre, gtp, ieee80211, ipv4, ipv6, tcp, udp};
+use crate::{dsr, ethernet, fast, gre, gtp, ieee80211, ipv4, ipv6, tcp, udp, udp_tunnel};
 
 /// What the decoder knows about the bytes still in scope.
 pub(crate) struct Cx<'a> {
@@ -84,6 +84,8 @@ pub(crate) enum Next {
     Payload { proto: u8, off: usize },
     /// A GTP-U header (UDP port 2152).
     Gtp(usize),
+    /// The header of the tunnel registered at UDP port `port` (`udp_tunnel`).
+    OverUdp { port: u16, off: usize },
     /// Nothing more to decode.
     Done,
 }
@@ -115,6 +117,7 @@ pub(crate) fn run(mut next: Next, cx: &mut Cx<'_>, out: &mut Decoded) {
             Next::Ipv6(off) => ipv6::decode(off, cx, out),
             Next::Payload { proto, off } => payload(proto, off, cx, out),
             Next::Gtp(off) => gtp::decode(off, cx, out),
+            Next::OverUdp { port, off } => udp_tunnel::decode(port, off, cx, out),
         };
         match step {
             Ok(n) => next = n,

@@ -30,7 +30,7 @@ use crate::ethernet::ether_type;
 use crate::linktype::LinkType;
 use crate::packet::{Decoded, Ip, Tcp, Transport, Udp};
 use crate::read::{arr, be16, be32};
-use crate::{tcp, udp};
+use crate::{tcp, udp, udp_tunnel};
 
 /// Decode `frame`, an Ethernet frame, if it is IPv4 + TCP, or IPv4 + UDP with the
 /// UDP header captured whole, the most common stacks by far, in a copy of the code
@@ -421,6 +421,7 @@ impl<'a> Payload<'a> {
             proto::TCP => self.tcp().map(|tcp| tcp.fill(out)).is_some(),
             proto::UDP => match self.udp() {
                 Some(udp) if udp.is_gtp_u() => TUNNELS && udp.gtp_u(out),
+                Some(udp) if udp.is_other_tunnel() => false,
                 Some(udp) => {
                     udp.fill(out);
                     true
@@ -522,6 +523,15 @@ impl UdpHeader<'_> {
     fn is_gtp_u(&self) -> bool {
         let (h, gtp) = (self.h, udp::GTP_U_PORT.to_be_bytes());
         [h[0], h[1]] == gtp || [h[2], h[3]] == gtp
+    }
+
+    /// True for the ports of the other UDP tunnels, left to the general decoder (see
+    /// `udp_tunnel`).
+    #[inline(always)]
+    fn is_other_tunnel(&self) -> bool {
+        let h = self.h;
+        udp_tunnel::is_tunnel_port(be16([h[0], h[1]]))
+            || udp_tunnel::is_tunnel_port(be16([h[2], h[3]]))
     }
 
     /// Enter the GTP-U tunnel (see `gtp::decode`) if it is a G-PDU without optional

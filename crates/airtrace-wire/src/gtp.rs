@@ -3,7 +3,7 @@
 
 use crate::decoder::{enter_tunnel, Cx, Next};
 use crate::packet::{Decoded, Layer, Stop};
-use crate::read::{be16, byte, malformed, need, unsupported};
+use crate::read::{be16, byte, malformed, need, not_decoded, unsupported};
 
 const G_PDU: u8 = 0xFF;
 
@@ -38,7 +38,8 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     let next = match byte(cx.f, pos, Layer::Tunnel)? >> 4 {
         4 => Next::Ipv4(pos),
         6 => Next::Ipv6(pos),
-        _ => return Err(unsupported(Layer::Tunnel)),
+        // A non-IP PDN (Ethernet or unstructured, 3GPP TS 23.401 section 4.3.17.8).
+        _ => return Err(not_decoded(Layer::Tunnel, "a GTP-U payload other than IP")),
     };
     enter_tunnel(out);
     Ok(next)
@@ -138,12 +139,12 @@ mod tests {
             StopReason::Malformed("GTP-U extension header length 0")
         );
         let not_ip = gtp(0x30, 0xFF, &[0x00; 20]);
-        assert_eq!(
+        assert!(matches!(
             dec(LinkType::ETHERNET, &over_udp(&not_ip))
                 .stop
                 .unwrap()
                 .reason,
-            StopReason::Unsupported
-        );
+            StopReason::NotDecoded(_)
+        ));
     }
 }
