@@ -37,16 +37,17 @@ impl<'a> Cx<'a> {
     }
 
     /// A length field says the current PDU ends at `end`: end it there, unless a header
-    /// around it stated an earlier end, which wins. A PDU lies inside the one that
-    /// carries it, so the smallest of the lengths the layers state bounds the payload
-    /// (RFC 2516 section 4: the PPPoE LENGTH is that of its payload; RFC 791 section
-    /// 3.1: the total length is that of the datagram): bytes past the IP total length
-    /// are padding, and an IP total length that reaches past the PPPoE payload (issue
-    /// 18 class 1: a 40-byte ACK padded to Ethernet's 46-byte minimum, with the padding
-    /// counted in the IP length but not in the PPPoE length, in `zeek_pppoe-over-qinq`)
-    /// claims bytes that were not in the PPPoE payload. tshark reads such a segment as
-    /// empty, as does Linux, which trims the packet to the PPPoE length
-    /// (`pppoe_rcv`) and then drops it as truncated (`ip_rcv_core`).
+    /// around it, in the same packet, stated an earlier end, which wins. A PDU lies
+    /// inside the one that carries it, so the smallest of the lengths the layers of one
+    /// packet state bounds the payload (RFC 2516 section 4: the PPPoE LENGTH is that of
+    /// its payload; RFC 791 section 3.1: the total length is that of the datagram):
+    /// bytes past the IP total length are padding, and an IP total length that reaches
+    /// past the PPPoE payload (issue 18 class 1: a 40-byte ACK padded to Ethernet's
+    /// 46-byte minimum, the padding counted in the IP length but not in the PPPoE
+    /// length, in `zeek_pppoe-over-qinq`) claims bytes that were not in the PPPoE
+    /// payload. tshark reads such a segment as empty, as does Linux, which trims the
+    /// packet to the PPPoE length (`pppoe_rcv`) and then drops it as truncated
+    /// (`ip_rcv_core`). A tunnel starts a new packet ([`enter_tunnel`]).
     #[inline(always)]
     pub fn stated(&mut self, end: usize) {
         let end = end.min(self.bound);
@@ -169,11 +170,11 @@ pub(crate) fn payload(
         dsr::PROTO => dsr::decode(off, cx, out),
         gre::PROTO => gre::decode(off, cx, out),
         proto::IPV4 => {
-            enter_tunnel(out);
+            enter_tunnel(cx, out);
             Ok(Next::Ipv4(off))
         }
         proto::IPV6 => {
-            enter_tunnel(out);
+            enter_tunnel(cx, out);
             Ok(Next::Ipv6(off))
         }
         _ => {
@@ -183,8 +184,12 @@ pub(crate) fn payload(
     }
 }
 
-/// Forget the outer IP and transport headers: what follows is the inner packet.
-pub(crate) fn enter_tunnel(out: &mut Decoded) {
+/// Forget the outer IP and transport headers: what follows is the inner packet. The
+/// lengths the outer headers stated no longer bound it (see [`Cx::stated`]): a tunnel
+/// may carry part of a packet, in an IP fragment or a truncated mirror copy (ERSPAN),
+/// whose own lengths stay those of the whole packet, as with a snap length.
+pub(crate) fn enter_tunnel(cx: &mut Cx<'_>, out: &mut Decoded) {
+    cx.bound = usize::MAX;
     out.tunnel_depth = out.tunnel_depth.saturating_add(1);
     out.ip = None;
     out.transport = Transport::None;

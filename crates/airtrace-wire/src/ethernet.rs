@@ -302,17 +302,28 @@ mod tests {
     }
 
     #[test]
-    fn a_length_field_never_reaches_past_the_one_around_it() {
+    fn a_length_field_never_reaches_past_the_one_around_it_in_a_packet() {
         // UDP in IPv4 whose UDP length (30) exceeds the IP payload (20): bounded by IP.
         let mut inner = udp(53, 53, &[7; 12]);
         inner[4..6].copy_from_slice(&30u16.to_be_bytes());
         let d = dec(E, &eth(0x0800, &ipv4(17, &inner)));
         assert_eq!(d.payload.len(), 12);
-        // IP in IP whose inner total length exceeds the outer payload.
-        let mut tcp_in = ipv4_tcp(4);
+        // A 802.3 length shorter than the IP total length bounds it.
+        let body = cat(&[&snap(0x0800), &ipv4_tcp(4)]);
+        let f = eth((body.len() - 4) as u16, &body);
+        assert_eq!(dec(E, &f).tcp().unwrap().payload_len, 0);
+    }
+
+    #[test]
+    fn a_tunnel_may_carry_part_of_a_packet() {
+        // IP in IP whose inner total length exceeds the outer payload: the outer
+        // datagram is a fragment, or a truncated copy (zeek_erspan,
+        // zeek_gtp1_gn_normal_incl_fragmentation): the segment keeps its length.
+        let mut tcp_in = ipv4_tcp(14);
         tcp_in[3] += 10;
-        let d = dec(E, &eth(0x0800, &ipv4(4, &tcp_in)));
-        assert_eq!(d.tcp().unwrap().payload_len, 4);
+        let d = dec(E, &eth(0x0800, &ipv4(4, &tcp_in[..tcp_in.len() - 10])));
+        assert_eq!(d.tcp().unwrap().payload_len, 24);
+        assert_eq!(d.payload.len(), 4);
     }
 
     #[test]

@@ -552,13 +552,11 @@ impl UdpHeader<'_> {
         if h[0] != 0x30 || h[1] != 0xFF {
             return false;
         }
-        let gtp_end = g + 8 + usize::from(be16([h[2], h[3]]));
-        let frame = &frame[..frame.len().min(gtp_end)];
-        // The ends the IP, UDP and GTP-U lengths state (`Cx::stated`).
-        let bound = gtp_end.min(p.off + len.min(p.declared));
+        let frame = &frame[..frame.len().min(g + 8 + usize::from(be16([h[2], h[3]])))];
+        // The outer lengths do not bound the tunnelled packet (`enter_tunnel`).
         match frame.get(g + 8).map(|b| b >> 4) {
-            Some(4) => ipv4::<false>(frame, g + 8, bound, 1, out),
-            Some(6) => ipv6::<false>(frame, g + 8, bound, 1, out),
+            Some(4) => ipv4::<false>(frame, g + 8, usize::MAX, 1, out),
+            Some(6) => ipv6::<false>(frame, g + 8, usize::MAX, 1, out),
             _ => false,
         }
     }

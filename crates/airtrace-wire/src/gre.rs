@@ -75,7 +75,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
             ))
         }
     };
-    enter_tunnel(out);
+    enter_tunnel(cx, out);
     Ok(next)
 }
 

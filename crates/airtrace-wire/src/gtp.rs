@@ -41,7 +41,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         // A non-IP PDN (Ethernet or unstructured, 3GPP TS 23.401 section 4.3.17.8).
         _ => return Err(not_decoded(Layer::Tunnel, "a GTP-U payload other than IP")),
     };
-    enter_tunnel(out);
+    enter_tunnel(cx, out);
     Ok(next)
 }
 

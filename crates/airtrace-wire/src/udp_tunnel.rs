@@ -50,7 +50,7 @@ pub(crate) fn decode(
         port::AYIYA => ayiya(off, cx)?,
         _ => return Err(unsupported(Layer::Tunnel)),
     };
-    enter_tunnel(out);
+    enter_tunnel(cx, out);
     Ok(next)
 }
 
