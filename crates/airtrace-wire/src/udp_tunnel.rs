@@ -7,7 +7,7 @@
 //! not, an unknown version) is left as plain UDP: the port may be someone's ephemeral
 //! port. A tunnel whose header is right but whose payload airtrace does not decode
 //! (L2TPv3, a Geneve protocol type other than Ethernet and IP, AYIYA carrying
-//! something else than IP) stops with [`StopReason::NotDecoded`], so the file's report
+//! something else than IP) stops with [`crate::StopReason::NotDecoded`], so the file's report
 //! says how many frames hid their contents. GTP-U (`gtp`) is the other UDP tunnel.
 
 use crate::decoder::{enter_tunnel, proto, Cx, Next};
