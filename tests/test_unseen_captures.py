@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 
 import airtrace
+import pytest
 from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
 
 CLIENT, SERVER = "10.0.0.1", "10.0.0.2"
@@ -143,6 +144,66 @@ def test_tcp_in_an_access_points_gre_tunnel_is_analysed(tmp_path: Path) -> None:
     (row,) = trace.connections.to_dict("records")
     assert (row["a"], row["b"]) == (f"{CLIENT}:1000", f"{SERVER}:80")
     assert row["a_to_b.data_bytes"] == 500 and row["handshake_rtt_s"] is not None
+
+
+def _in_udp(dport: int, tunnel_header: bytes, inner: bytes) -> bytes:
+    """`inner` behind `tunnel_header` in a UDP datagram to `dport`, over IPv4 and Ethernet."""
+    from pcapgen import _checksum
+
+    udp = struct.pack("!HHHH", 40000, dport, 8 + len(tunnel_header) + len(inner), 0) + tunnel_header + inner
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, bytes([192, 0, 2, 1]),
+                     bytes([192, 0, 2, 2]))
+    return ethernet(ip[:10] + struct.pack("!H", _checksum(ip)) + ip[12:] + udp)
+
+
+_TUNNELS = {
+    # RFC 7348 section 5: the I flag, the VNI; an Ethernet frame.
+    "vxlan": lambda ip: _in_udp(4789, b"\x08\0\0\0\0\0\x2a\0", ethernet(ip)),
+    # RFC 8926 section 3.4: one option word, protocol type 0x6558; an Ethernet frame.
+    "geneve": lambda ip: _in_udp(6081, b"\x01\0\x65\x58\0\0\x2a\0" + b"\0\x01\x02\0", ethernet(ip)),
+    # RFC 2661 section 3.1: a data message with its length; PPP (FF 03, protocol 0x0021).
+    "l2tp": lambda ip: _in_udp(1701, struct.pack("!HHHH", 0x4002, 12 + len(ip), 7, 9) + b"\xff\x03\x00\x21", ip),
+    # AYIYA: identity of 2^4 bytes, no signature, opcode forward, next header 4 (IPv4).
+    "ayiya": lambda ip: _in_udp(5072, b"\x41\x00\x01\x04\0\0\0\0" + bytes(16), ip),
+}
+
+
+@pytest.mark.parametrize("tunnel", sorted(_TUNNELS))
+def test_tcp_in_udp_tunnels_is_analysed(tmp_path: Path, tunnel: str) -> None:
+    """Class 4: TCP inside VXLAN, Geneve, L2TPv2 and AYIYA read as "0 TCP", with no
+    warning (ndpi_vxlan, tcpdump_geneve, ivre_nb6-http, zeek_ayiya3)."""
+    c = Capture()
+    for k, seg in enumerate(_handshake_and_data()):
+        c.add(0.01 * k, _TUNNELS[tunnel](seg))
+    trace = airtrace.read(c.write(tmp_path / f"{tunnel}.pcap"))
+    assert trace.report["tcp_frames"] == 5
+    (row,) = trace.connections.to_dict("records")
+    assert (row["a"], row["b"]) == (f"{CLIENT}:1000", f"{SERVER}:80")
+    assert row["a_to_b.data_bytes"] == 500
+    assert trace.warnings == []
+
+
+def test_frames_in_tunnels_airtrace_does_not_decode_are_counted(tmp_path: Path) -> None:
+    """Class 4: a tunnel airtrace does not decode (here L2TPv3, whose sessions are set up
+    by control messages the capture may not hold) must not leave a silent "0 TCP"."""
+    c = Capture()
+    for k, seg in enumerate(_handshake_and_data()):
+        c.add(0.01 * k, _in_udp(1701, struct.pack("!HHI", 0x0003, 0, 0x1234) + b"\0" * 8, ethernet(seg)))
+    trace = airtrace.read(c.write(tmp_path / "l2tpv3.pcap"))
+    assert trace.report["tcp_frames"] == 0
+    assert trace.warnings == [
+        f"{trace.path}: 5 frame(s) carrying L2TPv3, which airtrace does not decode (first: frame 1)"
+    ]
+
+
+def _handshake_and_data() -> list[bytes]:
+    return [
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN),
+        ipv4_tcp(SERVER, CLIENT, 80, 1000, 100, 1, SYN | ACK),
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK),
+        ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 101, ACK | PSH, payload=b"x" * 500),
+        ipv4_tcp(SERVER, CLIENT, 80, 1000, 101, 501, ACK),
+    ]
 
 
 def test_numbers_that_cannot_be_true_are_not_reported(tmp_path: Path) -> None:

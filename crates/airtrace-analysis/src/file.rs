@@ -157,6 +157,9 @@ fn note_stopped(linktype: u32, frame: u64, decoded: &Decoded, stops: &mut Stops)
                 linktype_name(LinkType(linktype))
             ))
         }
+        StopReason::NotDecoded(what) => {
+            Some(format!("carrying {what}, which airtrace does not decode"))
+        }
         // ARP, encrypted 802.11 and the like: nothing to analyse, nothing wrong.
         StopReason::Unsupported => None,
     };

@@ -8,7 +8,7 @@
 
 use crate::packet::{Decoded, Layer, Stop, Transport};
 use crate::read::unsupported;
-use crate::{dsr, ethernet, fast, gre, gtp, ieee80211, ipv4, ipv6, tcp, udp};
+use crate::{dsr, ethernet, fast, gre, gtp, ieee80211, ipv4, ipv6, tcp, udp, udp_tunnel};
 
 /// What the decoder knows about the bytes still in scope.
 pub(crate) struct Cx<'a> {
@@ -19,6 +19,10 @@ pub(crate) struct Cx<'a> {
     /// (IP total length, 802.3 length, UDP length...), or the original frame length.
     /// May lie beyond the captured bytes.
     pub end: usize,
+    /// The end of the current PDU according to the length fields of the headers read
+    /// so far (the smallest they state), `usize::MAX` while none has stated one. No
+    /// inner length field reaches past it: see [`Cx::stated`].
+    pub bound: usize,
 }
 
 impl<'a> Cx<'a> {
@@ -30,6 +34,25 @@ impl<'a> Cx<'a> {
         if end < self.f.len() {
             self.f = &self.f[..end];
         }
+    }
+
+    /// A length field says the current PDU ends at `end`: end it there, unless a header
+    /// around it, in the same packet, stated an earlier end, which wins. A PDU lies
+    /// inside the one that carries it, so the smallest of the lengths the layers of one
+    /// packet state bounds the payload (RFC 2516 section 4: the PPPoE LENGTH is that of
+    /// its payload; RFC 791 section 3.1: the total length is that of the datagram):
+    /// bytes past the IP total length are padding, and an IP total length that reaches
+    /// past the PPPoE payload (issue 18 class 1: a 40-byte ACK padded to Ethernet's
+    /// 46-byte minimum, the padding counted in the IP length but not in the PPPoE
+    /// length, in `zeek_pppoe-over-qinq`) claims bytes that were not in the PPPoE
+    /// payload. tshark reads such a segment as empty, as does Linux, which trims the
+    /// packet to the PPPoE length (`pppoe_rcv`) and then drops it as truncated
+    /// (`ip_rcv_core`). A tunnel starts a new packet ([`enter_tunnel`]).
+    #[inline(always)]
+    pub fn stated(&mut self, end: usize) {
+        let end = end.min(self.bound);
+        self.bound = end;
+        self.cut(end);
     }
 
     /// Bytes of the current PDU from `off` to `end` (from length fields, not captured).
@@ -62,6 +85,8 @@ pub(crate) enum Next {
     Payload { proto: u8, off: usize },
     /// A GTP-U header (UDP port 2152).
     Gtp(usize),
+    /// The header of the tunnel registered at UDP port `port` (`udp_tunnel`).
+    OverUdp { port: u16, off: usize },
     /// Nothing more to decode.
     Done,
 }
@@ -87,12 +112,13 @@ pub(crate) fn run(mut next: Next, cx: &mut Cx<'_>, out: &mut Decoded) {
             Next::Ip { off, layer } => ip_by_version(off, layer, cx),
             // The fast path's IP and transport layers first: when they take the packet
             // they decode it to the end.
-            Next::Ipv4(off) if fast::ipv4_in_loop(cx.f, off, out.tunnel_depth, out) => return,
-            Next::Ipv6(off) if fast::ipv6_in_loop(cx.f, off, out.tunnel_depth, out) => return,
+            Next::Ipv4(off) if fast::ipv4_in_loop(cx, off, out.tunnel_depth, out) => return,
+            Next::Ipv6(off) if fast::ipv6_in_loop(cx, off, out.tunnel_depth, out) => return,
             Next::Ipv4(off) => ipv4::decode(off, cx, out),
             Next::Ipv6(off) => ipv6::decode(off, cx, out),
             Next::Payload { proto, off } => payload(proto, off, cx, out),
             Next::Gtp(off) => gtp::decode(off, cx, out),
+            Next::OverUdp { port, off } => udp_tunnel::decode(port, off, cx, out),
         };
         match step {
             Ok(n) => next = n,
@@ -110,8 +136,9 @@ pub(crate) fn decode_payload(proto: u8, buf: &[u8], declared: usize, out: &mut D
     let mut cx = Cx {
         f: buf,
         end: buf.len(),
+        bound: usize::MAX,
     };
-    cx.cut(declared);
+    cx.stated(declared);
     run(Next::Payload { proto, off: 0 }, &mut cx, out);
 }
 
@@ -143,11 +170,11 @@ pub(crate) fn payload(
         dsr::PROTO => dsr::decode(off, cx, out),
         gre::PROTO => gre::decode(off, cx, out),
         proto::IPV4 => {
-            enter_tunnel(out);
+            enter_tunnel(cx, out);
             Ok(Next::Ipv4(off))
         }
         proto::IPV6 => {
-            enter_tunnel(out);
+            enter_tunnel(cx, out);
             Ok(Next::Ipv6(off))
         }
         _ => {
@@ -157,8 +184,12 @@ pub(crate) fn payload(
     }
 }
 
-/// Forget the outer IP and transport headers: what follows is the inner packet.
-pub(crate) fn enter_tunnel(out: &mut Decoded) {
+/// Forget the outer IP and transport headers: what follows is the inner packet. The
+/// lengths the outer headers stated no longer bound it (see [`Cx::stated`]): a tunnel
+/// may carry part of a packet, in an IP fragment or a truncated mirror copy (ERSPAN),
+/// whose own lengths stay those of the whole packet, as with a snap length.
+pub(crate) fn enter_tunnel(cx: &mut Cx<'_>, out: &mut Decoded) {
+    cx.bound = usize::MAX;
     out.tunnel_depth = out.tunnel_depth.saturating_add(1);
     out.ip = None;
     out.transport = Transport::None;

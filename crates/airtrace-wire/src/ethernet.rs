@@ -63,7 +63,7 @@ pub(crate) fn ether_type(ty: u16, off: usize, layer: Layer, cx: &mut Cx<'_>) -> 
         // An 802.3 length field (only directly after the MAC header or a VLAN tag):
         // an LLC header follows, and the frame may carry padding after `len` bytes.
         0..=MAX_8023_LEN if matches!(layer, Layer::Link | Layer::Vlan) => {
-            cx.cut(cx.end.min(off + usize::from(ty)));
+            cx.stated(off + usize::from(ty));
             Ok(Next::Llc(off))
         }
         ty if ty < MIN_ETHER_TYPE && layer == Layer::Link => Err(malformed(
@@ -91,9 +91,11 @@ fn mpls(mut off: usize, cx: &Cx<'_>) -> Result<Next, Stop> {
 }
 
 /// A PPPoE session header (RFC 2516 section 4): VER/TYPE 0x11, CODE 0, SESSION_ID,
-/// LENGTH (of the PPP payload, protocol field included), then the PPP protocol.
+/// LENGTH (of the PPP payload, protocol field included), then the PPP protocol, which
+/// may be compressed to one byte (RFC 1661 section 6.5; RFC 2516 section 7 says it
+/// should not be, `suri_pppoe-session-http` shows it is).
 fn pppoe_session(off: usize, cx: &mut Cx<'_>) -> Result<Next, Stop> {
-    let h = need::<8>(cx.f, off, Layer::Link)?;
+    let h = need::<6>(cx.f, off, Layer::Link)?;
     if h[0] != 0x11 {
         return Err(malformed(Layer::Link, "PPPoE version/type is not 1/1"));
     }
@@ -101,8 +103,8 @@ fn pppoe_session(off: usize, cx: &mut Cx<'_>) -> Result<Next, Stop> {
         return Err(malformed(Layer::Link, "PPPoE session code is not 0"));
     }
     let len = usize::from(be16([h[4], h[5]]));
-    cx.cut(cx.end.min(off + 6 + len));
-    ppp::protocol(be16([h[6], h[7]]), off + 8)
+    cx.stated(off + 6 + len);
+    ppp::protocol_field(cx.f, off + 6)
 }
 
 /// An IEEE 802.2 LLC header. Only SNAP (DSAP 0xAA, SSAP 0xAA, UI) with an EtherType OUI
@@ -275,6 +277,70 @@ mod tests {
         let d = dec(E, &f);
         assert_eq!(d.stop, None);
         assert_eq!(d.payload.len(), 2);
+    }
+
+    #[test]
+    fn an_ip_length_past_the_pppoe_length_is_bounded_by_it() {
+        // Frame 47 of zeek_pppoe-over-qinq.pcap: QinQ, PPPoE LENGTH 42 (the PPP protocol
+        // and a 40-byte ACK), IP total length 46 (the ACK padded to Ethernet's 46-byte
+        // minimum, the padding counted in the IP length only). The next segment of the
+        // connection starts at the same sequence number: the 6 zero bytes are no data.
+        let f = hex(concat!(
+            "bcd17717750d000000000000",
+            "81000e78810009aa8864",
+            "11000f07002a0021",
+            "4500002e1cde4000ef0668e60202020201010101",
+            "01bb4faafc90b244d7a8603050100989682c0000",
+            "000000000000",
+        ));
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert_eq!(d.ip.unwrap().total_len, 46);
+        assert_eq!(d.tcp().unwrap().payload_len, 0);
+        assert_eq!(d.payload, 70..70);
+        assert_eq!(d.ip_payload, 50..70);
+    }
+
+    #[test]
+    fn a_length_field_never_reaches_past_the_one_around_it_in_a_packet() {
+        // UDP in IPv4 whose UDP length (30) exceeds the IP payload (20): bounded by IP.
+        let mut inner = udp(53, 53, &[7; 12]);
+        inner[4..6].copy_from_slice(&30u16.to_be_bytes());
+        let d = dec(E, &eth(0x0800, &ipv4(17, &inner)));
+        assert_eq!(d.payload.len(), 12);
+        // A 802.3 length shorter than the IP total length bounds it.
+        let body = cat(&[&snap(0x0800), &ipv4_tcp(4)]);
+        let f = eth((body.len() - 4) as u16, &body);
+        assert_eq!(dec(E, &f).tcp().unwrap().payload_len, 0);
+    }
+
+    #[test]
+    fn a_tunnel_may_carry_part_of_a_packet() {
+        // IP in IP whose inner total length exceeds the outer payload: the outer
+        // datagram is a fragment, or a truncated copy (zeek_erspan,
+        // zeek_gtp1_gn_normal_incl_fragmentation): the segment keeps its length.
+        let mut tcp_in = ipv4_tcp(14);
+        tcp_in[3] += 10;
+        let d = dec(E, &eth(0x0800, &ipv4(4, &tcp_in[..tcp_in.len() - 10])));
+        assert_eq!(d.tcp().unwrap().payload_len, 24);
+        assert_eq!(d.payload.len(), 4);
+    }
+
+    #[test]
+    fn pppoe_with_a_compressed_protocol_field() {
+        // suri_pppoe-session-http.pcap, frame 1: PPPoE LENGTH 61, PPP protocol 0x21 in
+        // one byte (RFC 1661 section 6.5), then a 60-byte SYN with MSS 1452.
+        let f = hex(concat!(
+            "000c2939f3c3000c29208ea18864",
+            "1100002d003d21",
+            "4500003c000040004006edda0a6400008efab383",
+            "deb50050d4bd765400000000a002fecc742f0000",
+            "020405ac010303070402080acbae926300000000",
+        ));
+        let d = dec(E, &f);
+        assert_eq!(d.stop, None);
+        assert_eq!(d.tcp().unwrap().mss, Some(1452));
+        assert_eq!(d.ip_payload, 41..81);
     }
 
     #[test]

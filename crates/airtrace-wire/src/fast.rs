@@ -25,12 +25,12 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::decoder::proto;
+use crate::decoder::{proto, Cx};
 use crate::ethernet::ether_type;
 use crate::linktype::LinkType;
 use crate::packet::{Decoded, Ip, Tcp, Transport, Udp};
 use crate::read::{arr, be16, be32};
-use crate::{tcp, udp};
+use crate::{tcp, udp, udp_tunnel};
 
 /// Decode `frame`, an Ethernet frame, if it is IPv4 + TCP, or IPv4 + UDP with the
 /// UDP header captured whole, the most common stacks by far, in a copy of the code
@@ -42,7 +42,7 @@ pub(crate) fn ethernet_ipv4(frame: &[u8], out: &mut Decoded) -> bool {
     // header its own length check.
     match frame.first_chunk::<{ 14 + 20 + 8 }>() {
         Some(h) if [h[12], h[13]] == ether_type::IPV4.to_be_bytes() => {
-            ipv4::<false>(frame, 14, 0, out) && no_radio(out)
+            ipv4::<false>(frame, 14, usize::MAX, 0, out) && no_radio(out)
         }
         _ => false,
     }
@@ -53,8 +53,8 @@ pub(crate) fn ethernet_ipv4(frame: &[u8], out: &mut Decoded) -> bool {
 #[inline(always)]
 pub(crate) fn ethernet(frame: &[u8], out: &mut Decoded) -> bool {
     let decoded = match ethernet_header(frame) {
-        Some((IpVersion::V4, off)) => ipv4::<false>(frame, off, 0, out),
-        Some((IpVersion::V6, off)) => ipv6::<false>(frame, off, 0, out),
+        Some((IpVersion::V4, off)) => ipv4::<false>(frame, off, usize::MAX, 0, out),
+        Some((IpVersion::V6, off)) => ipv6::<false>(frame, off, usize::MAX, 0, out),
         None => false,
     };
     decoded && no_radio(out)
@@ -65,8 +65,8 @@ pub(crate) fn ethernet(frame: &[u8], out: &mut Decoded) -> bool {
 #[inline(always)]
 pub(crate) fn decode(link: LinkType, frame: &[u8], out: &mut Decoded) -> bool {
     let decoded = match link_layer(link, frame) {
-        Some((IpVersion::V4, off)) => ipv4::<true>(frame, off, 0, out),
-        Some((IpVersion::V6, off)) => ipv6::<true>(frame, off, 0, out),
+        Some((IpVersion::V4, off)) => ipv4::<true>(frame, off, usize::MAX, 0, out),
+        Some((IpVersion::V6, off)) => ipv6::<true>(frame, off, usize::MAX, 0, out),
         None => false,
     };
     decoded && no_radio(out)
@@ -120,20 +120,21 @@ pub fn peek_tcp(link: LinkType, frame: &[u8]) -> Option<[(u128, u16); 2]> {
 }
 
 /// The decode loop's shortcut (see `decoder::run`): decode the IPv4 header at `off`
-/// in `f` (the captured bytes in scope, `Cx::f`), in `depth` tunnels, and its transport
-/// header, if the fast path takes them. `out.radiotap` and `out.wlan` are left as the
-/// loop set them. When this returns `false`, the loop decodes the IPv4 header itself,
-/// which overwrites what was written meanwhile (`out.ip`: the general decoder gets past
-/// every check before which the fast path could have written it).
+/// in `cx` (the captured bytes in scope, and the end the enclosing headers state), in
+/// `depth` tunnels, and its transport header, if the fast path takes them.
+/// `out.radiotap` and `out.wlan` are left as the loop set them. When this returns
+/// `false`, the loop decodes the IPv4 header itself, which overwrites what was written
+/// meanwhile (`out.ip`: the general decoder gets past every check before which the fast
+/// path could have written it).
 #[inline(always)]
-pub(crate) fn ipv4_in_loop(f: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
-    loop_shortcut() && ipv4::<false>(f, off, depth, out)
+pub(crate) fn ipv4_in_loop(cx: &Cx<'_>, off: usize, depth: u8, out: &mut Decoded) -> bool {
+    loop_shortcut() && ipv4::<false>(cx.f, off, cx.bound, depth, out)
 }
 
 /// [`ipv4_in_loop`] for an IPv6 header.
 #[inline(always)]
-pub(crate) fn ipv6_in_loop(f: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
-    loop_shortcut() && ipv6::<false>(f, off, depth, out)
+pub(crate) fn ipv6_in_loop(cx: &Cx<'_>, off: usize, depth: u8, out: &mut Decoded) -> bool {
+    loop_shortcut() && ipv6::<false>(cx.f, off, cx.bound, depth, out)
 }
 
 /// Whether the decode loop takes its shortcut: always, but in tests, which turn it off
@@ -256,10 +257,17 @@ fn address_family(af: u32) -> Option<(IpVersion, usize)> {
 }
 
 /// An IPv4 header without options at `off` (see `ipv4::decode`), then its transport
-/// header; `depth` is the number of tunnels it is in. GTP-U tunnels are entered if
-/// `TUNNELS` (see [`Payload::decode`]).
+/// header; `depth` is the number of tunnels it is in, `bound` the end its enclosing
+/// headers state (`Cx::bound`; a datagram reaching past it is left to the general
+/// decoder). GTP-U tunnels are entered if `TUNNELS` (see [`Payload::decode`]).
 #[inline(always)]
-fn ipv4<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
+fn ipv4<const TUNNELS: bool>(
+    frame: &[u8],
+    off: usize,
+    bound: usize,
+    depth: u8,
+    out: &mut Decoded,
+) -> bool {
     let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<20>) else {
         return false;
     };
@@ -276,6 +284,9 @@ fn ipv4<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Deco
     let Some(declared) = total_len.checked_sub(20) else {
         return false;
     };
+    if off + total_len > bound {
+        return false;
+    }
     fill_ipv4(h, total_len, out);
     Payload::new(frame, rest, declared, off + 20, depth).decode::<TUNNELS>(h[9], out)
 }
@@ -299,9 +310,15 @@ fn fill_ipv4(h: &[u8; 20], total_len: usize, out: &mut Decoded) {
 }
 
 /// An IPv6 header at `off` whose next header is the transport (see `ipv6::decode`);
-/// `depth` is the number of tunnels it is in; GTP-U tunnels are entered if `TUNNELS`.
+/// `depth` and `bound` as for [`ipv4`]; GTP-U tunnels are entered if `TUNNELS`.
 #[inline(always)]
-fn ipv6<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Decoded) -> bool {
+fn ipv6<const TUNNELS: bool>(
+    frame: &[u8],
+    off: usize,
+    bound: usize,
+    depth: u8,
+    out: &mut Decoded,
+) -> bool {
     let Some((h, rest)) = frame.get(off..).and_then(<[u8]>::split_first_chunk::<40>) else {
         return false;
     };
@@ -311,7 +328,7 @@ fn ipv6<const TUNNELS: bool>(frame: &[u8], off: usize, depth: u8, out: &mut Deco
     // A payload length of 0 (jumbogram, segmentation offload) is left to the general
     // decoder.
     let declared = usize::from(be16([h[4], h[5]]));
-    if declared == 0 {
+    if declared == 0 || off + 40 + declared > bound {
         return false;
     }
     fill_ipv6(h, declared, out);
@@ -404,6 +421,7 @@ impl<'a> Payload<'a> {
             proto::TCP => self.tcp().map(|tcp| tcp.fill(out)).is_some(),
             proto::UDP => match self.udp() {
                 Some(udp) if udp.is_gtp_u() => TUNNELS && udp.gtp_u(out),
+                Some(udp) if udp.is_other_tunnel() => false,
                 Some(udp) => {
                     udp.fill(out);
                     true
@@ -507,6 +525,15 @@ impl UdpHeader<'_> {
         [h[0], h[1]] == gtp || [h[2], h[3]] == gtp
     }
 
+    /// True for the ports of the other UDP tunnels, left to the general decoder (see
+    /// `udp_tunnel`).
+    #[inline(always)]
+    fn is_other_tunnel(&self) -> bool {
+        let h = self.h;
+        udp_tunnel::is_tunnel_port(be16([h[0], h[1]]))
+            || udp_tunnel::is_tunnel_port(be16([h[2], h[3]]))
+    }
+
     /// Enter the GTP-U tunnel (see `gtp::decode`) if it is a G-PDU without optional
     /// fields, and decode the IP packet it carries, at tunnel depth 1 (only [`decode`]
     /// enters tunnels, for packets in none).
@@ -526,9 +553,10 @@ impl UdpHeader<'_> {
             return false;
         }
         let frame = &frame[..frame.len().min(g + 8 + usize::from(be16([h[2], h[3]])))];
+        // The outer lengths do not bound the tunnelled packet (`enter_tunnel`).
         match frame.get(g + 8).map(|b| b >> 4) {
-            Some(4) => ipv4::<false>(frame, g + 8, 1, out),
-            Some(6) => ipv6::<false>(frame, g + 8, 1, out),
+            Some(4) => ipv4::<false>(frame, g + 8, usize::MAX, 1, out),
+            Some(6) => ipv6::<false>(frame, g + 8, usize::MAX, 1, out),
             _ => false,
         }
     }

@@ -5,12 +5,13 @@
 //!
 //! Entered: IPv4, IPv6, Transparent Ethernet Bridging (an Ethernet frame), ERSPAN
 //! types II and III (an Ethernet frame after their header) and Aruba's 802.11 types.
-//! Version 1 (PPTP's enhanced GRE, which carries PPP) and RFC 1701's source routing are
-//! reported as unsupported.
+//! Version 1 (PPTP's enhanced GRE, which carries PPP), RFC 1701's source routing and
+//! other payload types stop as [`crate::StopReason::NotDecoded`], which the file's
+//! report counts.
 
 use crate::decoder::{enter_tunnel, Cx, Next};
 use crate::packet::{Decoded, Layer, Stop};
-use crate::read::{be16, need, unsupported};
+use crate::read::{be16, need, not_decoded};
 
 /// The IP protocol number of GRE (IANA).
 pub(crate) const PROTO: u8 = 47;
@@ -44,8 +45,11 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     let h = need::<4>(cx.f, off, Layer::Tunnel)?;
     let flags = be16([h[0], h[1]]);
     let protocol = be16([h[2], h[3]]);
-    if flags & (VERSION | ROUTING) != 0 {
-        return Err(unsupported(Layer::Tunnel));
+    if flags & VERSION != 0 {
+        return Err(not_decoded(Layer::Tunnel, "GRE version 1 (PPTP)"));
+    }
+    if flags & ROUTING != 0 {
+        return Err(not_decoded(Layer::Tunnel, "GRE with source routing"));
     }
     // The optional words, in this order: checksum and reserved, key, sequence number.
     let words = [CHECKSUM, KEY, SEQUENCE]
@@ -64,9 +68,14 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
             Next::Ethernet(inner + 12 + if e[11] & 0x01 != 0 { 8 } else { 0 })
         }
         ty::ARUBA_FIRST..=ty::ARUBA_LAST if protocol & 0x000F == 0 => Next::Wlan(inner),
-        _ => return Err(unsupported(Layer::Tunnel)),
+        _ => {
+            return Err(not_decoded(
+                Layer::Tunnel,
+                "a GRE payload of another protocol type",
+            ))
+        }
     };
-    enter_tunnel(out);
+    enter_tunnel(cx, out);
     Ok(next)
 }
 
@@ -143,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn pptp_gre_routing_and_unknown_payloads_are_named_unsupported() {
+    fn pptp_gre_routing_and_unknown_payloads_are_named_not_decoded() {
         for (flags, protocol) in [
             (0x3001u16, 0x880Bu16),
             (0, 0x9999),
@@ -152,10 +161,8 @@ mod tests {
         ] {
             let d = dec(LinkType::ETHERNET, &outer(&gre(flags, protocol)));
             let stop = d.stop.expect("stops");
-            assert_eq!(
-                (stop.layer, stop.reason),
-                (Layer::Tunnel, StopReason::Unsupported)
-            );
+            assert_eq!(stop.layer, Layer::Tunnel);
+            assert!(matches!(stop.reason, StopReason::NotDecoded(_)));
         }
     }
 }

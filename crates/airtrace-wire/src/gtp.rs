@@ -3,7 +3,7 @@
 
 use crate::decoder::{enter_tunnel, Cx, Next};
 use crate::packet::{Decoded, Layer, Stop};
-use crate::read::{be16, byte, malformed, need, unsupported};
+use crate::read::{be16, byte, malformed, need, not_decoded, unsupported};
 
 const G_PDU: u8 = 0xFF;
 
@@ -16,7 +16,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     if flags >> 5 != 1 || flags & 0x10 == 0 || h[1] != G_PDU {
         return Err(unsupported(Layer::Tunnel));
     }
-    cx.cut(cx.end.min(off + 8 + usize::from(be16([h[2], h[3]]))));
+    cx.stated(off + 8 + usize::from(be16([h[2], h[3]])));
     let mut pos = off + 8;
     // Any of E, S, PN: sequence number, N-PDU number and next extension header type
     // follow (4 bytes); the last is meaningful only with E.
@@ -38,9 +38,10 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     let next = match byte(cx.f, pos, Layer::Tunnel)? >> 4 {
         4 => Next::Ipv4(pos),
         6 => Next::Ipv6(pos),
-        _ => return Err(unsupported(Layer::Tunnel)),
+        // A non-IP PDN (Ethernet or unstructured, 3GPP TS 23.401 section 4.3.17.8).
+        _ => return Err(not_decoded(Layer::Tunnel, "a GTP-U payload other than IP")),
     };
-    enter_tunnel(out);
+    enter_tunnel(cx, out);
     Ok(next)
 }
 
@@ -138,12 +139,12 @@ mod tests {
             StopReason::Malformed("GTP-U extension header length 0")
         );
         let not_ip = gtp(0x30, 0xFF, &[0x00; 20]);
-        assert_eq!(
+        assert!(matches!(
             dec(LinkType::ETHERNET, &over_udp(&not_ip))
                 .stop
                 .unwrap()
                 .reason,
-            StopReason::Unsupported
-        );
+            StopReason::NotDecoded(_)
+        ));
     }
 }

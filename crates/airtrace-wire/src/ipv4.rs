@@ -50,7 +50,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
     if cx.f.len() < payload {
         return Err(truncated(Layer::Ipv4));
     }
-    cx.cut(off + total_len);
+    cx.stated(off + total_len);
     out.ip_payload = payload..cx.f.len();
     if fragment_offset != 0 {
         return Ok(Next::Done);

@@ -30,7 +30,7 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         0 => cx.declared_from(off + 40),
         n => n,
     };
-    cx.cut(off + 40 + payload_len);
+    cx.stated(off + 40 + payload_len);
     // Filled in place, see `tcp::decode`.
     let ip = out.ip.insert(Ip::default());
     ip.src = IpAddr::V6(Ipv6Addr::from(arr::<16, 40>(h, 8)));

@@ -22,7 +22,8 @@
 //! - `ethernet` (Ethernet II, 802.3, VLAN, MPLS, PPPoE, LLC/SNAP), `sll` (Linux cooked
 //!   v1/v2), `loopback` (NULL, LOOP), `ppp`, `fddi`, `radiotap`, `ieee80211`.
 //! - `ipv4`, `ipv6` (with extension headers), `gtp` (GTP-U tunnels), `gre` (GRE
-//!   tunnels: IP, Ethernet, ERSPAN, Aruba's 802.11), `tcp` (with options), `udp`.
+//!   tunnels: IP, Ethernet, ERSPAN, Aruba's 802.11), `tcp` (with options), `udp`,
+//!   `udp_tunnel` (VXLAN, Geneve, L2TPv2, AYIYA).
 //! - `fast`: the fast path, which decodes the common stacks straight through before the
 //!   general decoder is tried (see "Speed" below).
 //! - `decoder`: the loop that runs the layers: each reads its header and names the next.
@@ -133,6 +134,7 @@ mod tcp;
 #[cfg(test)]
 mod testutil;
 mod udp;
+mod udp_tunnel;
 
 pub use fast::peek_tcp;
 pub use linktype::{linktype_name, LinkType};
@@ -186,7 +188,11 @@ fn decode_other_stacks(link: LinkType, frame: &[u8], orig_len: u32, out: &mut De
 fn decode_in_general(link: LinkType, frame: &[u8], orig_len: u32, out: &mut Decoded) {
     reset(out);
     let end = (orig_len as usize).max(frame.len());
-    let mut cx = Cx { f: frame, end };
+    let mut cx = Cx {
+        f: frame,
+        end,
+        bound: usize::MAX,
+    };
     match linktype::start(link, &mut cx, out) {
         Ok(next) => decoder::run(next, &mut cx, out),
         Err(stop) => out.stop = Some(stop),

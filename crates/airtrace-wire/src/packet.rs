@@ -31,7 +31,7 @@ pub enum Layer {
     Ipv6Ext,
     /// The DSR options header (RFC 4728).
     Dsr,
-    /// A tunnel header (GTP-U).
+    /// A tunnel header (GTP-U, GRE, VXLAN, Geneve, L2TP, AYIYA).
     Tunnel,
     /// The TCP fixed header.
     Tcp,
@@ -70,8 +70,13 @@ pub enum StopReason {
     Truncated,
     /// A field of this layer holds an impossible value (the static text says which).
     Malformed(&'static str),
-    /// The layer carries something airtrace does not decode (not an error).
+    /// The layer carries something airtrace does not decode (not an error): ARP, an
+    /// encrypted 802.11 body, a tunnel's control message, nothing to analyse.
     Unsupported,
+    /// The layer is a tunnel whose payload airtrace does not decode, though it may
+    /// carry TCP (the static text names it): the file's report counts these frames,
+    /// rather than let their TCP go unseen in silence (issue 18, class 4).
+    NotDecoded(&'static str),
 }
 
 /// Where and why decoding stopped early.

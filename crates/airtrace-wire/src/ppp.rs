@@ -14,24 +14,33 @@ mod number {
 }
 
 /// A PPP frame: optional HDLC address/control `FF 03` (RFC 1662 section 3.1), then
-/// the protocol field, one byte when compressed (RFC 1661 section 6.5: the low bit of
-/// the last protocol byte is 1). Frames starting `0F`/`8F` are Cisco HDLC, which
-/// libpcap also writes as LINKTYPE_PPP_HDLC: address, control, EtherType.
+/// the protocol field ([`protocol_field`]). Frames starting `0F`/`8F` are Cisco HDLC,
+/// which libpcap also writes as LINKTYPE_PPP_HDLC: address, control, EtherType.
 pub(crate) fn decode(cx: &Cx<'_>) -> Result<Next, Stop> {
-    let f = cx.f;
-    let mut off = 0;
-    match byte(f, 0, Layer::Link)? {
-        0xFF if f.get(1) == Some(&0x03) => off = 2,
+    frame(cx.f, 0)
+}
+
+/// [`decode`] for a PPP frame at `off`: the frame of a PPP link, or one a tunnel
+/// carries (L2TP).
+pub(crate) fn frame(f: &[u8], off: usize) -> Result<Next, Stop> {
+    match byte(f, off, Layer::Link)? {
+        0xFF if f.get(off + 1) == Some(&0x03) => protocol_field(f, off + 2),
         0x0F | 0x8F => {
-            let h = need::<4>(f, 0, Layer::Link)?;
-            return Ok(Next::Ether {
+            let h = need::<4>(f, off, Layer::Link)?;
+            Ok(Next::Ether {
                 ty: be16([h[2], h[3]]),
-                off: 4,
+                off: off + 4,
                 layer: Layer::Link,
-            });
+            })
         }
-        _ => {}
+        _ => protocol_field(f, off),
     }
+}
+
+/// The PPP protocol field at `off`, two bytes, or one when compressed (RFC 1661
+/// section 6.5: protocol numbers have an odd last byte and an even first byte, so an
+/// odd first byte is a compressed field), and what it names.
+pub(crate) fn protocol_field(f: &[u8], off: usize) -> Result<Next, Stop> {
     let first = byte(f, off, Layer::Link)?;
     if first & 1 == 1 {
         return protocol(u16::from(first), off + 1);

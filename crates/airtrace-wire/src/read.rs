@@ -75,3 +75,11 @@ pub(crate) const fn unsupported(layer: Layer) -> Stop {
         reason: StopReason::Unsupported,
     }
 }
+
+#[inline(always)]
+pub(crate) const fn not_decoded(layer: Layer, what: &'static str) -> Stop {
+    Stop {
+        layer,
+        reason: StopReason::NotDecoded(what),
+    }
+}

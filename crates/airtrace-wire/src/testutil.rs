@@ -110,3 +110,14 @@ pub fn ipv4_tcp(payload_len: usize) -> Vec<u8> {
 pub fn snap(ty: u16) -> Vec<u8> {
     cat(&[&[0xAA, 0xAA, 0x03, 0, 0, 0], &ty.to_be_bytes()])
 }
+
+/// Bytes from hexadecimal digits (spaces ignored), for frames copied from captures.
+pub fn hex(digits: &str) -> Vec<u8> {
+    let d: Vec<u8> = digits
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    d.chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
+        .collect()
+}

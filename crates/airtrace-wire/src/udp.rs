@@ -1,13 +1,15 @@
-//! UDP (RFC 768).
+//! UDP (RFC 768), and the tunnels its ports name (`gtp`, `udp_tunnel`).
 
 use crate::decoder::{Cx, Next};
 use crate::packet::{Decoded, Layer, Stop, Transport, Udp};
 use crate::read::{be16, malformed, need};
+use crate::udp_tunnel;
 
 /// GTP-U's registered port (3GPP TS 29.281 section 4.4.2.3).
 pub(crate) const GTP_U_PORT: u16 = 2152;
 
-/// Decode the UDP header at `off`; datagrams to or from port 2152 continue as GTP-U.
+/// Decode the UDP header at `off`; datagrams to or from port 2152 continue as GTP-U,
+/// those of the ports in `udp_tunnel::port` as those tunnels.
 #[inline(always)]
 pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<Next, Stop> {
     let declared = cx.declared_from(off);
@@ -31,10 +33,13 @@ pub(crate) fn decode(off: usize, cx: &mut Cx<'_>, out: &mut Decoded) -> Result<N
         checksum: be16([h[6], h[7]]),
     };
     out.transport = Transport::Udp(udp);
-    cx.cut(cx.end.min(off + len));
+    cx.stated(off + len);
     out.payload = (off + 8).min(cx.f.len())..cx.f.len();
     if udp.src_port == GTP_U_PORT || udp.dst_port == GTP_U_PORT {
         return Ok(Next::Gtp(off + 8));
+    }
+    if let Some(port) = udp_tunnel::tunnel_port(udp.src_port, udp.dst_port) {
+        return Ok(Next::OverUdp { port, off: off + 8 });
     }
     Ok(Next::Done)
 }
