@@ -528,6 +528,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.spurious_rto {
         c.spurious_rto = v;
     }
+    if let Some(v) = spec.autotune {
+        c.autotune = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -552,6 +555,16 @@ mod tests {
         .unwrap();
         assert!(c.prr && c.hystart && c.rack_tlp);
         assert_eq!(c.spurious_rto, SpuriousRtoDetection::Frto);
+    }
+
+    #[test]
+    fn autotune_defaults_off_and_is_set_by_its_key() {
+        assert!(!sim_tcp_config(None).unwrap().autotune);
+        let on = TcpSpec {
+            autotune: Some(true),
+            ..TcpSpec::default()
+        };
+        assert!(sim_tcp_config(Some(&on)).unwrap().autotune);
     }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {

@@ -165,6 +165,17 @@ pub struct Config {
     /// [`spurious_rto`](crate::spurious_rto).
     #[serde(default)]
     pub spurious_rto: SpuriousRtoDetection,
+    /// Buffer autotuning as Linux does it: the receive window grows by dynamic
+    /// right-sizing (about twice the bytes delivered per RTT, `tcp_rcv_space_adjust`)
+    /// up to half of `tcp_rmem[2]` (6 MiB), the send buffer with the congestion window
+    /// (2 × cwnd, `tcp_sndbuf_expand`) up to `tcp_wmem[2]` (4 MiB); [`rcvbuf`] and
+    /// [`sndbuf`] are where they start. See [`autotune`](crate::autotune). False in
+    /// both presets (fixed buffers, as before this field existed).
+    ///
+    /// [`rcvbuf`]: Config::rcvbuf
+    /// [`sndbuf`]: Config::sndbuf
+    #[serde(default)]
+    pub autotune: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -209,6 +220,7 @@ impl Config {
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            autotune: false,
         }
     }
 
@@ -251,6 +263,7 @@ impl Config {
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            autotune: false,
         }
     }
 
