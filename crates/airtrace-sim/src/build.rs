@@ -531,6 +531,9 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.autotune {
         c.autotune = v;
     }
+    if let Some(v) = spec.ssthresh_from_cwnd {
+        c.ssthresh_from_cwnd = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -558,13 +561,16 @@ mod tests {
     }
 
     #[test]
-    fn autotune_defaults_off_and_is_set_by_its_key() {
-        assert!(!sim_tcp_config(None).unwrap().autotune);
+    fn autotune_and_ssthresh_from_cwnd_default_off_and_are_set_by_their_keys() {
+        let c = sim_tcp_config(None).unwrap();
+        assert!(!c.autotune && !c.ssthresh_from_cwnd);
         let on = TcpSpec {
             autotune: Some(true),
+            ssthresh_from_cwnd: Some(true),
             ..TcpSpec::default()
         };
-        assert!(sim_tcp_config(Some(&on)).unwrap().autotune);
+        let c = sim_tcp_config(Some(&on)).unwrap();
+        assert!(c.autotune && c.ssthresh_from_cwnd);
     }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {

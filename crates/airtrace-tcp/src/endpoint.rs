@@ -1295,7 +1295,11 @@ impl Endpoint {
     /// The algorithm's ssthresh after a congestion event, `fs` the flight size to
     /// halve (RFC 5681 eq. (4) for Reno).
     fn cc_ssthresh(&mut self, now: i64, fs: u32) -> u32 {
-        let ctx = self.cc_context(now, fs);
+        let mut ctx = self.cc_context(now, fs);
+        if self.cfg.ssthresh_from_cwnd {
+            // Linux's tcp_reno_ssthresh halves cwnd, whatever is in flight.
+            ctx.flight_size = ctx.cwnd;
+        }
         self.cc.ssthresh(&ctx)
     }
 

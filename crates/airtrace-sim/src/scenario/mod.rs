@@ -557,6 +557,10 @@ pub struct TcpSpec {
     /// unless `rcvbuf`/`sndbuf` are set; default false).
     #[serde(default)]
     pub autotune: Option<bool>,
+    /// Halve cwnd on a congestion event, as Linux's reno does, instead of RFC 5681's
+    /// FlightSize (simulator; default false).
+    #[serde(default)]
+    pub ssthresh_from_cwnd: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.
