@@ -11,7 +11,8 @@ TCP through the simulator's own link, so the same seed loses the same packets), 
 seeds 1..N, and the goodputs are compared. The simulator's TCP is set as close to the
 kernel's as its options allow (`KERNEL_LIKE`: linux profile = SACK, IW10, timestamps,
 window scaling, delayed ACKs; plus PRR, RACK-TLP, F-RTO, min RTO 200 ms, buffer
-autotuning, and HyStart++ for cubic where the kernel has its older HyStart). bbr is not
+autotuning, ssthresh from cwnd as Linux's reno computes it, and HyStart++ for cubic
+where the kernel has its older HyStart). bbr is not
 modelled by the simulator: its rows give the kernel's figure alone.
 
 Scenarios (one flow, bulk; the data direction's loss unless said otherwise):
@@ -55,7 +56,10 @@ TOLERANCE = 0.15
 
 #: The simulator's TCP options that bring it nearest to a current Linux kernel (the
 #: emulator lists each as applied by the kernel or not, and changes nothing for them).
-KERNEL_LIKE = 'profile = "linux", prr = true, rack_tlp = true, spurious_rto = "frto", min_rto = "200 ms", autotune = true'
+KERNEL_LIKE = (
+    'profile = "linux", prr = true, rack_tlp = true, spurious_rto = "frto", min_rto = "200 ms", '
+    "autotune = true, ssthresh_from_cwnd = true"
+)
 
 
 @dataclass(frozen=True)
