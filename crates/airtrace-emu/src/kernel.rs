@@ -495,6 +495,22 @@ impl FlowPlan<'_> {
             };
             self.record("spurious_rto", value, "set".into(), action)?;
         }
+        if t.autotune.is_some() {
+            let action = if c.autotune {
+                Action::Kernel("Linux autotunes both buffers (net.ipv4.tcp_moderate_rcvbuf = 1, tcp_sndbuf_expand) unless rcvbuf or sndbuf is set".into())
+            } else {
+                Action::None("Linux autotunes the buffers; the emulator does not change net.ipv4.tcp_moderate_rcvbuf".into())
+            };
+            self.record("autotune", c.autotune.to_string(), "set".into(), action)?;
+        }
+        if t.ssthresh_from_cwnd.is_some() {
+            let action = if c.ssthresh_from_cwnd {
+                Action::Kernel("Linux's reno halves cwnd on a loss (tcp_reno_ssthresh), cubic multiplies it by 0.7".into())
+            } else {
+                Action::None("Linux reduces cwnd, not FlightSize, on a loss; no knob changes it".into())
+            };
+            self.record("ssthresh_from_cwnd", c.ssthresh_from_cwnd.to_string(), "set".into(), action)?;
+        }
         Ok(())
     }
 }
@@ -625,6 +641,18 @@ mod tests {
         assert!(p.knobs.is_empty());
         assert_eq!(keys(&p.applied), ["prr", "rack_tlp"]);
         assert_eq!(keys(&p.not_applied), ["hystart", "spurious_rto"]);
+    }
+
+    #[test]
+    fn autotune_is_the_kernels_own_and_turning_it_off_is_not_applied() {
+        let on = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { autotune = true }");
+        let p = plan(&on, NEW).unwrap();
+        assert!(p.knobs.is_empty());
+        assert_eq!(keys(&p.applied), ["autotune"]);
+        let off = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { autotune = false }");
+        assert_eq!(keys(&plan(&off, NEW).unwrap().not_applied), ["autotune"]);
+        let cwnd = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { ssthresh_from_cwnd = true }");
+        assert_eq!(keys(&plan(&cwnd, NEW).unwrap().applied), ["ssthresh_from_cwnd"]);
     }
 
     #[test]

@@ -528,6 +528,12 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.spurious_rto {
         c.spurious_rto = v;
     }
+    if let Some(v) = spec.autotune {
+        c.autotune = v;
+    }
+    if let Some(v) = spec.ssthresh_from_cwnd {
+        c.ssthresh_from_cwnd = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -552,6 +558,19 @@ mod tests {
         .unwrap();
         assert!(c.prr && c.hystart && c.rack_tlp);
         assert_eq!(c.spurious_rto, SpuriousRtoDetection::Frto);
+    }
+
+    #[test]
+    fn autotune_and_ssthresh_from_cwnd_default_off_and_are_set_by_their_keys() {
+        let c = sim_tcp_config(None).unwrap();
+        assert!(!c.autotune && !c.ssthresh_from_cwnd);
+        let on = TcpSpec {
+            autotune: Some(true),
+            ssthresh_from_cwnd: Some(true),
+            ..TcpSpec::default()
+        };
+        let c = sim_tcp_config(Some(&on)).unwrap();
+        assert!(c.autotune && c.ssthresh_from_cwnd);
     }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {

@@ -107,6 +107,16 @@ pub struct Config {
     /// keeps the lost head counted as in flight). It gives a smaller ssthresh and so a
     /// lower throughput under random loss. Off in both presets (RFC 5681).
     pub ssthresh_from_pipe: bool,
+    /// On every congestion event (fast retransmit, timeout, ECN, a loss a tail loss
+    /// probe repaired), halve cwnd rather than RFC 5681's FlightSize, as Linux's
+    /// `tcp_reno_ssthresh` does (`max(cwnd/2, 2)`). The two differ when less than cwnd
+    /// is in flight as the loss is found: a receive-window- or application-limited
+    /// sender, or one whose ACKs a burst of losses on the reverse path held back
+    /// (where FlightSize/2 shrinks the window burst after burst). Cubic reduces cwnd
+    /// in either case (RFC 9438 §4.6). Off in both presets (RFC 5681); exclusive with
+    /// [`ssthresh_from_pipe`](Config::ssthresh_from_pipe).
+    #[serde(default)]
+    pub ssthresh_from_cwnd: bool,
     /// Explicit Congestion Notification, RFC 3168. False in both presets, which then
     /// neither ask for ECN nor answer it (a real Linux host answers but does not ask,
     /// `net.ipv4.tcp_ecn = 2`: set `ecn` on a Linux server to model that). The client asks
@@ -165,6 +175,17 @@ pub struct Config {
     /// [`spurious_rto`](crate::spurious_rto).
     #[serde(default)]
     pub spurious_rto: SpuriousRtoDetection,
+    /// Buffer autotuning as Linux does it: the receive window grows by dynamic
+    /// right-sizing (about twice the bytes delivered per RTT, `tcp_rcv_space_adjust`)
+    /// up to half of `tcp_rmem[2]` (6 MiB), the send buffer with the congestion window
+    /// (2 × cwnd, `tcp_sndbuf_expand`) up to `tcp_wmem[2]` (4 MiB); [`rcvbuf`] and
+    /// [`sndbuf`] are where they start. See [`autotune`](crate::autotune). False in
+    /// both presets (fixed buffers, as before this field existed).
+    ///
+    /// [`rcvbuf`]: Config::rcvbuf
+    /// [`sndbuf`]: Config::sndbuf
+    #[serde(default)]
+    pub autotune: bool,
 }
 
 const MS: i64 = 1_000_000;
@@ -203,12 +224,14 @@ impl Config {
             limited_transmit: true,
             byte_counting: true,
             ssthresh_from_pipe: false,
+            ssthresh_from_cwnd: false,
             ecn: false,
             elfn_probe_ns: None,
             prr: false,
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            autotune: false,
         }
     }
 
@@ -245,12 +268,14 @@ impl Config {
             limited_transmit: false,
             byte_counting: false,
             ssthresh_from_pipe: false,
+            ssthresh_from_cwnd: false,
             ecn: false,
             elfn_probe_ns: None,
             prr: false,
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            autotune: false,
         }
     }
 
@@ -328,6 +353,9 @@ impl Config {
                 ));
             }
         }
+        if self.ssthresh_from_pipe && self.ssthresh_from_cwnd {
+            return Err("ssthresh_from_pipe and ssthresh_from_cwnd exclude each other".into());
+        }
         if self.dupack_threshold == 0 {
             return Err("dupack_threshold must be at least 1".into());
         }
@@ -353,5 +381,9 @@ mod tests {
         let mut c = Config::bsd();
         c.rcvbuf = 100_000;
         assert!(c.validate().unwrap_err().contains("window_scaling"));
+        let mut c = Config::linux();
+        c.ssthresh_from_pipe = true;
+        c.ssthresh_from_cwnd = true;
+        assert!(c.validate().unwrap_err().contains("exclude"));
     }
 }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
 use crate::config::{Config, Variant};
 use crate::rack::{Rack, TlpOutcome, Verdict};
+use crate::autotune::{self, RcvSpace};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
 use crate::spurious_rto::{AckInfo, Decision, Saved, SpuriousRto};
 
@@ -288,6 +289,12 @@ pub struct Endpoint {
     sack_recent: SackBlocks,
     ts_recent: u32,
     last_ack_sent: u32,
+    /// The receive window's limit: [`Config::rcvbuf`], grown by autotuning.
+    rcv_buf: u32,
+    /// The send buffer's size: [`Config::sndbuf`], grown by autotuning.
+    snd_buf: u32,
+    /// Dynamic right-sizing state; `Some` when [`Config::autotune`] is on.
+    rcv_space: Option<RcvSpace>,
     pending_ack: bool,
     delack_deadline: Option<i64>,
     unacked_rcv_bytes: u32,
@@ -385,6 +392,9 @@ impl Endpoint {
             sack_recent: SackBlocks::new(),
             ts_recent: 0,
             last_ack_sent: 0,
+            rcv_buf: cfg.rcvbuf,
+            snd_buf: cfg.sndbuf,
+            rcv_space: None,
             pending_ack: false,
             delack_deadline: None,
             unacked_rcv_bytes: 0,
@@ -417,7 +427,7 @@ impl Endpoint {
         if self.fin_requested {
             return 0;
         }
-        u64::from(self.cfg.sndbuf).saturating_sub(self.app_written - self.app_acked)
+        u64::from(self.snd_buf).saturating_sub(self.app_written - self.app_acked)
     }
 
     /// The application closes its side: a FIN follows the data written.
@@ -735,7 +745,7 @@ impl Endpoint {
             };
         if self.ws_ok {
             self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
-            self.rcv_wscale = Self::wscale_for(self.cfg.rcvbuf);
+            self.rcv_wscale = Self::wscale_for(self.wscale_space());
         } else {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;
@@ -751,6 +761,16 @@ impl Endpoint {
         self.last_wnd_raw = seg.window;
         self.snd_wl1 = seg.seq;
         self.snd_wl2 = seg.ack;
+    }
+
+    /// The buffer the window scale must cover: the largest autotuning may give
+    /// (`tcp_select_initial_window` scales for `tcp_rmem[2]`), else `rcvbuf`.
+    fn wscale_space(&self) -> u32 {
+        if self.cfg.autotune {
+            self.cfg.rcvbuf.max(autotune::RMEM_MAX)
+        } else {
+            self.cfg.rcvbuf
+        }
     }
 
     /// Smallest shift that lets the 16-bit field carry the whole buffer.
@@ -1125,6 +1145,11 @@ impl Endpoint {
         self.app_acked += u64::from(data_acked);
         self.stats.bytes_acked += u64::from(data_acked);
         self.dupacks = 0;
+        if self.cfg.autotune && self.in_flight() < self.cwnd {
+            // tcp_new_space → tcp_sndbuf_expand, while the window is not full
+            // (tcp_should_expand_sndbuf); see [`autotune`].
+            self.snd_buf = self.snd_buf.max(autotune::sndbuf_for(self.cwnd, self.smss));
+        }
         if self.cfg.hystart {
             // RFC 9406: the congestion control sees every ACK of new data and its RTT
             // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
@@ -1270,7 +1295,11 @@ impl Endpoint {
     /// The algorithm's ssthresh after a congestion event, `fs` the flight size to
     /// halve (RFC 5681 eq. (4) for Reno).
     fn cc_ssthresh(&mut self, now: i64, fs: u32) -> u32 {
-        let ctx = self.cc_context(now, fs);
+        let mut ctx = self.cc_context(now, fs);
+        if self.cfg.ssthresh_from_cwnd {
+            // Linux's tcp_reno_ssthresh halves cwnd, whatever is in flight.
+            ctx.flight_size = ctx.cwnd;
+        }
         self.cc.ssthresh(&ctx)
     }
 
@@ -1747,7 +1776,7 @@ impl Endpoint {
             self.rcv_adv
         } else {
             self.rcv_nxt
-                .wrapping_add(self.cfg.rcvbuf.saturating_sub(self.ooo_bytes))
+                .wrapping_add(self.rcv_buf.saturating_sub(self.ooo_bytes))
         };
         let mut fin_here = fin;
         if seq::gt(start.wrapping_add(len), edge) {
@@ -1762,6 +1791,7 @@ impl Endpoint {
             self.peer_fin_seq = Some(start.wrapping_add(len));
         }
         if start == self.rcv_nxt {
+            self.rcv_autotune_sample(now, seg, len);
             let filled_gap = !self.ooo.is_empty();
             self.deliver(len);
             while let Some(&(a, b)) = self.ooo.front() {
@@ -1774,6 +1804,7 @@ impl Endpoint {
                     self.deliver(b.wrapping_sub(self.rcv_nxt));
                 }
             }
+            self.rcv_autotune_read(now);
             self.unacked_rcv_bytes += len;
             if filled_gap {
                 // RFC 5681 §4.2: ACK at once a segment that fills (part of) a gap.
@@ -1799,6 +1830,39 @@ impl Endpoint {
                 self.pending_ack = true;
                 // The application reads end-of-stream and closes its side.
                 self.fin_requested = true;
+            }
+        }
+    }
+
+    /// Autotuning's receiver RTT sample from an in-order segment of `len` bytes:
+    /// by its TSecr if it is full-sized and timestamps are in use, else by the
+    /// window method (see [`autotune`]).
+    fn rcv_autotune_sample(&mut self, now: i64, seg: &Segment, len: u32) {
+        if !self.cfg.autotune {
+            return;
+        }
+        let smss = self.smss;
+        let now_ts = self.ts_now(now);
+        let (ts_ok, rcv_nxt, window) = (self.ts_ok, self.rcv_nxt, self.rcv_buf);
+        let space = self.rcv_space.get_or_insert_with(|| RcvSpace::new(smss));
+        match seg.options.timestamps {
+            Some((_, tsecr)) if ts_ok => {
+                if len >= smss {
+                    space.on_tsecr(now_ts, tsecr);
+                }
+            }
+            _ => space.on_in_order(now, rcv_nxt, window),
+        }
+    }
+
+    /// Autotuning after in-order data was read: the receive window may grow
+    /// (`tcp_rcv_space_adjust`, see [`autotune`]).
+    fn rcv_autotune_read(&mut self, now: i64) {
+        let read = self.stats.bytes_delivered;
+        let smss = self.smss;
+        if let Some(space) = self.rcv_space.as_mut() {
+            if let Some(w) = space.on_read(now, read, smss) {
+                self.rcv_buf = self.rcv_buf.max(w);
             }
         }
     }
@@ -1949,7 +2013,7 @@ impl Endpoint {
         let window = self.cfg.rcvbuf.min(65535) as u16;
         if self.is_client {
             if self.cfg.window_scaling {
-                o.window_scale = Some(Self::wscale_for(self.cfg.rcvbuf));
+                o.window_scale = Some(Self::wscale_for(self.wscale_space()));
             }
             o.sack_permitted = self.cfg.variant == Variant::Sack;
             if self.cfg.timestamps {
@@ -2000,7 +2064,7 @@ impl Endpoint {
     /// the right edge left (RFC 7323 §2.4, RFC 1122 §4.2.2.16), scaled down.
     fn window_field(&mut self) -> u16 {
         let scale = self.rcv_wscale;
-        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let free = self.rcv_buf.saturating_sub(self.ooo_bytes);
         let mut win = free;
         let kept = self.rcv_adv.wrapping_sub(self.rcv_nxt);
         if seq::gt(self.rcv_adv, self.rcv_nxt) && kept > win {

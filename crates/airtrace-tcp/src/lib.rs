@@ -46,6 +46,7 @@
 //! - [`rack`]: RACK-TLP (RFC 8985) state and rules, [`Config::rack_tlp`].
 //! - [`spurious_rto`]: F-RTO (RFC 5682) and Eifel (RFC 3522) detection of spurious
 //!   timeouts with the Eifel response (RFC 4015), [`Config::spurious_rto`].
+//! - [`autotune`]: Linux's receive- and send-buffer autotuning, [`Config::autotune`].
 //! - [`endpoint`]: [`Endpoint`] (start here: handshake, sender, receiver, timers),
 //!   [`SenderState`] (what the bundle's `tcpstate` samples), [`Phase`] (Linux's
 //!   `tcp_ca_state`), [`Stats`].
@@ -153,6 +154,7 @@
 //! the first),
 //! `tests/speed.rs` (ignored; segments per second).
 
+pub mod autotune;
 pub mod cc;
 pub mod config;
 pub mod endpoint;

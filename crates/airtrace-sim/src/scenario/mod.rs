@@ -551,6 +551,16 @@ pub struct TcpSpec {
     /// default off).
     #[serde(default)]
     pub spurious_rto: Option<airtrace_tcp::SpuriousRtoDetection>,
+    /// Buffer autotuning as Linux does it: the receive window grows with the bytes
+    /// delivered per RTT up to 3 MiB, the send buffer with the congestion window up to
+    /// 4 MiB, from `rcvbuf` and `sndbuf` (simulator; the emulated kernel autotunes
+    /// unless `rcvbuf`/`sndbuf` are set; default false).
+    #[serde(default)]
+    pub autotune: Option<bool>,
+    /// Halve cwnd on a congestion event, as Linux's reno does, instead of RFC 5681's
+    /// FlightSize (simulator; default false).
+    #[serde(default)]
+    pub ssthresh_from_cwnd: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.
