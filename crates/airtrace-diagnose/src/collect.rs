@@ -122,11 +122,8 @@ struct RecentRetx {
     end: u32,
     frame: u64,
     t_ns: i64,
-    timeout: bool,
-    /// A tail loss probe (RFC 8985 section 7.3).
-    probe: bool,
-    /// A fast or SACK retransmission (duplicate ACKs or SACKs sent it).
-    ack_driven: bool,
+    /// What sent it, as the analyzer classified it.
+    kind: RetransKind,
     /// `end`, relative to the ISN (as `pending_retx` holds it).
     end_rel: u32,
 }
@@ -395,7 +392,7 @@ impl DirState {
         let Some(r) = self.recent_retx.remove(i) else {
             return;
         };
-        if r.probe {
+        if r.kind == RetransKind::TailLossProbe {
             // The probe found its original delivered: no loss, and a sender that
             // probes does not reduce its window for it (RFC 8985 section 7.4).
             if let Some(i) = self.pending_retx.iter().position(|&e| e == r.end_rel) {
@@ -410,9 +407,11 @@ impl DirState {
                     self.loss_runs.pop();
                 }
             }
-        } else if r.ack_driven {
+        } else if matches!(r.kind, RetransKind::FastRetransmit | RetransKind::Sack) {
             self.dsack_spurious.push((r.frame, frame, t_ns));
-        } else if r.timeout && !self.spurious.iter().any(|s| s.retx_frame == r.frame) {
+        } else if r.kind == RetransKind::Timeout
+            && !self.spurious.iter().any(|s| s.retx_frame == r.frame)
+        {
             self.spurious.push(SpuriousTimeout {
                 retx_frame: r.frame,
                 retx_ns: r.t_ns,
@@ -797,12 +796,7 @@ impl PacketSink for Diagnoser {
                 end: h.seq.wrapping_add(a.seglen),
                 frame,
                 t_ns: t,
-                timeout: a.retrans_kind == RetransKind::Timeout,
-                probe: a.retrans_kind == RetransKind::TailLossProbe,
-                ack_driven: matches!(
-                    a.retrans_kind,
-                    RetransKind::FastRetransmit | RetransKind::Sack
-                ),
+                kind: a.retrans_kind,
                 end_rel: a.seq_rel.wrapping_add(a.seglen),
             });
         }

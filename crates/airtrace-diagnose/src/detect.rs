@@ -204,28 +204,39 @@ fn episodes(timeouts: &[Timeout]) -> Vec<&[Timeout]> {
 /// longer than 1.6 times it counts against doubling. Once at its maximum (60 s and up:
 /// BSD's 64 s, Linux's 120 s), the RTO stays.
 fn backoff_growth(e: &[Timeout]) -> String {
-    let ratios: Vec<f64> = e
-        .windows(2)
+    let ratios = wait_ratios(e);
+    match doubled(e, &ratios) {
+        Some(true) => {
+            "the RTO doubled after each unanswered retransmission, up to its maximum".into()
+        }
+        Some(false) => "the RTO doubled after each unanswered retransmission".into(),
+        None => {
+            let factors: Vec<String> = ratios.iter().map(|r| format!("×{r:.2}")).collect();
+            format!(
+                "each wait {} the one before: not the doubling of RFC 6298's backoff, so a timer that does not \
+back off, or resends that were not the retransmission timer's",
+                factors.join(", then ")
+            )
+        }
+    }
+}
+
+/// Each wait of an episode over the one before.
+fn wait_ratios(e: &[Timeout]) -> Vec<f64> {
+    e.windows(2)
         .map(|w| w[1].idle_gap_ns as f64 / w[0].idle_gap_ns.max(1) as f64)
-        .collect();
+        .collect()
+}
+
+/// Whether the waits of an episode (`ratios`, from [`wait_ratios`]) doubled as
+/// [`backoff_growth`] says: `None` if not, else whether they reached the RTO's maximum.
+fn doubled(e: &[Timeout], ratios: &[f64]) -> Option<bool> {
     let capped = e.iter().skip(1).any(|t| t.idle_gap_ns >= 60_000_000_000);
     let doubling = ratios.iter().enumerate().all(|(i, &r)| {
         let lo_ok = r >= 1.6 || (capped && r >= 0.9);
         lo_ok && (r <= 2.5 || i == 0)
     });
-    if doubling {
-        return if capped {
-            "the RTO doubled after each unanswered retransmission, up to its maximum".into()
-        } else {
-            "the RTO doubled after each unanswered retransmission".into()
-        };
-    }
-    let factors: Vec<String> = ratios.iter().map(|r| format!("×{r:.2}")).collect();
-    format!(
-        "each wait {} the one before: not the doubling of RFC 6298's backoff, so a timer that does not back off, \
-or resends that were not the retransmission timer's",
-        factors.join(", then ")
-    )
+    doubling.then_some(capped)
 }
 
 /// Whether every episode of more than one timeout had waits that about doubled.
@@ -233,7 +244,7 @@ fn all_doubling(episodes: &[&[Timeout]]) -> bool {
     episodes
         .iter()
         .filter(|e| e.len() > 1)
-        .all(|e| backoff_growth(e).starts_with("the RTO doubled"))
+        .all(|e| doubled(e, &wait_ratios(e)).is_some())
 }
 
 /// When the silence before an episode began, ns.

@@ -507,9 +507,16 @@ impl FlowPlan<'_> {
             let action = if c.ssthresh_from_cwnd {
                 Action::Kernel("Linux's reno halves cwnd on a loss (tcp_reno_ssthresh), cubic multiplies it by 0.7".into())
             } else {
-                Action::None("Linux reduces cwnd, not FlightSize, on a loss; no knob changes it".into())
+                Action::None(
+                    "Linux reduces cwnd, not FlightSize, on a loss; no knob changes it".into(),
+                )
             };
-            self.record("ssthresh_from_cwnd", c.ssthresh_from_cwnd.to_string(), "set".into(), action)?;
+            self.record(
+                "ssthresh_from_cwnd",
+                c.ssthresh_from_cwnd.to_string(),
+                "set".into(),
+                action,
+            )?;
         }
         Ok(())
     }
@@ -651,8 +658,13 @@ mod tests {
         assert_eq!(keys(&p.applied), ["autotune"]);
         let off = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { autotune = false }");
         assert_eq!(keys(&plan(&off, NEW).unwrap().not_applied), ["autotune"]);
-        let cwnd = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { ssthresh_from_cwnd = true }");
-        assert_eq!(keys(&plan(&cwnd, NEW).unwrap().applied), ["ssthresh_from_cwnd"]);
+        let cwnd = flows(
+            "[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { ssthresh_from_cwnd = true }",
+        );
+        assert_eq!(
+            keys(&plan(&cwnd, NEW).unwrap().applied),
+            ["ssthresh_from_cwnd"]
+        );
     }
 
     #[test]

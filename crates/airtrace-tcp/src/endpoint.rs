@@ -14,10 +14,10 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::autotune::{self, RcvSpace};
 use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
 use crate::config::{Config, Variant};
 use crate::rack::{Rack, TlpOutcome, Verdict};
-use crate::autotune::{self, RcvSpace};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
 use crate::spurious_rto::{AckInfo, Decision, Saved, SpuriousRto};
 
