@@ -333,6 +333,15 @@ fn every_process_in_a_namespace_is_ended_and_nothing_else() {
     use airtrace_emu::netns::ip;
     let ns = format!("airtrace-test-contain-{}", std::process::id());
     ip(&["netns", "add", &ns]).unwrap();
+    // Removed however the test ends: a failed assertion used to leave it behind.
+    struct Removed<'a>(&'a str);
+    impl Drop for Removed<'_> {
+        fn drop(&mut self) {
+            let _ = airtrace_emu::contain::end_all(self.0, Duration::from_millis(300));
+            let _ = ip(&["netns", "del", self.0]);
+        }
+    }
+    let _removed = Removed(&ns);
     // A daemon (its own session, parent gone) and a process that ignores SIGTERM.
     let status = Command::new("ip")
         .args(["netns", "exec", &ns, "setsid", "-f", "sleep", "983"])
@@ -383,7 +392,6 @@ fn every_process_in_a_namespace_is_ended_and_nothing_else() {
     );
     outside.kill().unwrap();
     outside.wait().unwrap();
-    ip(&["netns", "del", &ns]).unwrap();
 }
 
 #[test]
