@@ -295,11 +295,16 @@ fn tcp_header() -> impl Strategy<Value = TcpHeader> {
         })
 }
 
+/// A UDP port no tunnel is read from: below GTP-U's 2152 and not L2TP's 1701 (the
+/// decoder reads a datagram to or from those as a tunnel header).
+fn plain_udp_port() -> impl Strategy<Value = u16> {
+    (0..2000u16).prop_filter("a tunnel port", |&p| p != 1701)
+}
+
 fn transport() -> impl Strategy<Value = Transport> {
     prop_oneof![
         4 => tcp_header().prop_map(Transport::Tcp),
-        // Port 2152 would be read as GTP-U: keep UDP ports below it.
-        1 => (0..2000u16, 0..2000u16).prop_map(|(s, d)| Transport::Udp(s, d)),
+        1 => (plain_udp_port(), plain_udp_port()).prop_map(|(s, d)| Transport::Udp(s, d)),
     ]
 }
 
