@@ -237,6 +237,7 @@ impl Dir {
         tcp: &Tcp,
         ts: i64,
         ws: &wireshark::Verdict,
+        handshake_rtt_ns: Option<i64>,
         ann: &mut Annotation,
     ) {
         let end = seq_end(tcp);
@@ -247,14 +248,21 @@ impl Dir {
             .find(|g| seq::le(g.seq, tcp.seq) && seq::lt(tcp.seq, g.end()))
             .copied();
         ann.since_first_tx_ns = repeated.map_or(NONE_I64, |g| ts - g.ts);
+        let mut since_last_retransmission = None;
         if let Some(g) = repeated {
             // tcptrace's "retr time": since this segment's previous transmission.
-            let previous = self.retransmitted_at.insert(g.seq, ts).unwrap_or(g.ts);
-            let wait = ts - previous;
+            let earlier = self.retransmitted_at.insert(g.seq, ts);
+            let wait = ts - earlier.unwrap_or(g.ts);
+            since_last_retransmission = earlier.map(|_| wait);
             self.m.max_retransmit_wait_ns =
                 Some(self.m.max_retransmit_wait_ns.map_or(wait, |w| w.max(wait)));
         }
-        let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws, ann.since_first_tx_ns);
+        let timing = RetransTiming {
+            since_first_tx_ns: ann.since_first_tx_ns,
+            since_last_retransmission,
+            handshake_rtt_ns,
+        };
+        let (kind, expiry) = classify_retransmission(self, rev, tcp, ts, ws, timing);
         ann.retrans_kind = kind;
         match kind {
             RetransKind::Timeout if expiry => {
@@ -446,7 +454,7 @@ impl Conn {
 
         // Step 2: what kind of retransmission.
         if ws.flags.contains(Flags::RETRANSMISSION) {
-            fwd.retransmission(rev, tcp, ts, &ws, ann);
+            fwd.retransmission(rev, tcp, ts, &ws, self.handshake_rtt_ns, ann);
         }
 
         // Step 3: sequence space, RTT, in-flight, metrics. Data before the peer's first
@@ -678,17 +686,19 @@ fn count_sack(m: &mut DirMetrics, tcp: &Tcp) {
 /// one smoothed RTT and 2 ms after it was first sent (`since_first_tx_ns`; the probe
 /// timeout is two RTTs, RFC 8985 section 7.2). A copy of a segment first sent less
 /// than the shortest minimum RTO before, with nothing ACK-driven behind it, is of no
-/// kind (`RetransKind::None`): no timer sent it. A SYN, anything after a silence of both directions longer
-/// than the RTO estimate, and anything else with no sign of ACK-driven recovery is a
-/// timeout (RFC 6298 section 5).
+/// kind (`RetransKind::None`): no timer sent it. A SYN, anything after a silence of
+/// both directions longer than the RTO estimate, a segment resent again without SACK,
+/// and anything else with no sign of ACK-driven recovery is a timeout (RFC 6298
+/// section 5).
 fn classify_retransmission(
     fwd: &Dir,
     rev: &Dir,
     tcp: &Tcp,
     ts: i64,
     ws: &wireshark::Verdict,
-    since_first_tx_ns: i64,
+    timing: RetransTiming,
 ) -> (RetransKind, bool) {
+    let since_first_tx_ns = timing.since_first_tx_ns;
     let last_seen = match (fwd.last_ts, rev.last_ts) {
         (Some(a), Some(b)) => a.max(b),
         (Some(a), None) | (None, Some(a)) => a,
@@ -701,8 +711,16 @@ fn classify_retransmission(
         .unwrap_or(0)
         .max(MIN_TIMEOUT_SILENCE_NS);
     let in_recovery = fwd.recover.is_some_and(|r| seq::lt(tcp.seq, r));
-    let dupack_driven = ws.flags.contains(Flags::FAST_RETRANSMISSION)
-        || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq);
+    // Fast retransmit answers the duplicate ACK that completes the threshold (RFC 5681
+    // section 3.2 step 2): a copy sent more than one and a half round trips after the
+    // peer's last ACK (seen from the sender, or from the receiver, where the copy is a
+    // round trip late) answers nothing but the timer, however many dupACKs came.
+    let round_trip = timing.handshake_rtt_ns.unwrap_or(0).max(fwd.rtt.srtt_ns);
+    let answers_last_ack = round_trip == 0
+        || rev.last_ts.is_none_or(|t| ts - t <= round_trip.saturating_add(round_trip / 2));
+    let dupack_driven = answers_last_ack
+        && (ws.flags.contains(Flags::FAST_RETRANSMISSION)
+            || (rev.ws.dupacknum >= 2 && rev.ws.lastack == tcp.seq));
     let sacked_above = fwd.peer_sack_high.is_some_and(|h| seq::gt(h, tcp.seq));
     let syn = tcp.flags & tcp_flags::SYN != 0;
     let ack_driven = dupack_driven || in_recovery || sacked_above;
@@ -718,11 +736,22 @@ fn classify_retransmission(
     // nothing ACK-driven behind it (a FIN repeated with a new ACK, a router's copy at a
     // second interface, a frame captured again shortened) is no timeout.
     let too_soon_for_a_timer = waited.is_some_and(|w| w < MIN_TIMEOUT_SILENCE_NS);
+    // Without SACK, nothing but the timer resends a segment already resent whose hole
+    // is still open: fast retransmit resends it once per recovery and a partial ACK
+    // moves past it (RFC 6582 section 3.2 steps 3 and 5), so dupACKs that keep coming
+    // say only that data above it arrived. After a timeout, go-back-N resends again what
+    // fast recovery had resent; only the timed-out segment itself marks another expiry.
+    let lost_retransmission = !syn
+        && rev.m.sack_packets == 0
+        && timing
+            .since_last_retransmission
+            .is_some_and(|w| w >= fwd.rtt.srtt_ns.max(MIN_TIMEOUT_SILENCE_NS))
+        && (!(in_recovery && fwd.after_timeout) || fwd.timeout_seq == Some(tcp.seq));
     if !syn && !ack_driven && tail && above_head && probe_timing {
         (RetransKind::TailLossProbe, false)
     } else if too_soon_for_a_timer && (syn || !ack_driven) {
         (RetransKind::None, false)
-    } else if syn || silence >= threshold {
+    } else if syn || silence >= threshold || lost_retransmission {
         (RetransKind::Timeout, true)
     } else if dupack_driven && !in_recovery {
         (RetransKind::FastRetransmit, false)
@@ -735,6 +764,16 @@ fn classify_retransmission(
     } else {
         (RetransKind::Timeout, true)
     }
+}
+
+/// How long ago the segment a retransmission repeats was sent: first (`NONE_I64` when
+/// the original was not captured), and last, when it had been resent before.
+#[derive(Clone, Copy)]
+struct RetransTiming {
+    since_first_tx_ns: i64,
+    since_last_retransmission: Option<i64>,
+    /// The round trip of the handshake, at whatever point the capture was taken.
+    handshake_rtt_ns: Option<i64>,
 }
 
 /// Mutable references to direction `d` and its reverse.

@@ -395,3 +395,56 @@ fn without_a_syn_the_first_flight_is_unknown_and_the_connection_incomplete() {
     assert_eq!(conns[0].a_to_b.initial_window_packets, None);
     assert!(!conns[0].complete);
 }
+
+#[test]
+fn without_sack_a_lost_fast_retransmission_is_repaired_by_the_timer() {
+    // Sender-side capture, 100 ms round trip, no SACK. Segment 0 is lost; three
+    // dupACKs bring its fast retransmission, which is lost too. New data keeps the
+    // dupACKs coming, and 300 ms later the timer resends segment 0 once more.
+    let mut x = Exchange::new();
+    x.handshake();
+    for k in 0..8 {
+        x.data(300.0 + k as f64, k);
+    }
+    x.ack(400.0, 0); // the ACK of the SYN's byte: the hole is at segment 0
+    for i in 0..3 {
+        x.ack(401.0 + i as f64, 0);
+    }
+    let fast = x.data(403.1, 0);
+    let mut t = 404.0;
+    for k in 8..20 {
+        x.ack(t, 0);
+        x.data(t + 0.1, k);
+        t += 25.0;
+    }
+    let timer = x.data(703.1, 0);
+    assert_eq!(fast.retrans_kind, RetransKind::FastRetransmit);
+    assert_eq!((timer.retrans_kind, timer.backoff), (RetransKind::Timeout, 1));
+    let conns = x.finish();
+    assert_eq!(
+        (conns[0].b_to_a.timeouts, conns[0].b_to_a.fast_retransmissions),
+        (1, 1)
+    );
+}
+
+#[test]
+fn two_dupacks_and_then_a_timer_is_a_timeout_not_a_fast_retransmit() {
+    // Captured at the sender (the server), 100 ms round trip: segment 1 is lost, two
+    // dupACKs come (too few for fast retransmit) and 250 ms later the timer resends it,
+    // while the silence is still shorter than the analyzer's RTO estimate.
+    let mut x = Exchange::new();
+    x.send(0.0, true, 0, 0, SYN, 0);
+    x.send(0.1, false, 0, 1, SYN | ACK, 0);
+    x.send(100.1, true, 1, 1, ACK, 0);
+    for k in 0..4 {
+        x.data(101.0 + k as f64, k);
+    }
+    x.ack(201.0, 1);
+    x.ack(202.0, 1);
+    x.ack(203.0, 1);
+    let resent = x.data(451.0, 1);
+    assert_eq!(
+        (resent.retrans_kind, resent.backoff),
+        (RetransKind::Timeout, 1)
+    );
+}
