@@ -104,6 +104,23 @@ def test_airtrace_analyze_agrees_with_the_simulator(bursty_bundle: Path) -> None
     assert int(retransmitted.sum()) == summary["flows"][0]["retransmissions"]
 
 
+@pytest.mark.parametrize(("p", "seed"), [("0.02", 1), ("0.05", 1), ("0.1", 3)])
+def test_the_analyzer_counts_the_simulators_timeouts_at_the_sender(tmp_path: Path, p: str, seed: int) -> None:
+    """Reno without SACK under random loss: lost fast retransmissions and too few dupACKs
+    end in timeouts, and the analyzer reading the sender's capture counts each expiry
+    the simulated sender took (before issue 16's fix: 3 of 4, 13 of 14, 40 of 48)."""
+    out = tmp_path / "run"
+    done = cli(
+        "simulate", str(SCENARIOS / "loss_bernoulli.toml"), "--out", str(out), "--no-progress",
+        "--seed", str(seed), "--set", f"link.forward.loss.p={p}", "--set", 'duration="30 s"',
+    )
+    assert done.returncode == 0, done.stderr
+    simulated = json.loads((out / "summary.json").read_text())["flows"][0]["timeouts"]
+    sender = airtrace.read(out / "sender.pcap").connections.iloc[0]
+    assert simulated > 0
+    assert sender["a_to_b.timeouts"] == simulated
+
+
 def test_python_api_and_seed_override(tmp_path: Path) -> None:
     a = airtrace.simulate(SCENARIOS / "loss_bernoulli.toml")
     b = airtrace.simulate(SCENARIOS / "loss_bernoulli.toml", seed=2)
