@@ -43,6 +43,8 @@ pub struct TimeGuard {
     /// Frames analysed at another time than their own: how many, the first's number
     /// and its own time.
     anomalies: Option<(u64, u64, i64)>,
+    /// Real jumps of the capture's clock: how many, the first's frame and its size.
+    jumps: Option<(u64, u64, i64)>,
 }
 
 impl TimeGuard {
@@ -114,9 +116,7 @@ impl TimeGuard {
                     steady
                 });
             if goes_on {
-                self.clock = Some(ts_ns);
-                self.away.clear();
-                return (ts_ns, false);
+                return self.jump(frame, ts_ns - clock, ts_ns);
             }
         } else {
             if self.away.last().is_some_and(|&last| near(ts_ns, last)) {
@@ -127,9 +127,8 @@ impl TimeGuard {
             }
             if self.away.len() >= CONFIRM {
                 // The capture's clock really jumped: go on from here.
-                self.clock = Some(ts_ns);
-                self.away.clear();
-                return (ts_ns, false);
+                let first_away = frame + 1 - self.away.len() as u64;
+                return self.jump(first_away, self.away[0] - clock, ts_ns);
             }
         }
         let (count, first, first_ts) = self.anomalies.unwrap_or((0, frame, ts_ns));
@@ -137,15 +136,38 @@ impl TimeGuard {
         (clock, true)
     }
 
-    /// The warning for the frames analysed at another time than their own, if any;
-    /// `name` names the file.
-    pub fn warning(&self, name: &str) -> Option<String> {
-        let (count, first, first_ts) = self.anomalies?;
-        Some(format!(
-            "{name}: {count} frame(s) dated more than a day away from the frames around them (first: frame \
-             {first}, at {} s since 1970), analysed at the time of the frames around them",
-            first_ts.div_euclid(1_000_000_000)
-        ))
+    /// Takes a real jump of the capture's clock, of `by_ns`, first seen at frame `frame`;
+    /// the clock goes on from `ts_ns`.
+    #[cold]
+    fn jump(&mut self, frame: u64, by_ns: i64, ts_ns: i64) -> (i64, bool) {
+        let (count, first, by) = self.jumps.unwrap_or((0, frame, by_ns));
+        self.jumps = Some((count + 1, first, by));
+        self.clock = Some(ts_ns);
+        self.away.clear();
+        (ts_ns, false)
+    }
+
+    /// The warnings for the frames analysed at another time than their own and for the
+    /// jumps of the capture's clock (issue 18 class D: captures merged from files years
+    /// apart reported spans of 1.67e9 s without a word); `name` names the file.
+    pub fn warnings(&self, name: &str) -> Vec<String> {
+        let anomalies = self.anomalies.map(|(count, first, first_ts)| {
+            format!(
+                "{name}: {count} frame(s) dated more than a day away from the frames around them (first: frame \
+                 {first}, at {} s since 1970), analysed at the time of the frames around them",
+                first_ts.div_euclid(1_000_000_000)
+            )
+        });
+        let jumps = self.jumps.map(|(count, first, by)| {
+            let way = if by < 0 { "back" } else { "forward" };
+            format!(
+                "{name}: the capture's clock jumps {way} by more than a day {count} time(s) (first: at frame \
+                 {first}, by {:.0} s): the file holds captures taken at different times; no connection spans \
+                 a jump, but the file's span includes them",
+                by.unsigned_abs() as f64 * 1e-9
+            )
+        });
+        anomalies.into_iter().chain(jumps).collect()
     }
 }
 
@@ -184,7 +206,7 @@ mod tests {
         let (out, g) = run(&[NOW, NOW + S, future, NOW + 2 * S, NOW + 3 * S]);
         assert_eq!(out, [NOW, NOW + S, NOW + S, NOW + 2 * S, NOW + 3 * S]);
         assert_eq!(g.anomalies, Some((1, 3, future)));
-        assert!(g.warning("f.pcap").unwrap().starts_with(
+        assert!(g.warnings("f.pcap")[0].starts_with(
             "f.pcap: 1 frame(s) dated more than a day away from the frames around them (first: frame 3"
         ));
     }
@@ -195,13 +217,28 @@ mod tests {
         let (out, g) = run(&[NOW, later, later + S, later + 2 * S, later + 3 * S]);
         assert_eq!(out, [NOW, NOW, NOW, later + 2 * S, later + 3 * S]);
         assert_eq!(g.anomalies.map(|a| a.0), Some(2));
+        assert_eq!(g.jumps, Some((1, 2, 3 * 86_400 * S)));
+    }
+
+    #[test]
+    fn a_file_of_two_captures_years_apart_says_so() {
+        let years = 4 * 365 * 86_400 * S;
+        let (out, g) = run(&[NOW, NOW + S, NOW - years, NOW - years + S, NOW - years + 2 * S]);
+        assert_eq!(out[4], NOW - years + 2 * S);
+        let warnings = g.warnings("merged.pcap");
+        assert_eq!(
+            warnings.last().unwrap(),
+            "merged.pcap: the capture's clock jumps back by more than a day 1 time(s) (first: at frame 3, \
+             by 126144001 s): the file holds captures taken at different times; no connection spans a jump, \
+             but the file's span includes them"
+        );
     }
 
     #[test]
     fn small_steps_back_are_times_like_any_other() {
         let (out, g) = run(&[NOW, NOW - S, NOW + 5 * S]);
         assert_eq!(out, [NOW, NOW - S, NOW + 5 * S]);
-        assert!(g.warning("f").is_none());
+        assert!(g.warnings("f").is_empty());
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn analyze_capture(
             stops,
             error,
             damaged: damaged(&reader),
-            anomalies: clock.warning(name),
+            anomalies: clock.warnings(name),
             connections: analyzer.finish(),
         },
     )
@@ -187,9 +187,9 @@ struct Part {
     error: Option<String>,
     /// Packet blocks skipped for damage (the reader's part only), as a warning.
     damaged: Option<String>,
-    /// Frames analysed at another time than their own (the reader's part only), as a
-    /// warning (see `clock.rs`).
-    anomalies: Option<String>,
+    /// Frames analysed at another time than their own and jumps of the capture's clock
+    /// (the reader's part only), as warnings (see `clock.rs`).
+    anomalies: Vec<String>,
     connections: Vec<ConnSummary>,
 }
 
@@ -552,7 +552,7 @@ fn reader_pass(
         stops,
         error,
         damaged: damaged(&reader),
-        anomalies: clock.warning(name),
+        anomalies: clock.warnings(name),
         connections: analyzer.finish(),
     }
 }
@@ -602,7 +602,7 @@ fn worker(batches: mpsc::Receiver<Batch>, spent: mpsc::Sender<Batch>) -> Part {
         stops,
         error: None,
         damaged: None,
-        anomalies: None,
+        anomalies: Vec::new(),
         connections: analyzer.finish(),
     }
 }
