@@ -481,6 +481,36 @@ def test_a_capture_of_one_direction_is_said_to_be_one(tmp_path: Path) -> None:
     ]
 
 
+def test_losses_of_the_direction_not_captured_are_found_in_its_receivers_acks(tmp_path: Path) -> None:
+    """Class 8 (missed): an uplink-only capture of a download (`ndpi_ocs` conn 7: 290
+    duplicate ACKs, no finding). The client's ACKs hold runs of duplicate ACKs, each
+    ended by an ACK that moves on: holes in the server's data, and how long the client
+    waited for each."""
+    c = Capture()
+    c.add(0.000, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 0, 0, SYN)))
+    c.add(0.050, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 1, ACK)))
+    c.add(0.060, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 1, 1, ACK | PSH, payload=b"GET")))
+    t, ack = 0.2, 1
+    for hole, wait in ((0, 0.3), (1, 0.5)):
+        for _ in range(2):  # data in order
+            ack += 1000
+            c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 4, ack, ACK)))
+            t += 0.01
+        for _ in range(4):  # a segment missing: the ACK repeats
+            c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 4, ack, ACK)))
+            t += 0.01
+        t += wait - 0.04
+        ack += 5000  # the repair fills the hole and what came after it
+        c.add(t, ethernet(ipv4_tcp(CLIENT, SERVER, 1000, 80, 4, ack, ACK)))
+        t += 0.01
+    trace = airtrace.read(c.write(tmp_path / "uplink-of-a-download.pcap"))
+    (found,) = trace.findings.to_dict("records")
+    assert (found["kind"], found["direction"]) == ("unseen_losses", "b_to_a")
+    assert found["details"]["repairs"] == 2
+    assert found["cost_s"] == pytest.approx(0.3 + 0.5, abs=1e-6)
+    assert "holes" in found["explanation"]
+
+
 def test_a_frame_captured_again_cut_short_is_a_capture_duplicate(tmp_path: Path) -> None:
     """Class 2 (`ivre_telnet-raw` frames 87, 217, 268): each repeats the frame before it
     1.3 ms later with the same IP ID and TCP checksum, two bytes shorter than its IP

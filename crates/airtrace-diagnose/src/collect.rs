@@ -269,6 +269,13 @@ pub struct DirState {
     syns_sent: u32,
     /// The peer answered this direction's last SYN with a RST.
     refused_since_syn: bool,
+    /// Repairs the peer's duplicate ACKs asked for: from the first duplicate ACK of a run
+    /// of three or more (a hole fast retransmit answers, RFC 5681 §3.2) to the ACK that
+    /// passed it; what a capture that lacks this direction's data knows of its losses
+    /// (see [`crate::unseen`]).
+    pub dupack_repairs: Vec<Span>,
+    /// The run of duplicate ACKs in progress: (its first one's time and frame, count).
+    dupack_run: Option<(i64, u64, u32)>,
     /// Retransmissions the analyzer timed as timeouts that came sooner than any RTO can
     /// (see [`DirState::sooner_than_any_rto`]) in the current chain of timeouts of the
     /// same data.
@@ -595,6 +602,8 @@ impl PacketSink for Diagnoser {
             peer.rtt.add(a.ack_rtt_ns);
         }
         if a.flags.contains(Flags::DUPLICATE_ACK) {
+            let run = peer.dupack_run.get_or_insert((t, frame, 0));
+            run.2 += 1;
             if let Some(r) = peer.recovery.as_mut() {
                 if r.dupacks == 0 {
                     r.first_dupack_frame = frame;
@@ -640,6 +649,15 @@ impl PacketSink for Diagnoser {
             }
             if peer.acked.is_none_or(|prev| seq_after(ack, prev)) {
                 peer.time_ack(ack, t, frame);
+                if let Some((start_ns, first, count)) = peer.dupack_run.take() {
+                    if count >= 3 {
+                        peer.dupack_repairs.push(Span {
+                            start_ns,
+                            end_ns: t,
+                            frame: first,
+                        });
+                    }
+                }
             }
             peer.on_ack_advance(ack, t, a.seglen > 0);
             if let Some(r) = peer.recovery {

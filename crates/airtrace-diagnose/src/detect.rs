@@ -159,6 +159,7 @@ pub fn connection(
         .and_then(|s| s.handshake_rtt_s)
         .map(|r| (r * 1e9) as i64);
     for (d, dir) in c.dirs.iter().enumerate() {
+        crate::unseen::losses(&mut b, d, dir);
         if dir.data_packets == 0 && dir.timeouts.is_empty() && dir.spurious.is_empty() {
             continue;
         }

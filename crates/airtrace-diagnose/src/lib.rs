@@ -22,6 +22,8 @@
 //! - [`gaps`]: data acknowledged that the capture never saw (the capture's drops).
 //! - [`histogram`]: the log-scale RTT histogram that keeps memory bounded.
 //! - [`selfcheck`]: findings that cannot be true, dropped and named in a warning.
+//! - `unseen`: losses of a direction the capture does not hold, from its receiver's
+//!   duplicate ACKs.
 //!
 //! [`diagnose_file`] runs the analysis and the diagnosis over one capture.
 //!
@@ -31,7 +33,7 @@
 //! `spurious_timeout`, `spurious_retransmission`, `excessive_queueing`, `burst_loss`, `random_loss`,
 //! `link_outage`, `receiver_limited`, `sender_limited`, `delayed_ack_stall`,
 //! `ack_compression`, `rate_adaptation_thrash`, `mac_retries`, `data_ack_collisions`,
-//! `bad_fcs`, `capture_artifact`, `capture_drops`, `connection_refused`. Names are stable: kinds may be added, never renamed.
+//! `bad_fcs`, `capture_artifact`, `capture_drops`, `connection_refused`, `unseen_losses`. Names are stable: kinds may be added, never renamed.
 
 pub mod air;
 pub mod collect;
@@ -39,6 +41,7 @@ pub mod detect;
 pub mod gaps;
 pub mod histogram;
 pub mod selfcheck;
+mod unseen;
 
 use std::collections::BTreeMap;
 use std::path::Path;
