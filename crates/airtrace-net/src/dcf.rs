@@ -550,7 +550,7 @@ impl Dcf {
             .rates
             .entry(neighbour)
             .or_insert_with(|| RateControl::new(rc));
-        let from_bps = c.rate_bps();
+        let from_bps = c.current_bps();
         let change = if acked {
             c.on_success()
         } else {

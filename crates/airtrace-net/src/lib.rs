@@ -13,7 +13,8 @@
 //! - [`phy`]: one receiver: the signals present, the frame locked onto, capture.
 //! - [`signal`]: walls, slow shadowing and SNR-driven frame errors (opt-in), with the
 //!   802.11b DSSS/CCK error curves in [`dsss`].
-//! - [`rate`]: per-neighbour rate controllers (fixed, ARF, AARF, MIMD probing).
+//! - [`rate`]: per-neighbour rate controllers (ARF, AARF, MIMD probing, a
+//!   Minstrel-like sampler).
 //! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
 //!   standard's settings and ns-2's.
 //! - [`wireless`]: the stations on one channel and the events between them; the

@@ -229,6 +229,7 @@ fn rate_control(spec: RateControlSpec, max_rate_bps: u64) -> Option<RateConfig> 
         RateControlSpec::Arf => RateAlgorithm::Arf,
         RateControlSpec::Aarf => RateAlgorithm::Aarf,
         RateControlSpec::Mimd => RateAlgorithm::Mimd,
+        RateControlSpec::Minstrel => RateAlgorithm::Minstrel,
     };
     Some(RateConfig {
         algorithm,

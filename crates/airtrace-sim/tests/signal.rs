@@ -96,7 +96,7 @@ fn radio_keys_are_checked() {
             "network.signal.noise_dbm: must be between",
         ),
         ("", Some("frame_errors = 1"), "invalid type"),
-        ("rate_control = \"minstrel\"", Some(""), "unknown variant"),
+        ("rate_control = \"samplerate\"", Some(""), "unknown variant"),
     ] {
         let err = cell(extra, signal)
             .err()
@@ -122,17 +122,16 @@ fn radio_keys_are_checked() {
     );
 }
 
-/// The walk's first 45 s: as the mobile node leaves, the access point's ARF steps down
-/// from 11 Mbit/s, and each step is a `rate_changed` record naming the node and its
-/// peer; summary.json counts them.
-#[test]
-fn rate_changes_are_in_the_link_log_and_the_summary() {
+/// The walk's first 45 s with `rate_control`: the `rate_changed` records of
+/// link.jsonl, and the access point's `rate_changes` in summary.json.
+fn walk(rate_control: &str) -> (Vec<serde_json::Value>, u64) {
+    let set = format!("network.rate_control={rate_control}");
     let (scenario, text) = load(
         "bachmann_walk.toml",
-        &["duration=\"45 s\"", "network.captures=[]"],
+        &["duration=\"45 s\"", "network.captures=[]", &set],
     )
     .unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("signal-walk");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("signal-walk-{rate_control}"));
     let _ = std::fs::remove_dir_all(&out);
     run(
         &scenario,
@@ -149,6 +148,32 @@ fn rate_changes_are_in_the_link_log_and_the_summary() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|r| r["kind"] == "rate_changed")
         .collect();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let ap = summary["network"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "ap")
+        .unwrap()
+        .clone();
+    (changes, ap["rate_changes"].as_u64().unwrap_or(0))
+}
+
+fn lowest_rate(changes: &[serde_json::Value]) -> u64 {
+    changes
+        .iter()
+        .map(|c| c["rate_bps"].as_u64().unwrap())
+        .min()
+        .unwrap()
+}
+
+/// As the mobile node leaves, the access point's ARF steps down from 11 Mbit/s, and
+/// each step is a `rate_changed` record naming the node and its peer; summary.json
+/// counts them.
+#[test]
+fn rate_changes_are_in_the_link_log_and_the_summary() {
+    let (changes, counted) = walk("arf");
     assert!(!changes.is_empty());
     let first = &changes[0];
     assert_eq!(
@@ -165,19 +190,25 @@ fn rate_changes_are_in_the_link_log_and_the_summary() {
             &serde_json::json!(5_500_000)
         )
     );
-    let lowest = changes
-        .iter()
-        .map(|c| c["rate_bps"].as_u64().unwrap())
-        .min()
-        .unwrap();
-    assert!(lowest <= 2_000_000, "the walk reaches 2 Mbit/s by 45 s");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let ap = summary["network"]["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "ap")
-        .unwrap();
-    assert_eq!(ap["rate_changes"].as_u64(), Some(changes.len() as u64));
+    assert!(
+        lowest_rate(&changes) <= 2_000_000,
+        "the walk reaches 2 Mbit/s by 45 s"
+    );
+    assert_eq!(counted, changes.len() as u64);
+}
+
+/// The Minstrel-like sampler on the same walk: it too ends up at 2 Mbit/s or lower, and
+/// changes rate less often than the MIMD prober, which chases every outcome.
+#[test]
+fn minstrel_follows_the_walk_with_fewer_changes_than_mimd() {
+    let (minstrel, counted) = walk("minstrel");
+    assert_eq!(counted, minstrel.len() as u64);
+    assert!(lowest_rate(&minstrel) <= 2_000_000);
+    let (mimd, _) = walk("mimd");
+    assert!(
+        minstrel.len() * 2 < mimd.len(),
+        "{} against {}",
+        minstrel.len(),
+        mimd.len()
+    );
 }

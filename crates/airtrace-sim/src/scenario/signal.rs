@@ -68,6 +68,8 @@ pub enum RateControlSpec {
     Aarf,
     /// One rate up per success, one down per failure (Kuang's MIMD prober).
     Mimd,
+    /// Delivery ratios per rate, the best expected throughput, sampling.
+    Minstrel,
 }
 
 impl SignalSpec {

@@ -1,8 +1,4 @@
-//! Rate adaptation: which of the 802.11b rates (1, 2, 5.5, 11 Mbit/s, IEEE 802.11-2020
-//! §16.1 and §16.3.1) a station sends its data frames to one neighbour at, from the
-//! fate of its earlier frames. One [`RateControl`] per neighbour; the MAC tells it of
-//! every acknowledged data frame ([`RateControl::on_success`]) and every missing ACK
-//! ([`RateControl::on_failure`]), and it answers with the new rate when it changes.
+//! Rate controllers that step through the ladder on runs of outcomes.
 //!
 //! - **ARF**, Auto Rate Fallback (Kamerman & Monteban, "WaveLAN-II: a high-performance
 //!   wireless LAN for the unlicensed band", Bell Labs Technical Journal, 1997): one rate
@@ -18,11 +14,8 @@
 //!   a single success and one down after a single failure, so on a channel where one
 //!   rate works and the next fails it changes rate on almost every frame. (The study
 //!   names the behaviour, not the card's code; this is its plainest reading.)
-//!
-//! "Fixed" is no controller: the MAC sends at its configured rate.
 
-/// The 802.11b DSSS/CCK rates, bit/s, slowest first.
-pub const RATES_80211B: [u64; 4] = [1_000_000, 2_000_000, 5_500_000, 11_000_000];
+use super::RateAlgorithm;
 
 /// ARF's and AARF's success threshold, and AARF's floor.
 const ARF_UP_AFTER: u32 = 10;
@@ -31,40 +24,12 @@ const AARF_MAX_UP_AFTER: u32 = 50;
 /// ARF's failures in a row before falling.
 const ARF_DOWN_AFTER: u32 = 2;
 
-/// Which controller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RateAlgorithm {
-    /// Auto Rate Fallback.
-    Arf,
-    /// Adaptive ARF.
-    Aarf,
-    /// One step up per success, one down per failure.
-    Mimd,
-}
-
-/// A controller's settings: the algorithm and the fastest rate it may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateConfig {
-    /// The algorithm.
-    pub algorithm: RateAlgorithm,
-    /// The fastest rate allowed (and the one it starts at), bit/s: one of
-    /// [`RATES_80211B`], or the highest below it.
-    pub max_rate_bps: u64,
-}
-
-impl RateConfig {
-    fn top(&self) -> usize {
-        RATES_80211B
-            .iter()
-            .rposition(|&r| r <= self.max_rate_bps)
-            .unwrap_or(0)
-    }
-}
-
-/// One neighbour's rate state (see the [module documentation](self)).
+/// One neighbour's ARF, AARF or MIMD state.
 #[derive(Debug, Clone)]
-pub struct RateControl {
-    cfg: RateConfig,
+pub(super) struct Arf {
+    algorithm: RateAlgorithm,
+    /// The index of the fastest rate allowed.
+    top: usize,
     level: usize,
     successes: u32,
     failures: u32,
@@ -74,16 +39,17 @@ pub struct RateControl {
     up_after: u32,
 }
 
-impl RateControl {
-    /// A controller starting at the fastest rate allowed.
-    pub fn new(cfg: RateConfig) -> Self {
-        let up_after = match cfg.algorithm {
-            RateAlgorithm::Arf | RateAlgorithm::Aarf => ARF_UP_AFTER,
+impl Arf {
+    /// `algorithm` (not Minstrel) starting at rate `top`, the fastest allowed.
+    pub(super) fn new(algorithm: RateAlgorithm, top: usize) -> Self {
+        let up_after = match algorithm {
             RateAlgorithm::Mimd => 1,
+            _ => ARF_UP_AFTER,
         };
-        RateControl {
-            level: cfg.top(),
-            cfg,
+        Arf {
+            algorithm,
+            top,
+            level: top,
             successes: 0,
             failures: 0,
             probing: false,
@@ -91,39 +57,44 @@ impl RateControl {
         }
     }
 
-    /// The rate of the next data frame, bit/s.
-    pub fn rate_bps(&self) -> u64 {
-        RATES_80211B[self.level]
+    /// The index of the next attempt's rate.
+    pub(super) fn level(&self) -> usize {
+        self.level
     }
 
-    /// A data frame was acknowledged. Returns the new rate if it changed.
-    pub fn on_success(&mut self) -> Option<u64> {
+    /// Takes in an attempt's outcome.
+    pub(super) fn outcome(&mut self, acked: bool) {
+        if acked {
+            self.on_success();
+        } else {
+            self.on_failure();
+        }
+    }
+
+    fn on_success(&mut self) {
         self.failures = 0;
         self.probing = false;
         self.successes += 1;
-        if self.successes >= self.up_after && self.level < self.cfg.top() {
+        if self.successes >= self.up_after && self.level < self.top {
             self.successes = 0;
             self.level += 1;
-            self.probing = self.cfg.algorithm != RateAlgorithm::Mimd;
-            return Some(self.rate_bps());
+            self.probing = self.algorithm != RateAlgorithm::Mimd;
         }
-        None
     }
 
-    /// A data frame's ACK did not come. Returns the new rate if it changed.
-    pub fn on_failure(&mut self) -> Option<u64> {
+    fn on_failure(&mut self) {
         self.successes = 0;
         self.failures += 1;
         let probe_failed = self.probing;
         self.probing = false;
-        let down_after = match self.cfg.algorithm {
-            RateAlgorithm::Arf | RateAlgorithm::Aarf => ARF_DOWN_AFTER,
+        let down_after = match self.algorithm {
             RateAlgorithm::Mimd => 1,
+            _ => ARF_DOWN_AFTER,
         };
         if !(probe_failed || self.failures >= down_after) || self.level == 0 {
-            return None;
+            return;
         }
-        if self.cfg.algorithm == RateAlgorithm::Aarf {
+        if self.algorithm == RateAlgorithm::Aarf {
             self.up_after = if probe_failed {
                 (self.up_after * 2).min(AARF_MAX_UP_AFTER)
             } else {
@@ -132,36 +103,13 @@ impl RateControl {
         }
         self.failures = 0;
         self.level -= 1;
-        Some(self.rate_bps())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    const M: u64 = 1_000_000;
-
-    fn control(algorithm: RateAlgorithm) -> RateControl {
-        RateControl::new(RateConfig {
-            algorithm,
-            max_rate_bps: 11 * M,
-        })
-    }
-
-    /// Feeds `outcomes` ('+' acknowledged, '-' not) and lists the rates (Mbit/s × 10)
-    /// each change went to.
-    fn run(c: &mut RateControl, outcomes: &str) -> Vec<u64> {
-        outcomes
-            .chars()
-            .filter_map(|o| match o {
-                '+' => c.on_success(),
-                '-' => c.on_failure(),
-                _ => None,
-            })
-            .map(|r| r / 100_000)
-            .collect()
-    }
+    use crate::rate::test_util::{changes_where_eleven_fails, control, run, M};
+    use crate::rate::{RateAlgorithm, RateConfig, RateControl};
 
     #[test]
     fn arf_falls_after_two_failures_and_climbs_after_ten_successes() {
@@ -212,19 +160,7 @@ mod tests {
     /// ever less often, 5.
     #[test]
     fn mimd_thrashes_where_arf_and_aarf_settle() {
-        let changes = |algorithm| {
-            let mut c = control(algorithm);
-            let mut n = 0;
-            for _ in 0..40 {
-                let change = if c.rate_bps() == 11 * M {
-                    c.on_failure()
-                } else {
-                    c.on_success()
-                };
-                n += usize::from(change.is_some());
-            }
-            n
-        };
+        let changes = |algorithm| changes_where_eleven_fails(algorithm, 40);
         assert_eq!(changes(RateAlgorithm::Mimd), 40);
         assert_eq!(changes(RateAlgorithm::Arf), 7);
         assert_eq!(changes(RateAlgorithm::Aarf), 5);
