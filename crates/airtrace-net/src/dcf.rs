@@ -24,6 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use crate::frame::{Frame, FrameKind, NodeId, Payload, Plcp, BROADCAST};
+use crate::rate::{RateConfig, RateControl};
 
 /// A station's 802.11 settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,8 +45,10 @@ pub struct DcfConfig {
     /// Data frames whose MAC frame is longer than this many bytes go after RTS/CTS
     /// (dot11RTSThreshold; 0: every unicast frame, ns-2's default; `u32::MAX`: none).
     pub rts_threshold: u32,
-    /// Rate of data frames, bit/s.
+    /// Rate of data frames, bit/s (with `rate_control`, the fastest it may choose).
     pub data_rate_bps: u64,
+    /// Rate adaptation per neighbour ([`crate::rate`]); `None`: always `data_rate_bps`.
+    pub rate_control: Option<RateConfig>,
     /// Rate of control frames (RTS, CTS, ACK) and broadcasts, bit/s.
     pub basic_rate_bps: u64,
     /// PLCP preamble and header.
@@ -106,6 +109,7 @@ impl DcfConfig {
             long_attempts: 4,
             rts_threshold: u32::MAX,
             data_rate_bps: rate_bps,
+            rate_control: None,
             basic_rate_bps: 1_000_000,
             plcp,
             data_overhead: 24 + 4 + 8,
@@ -143,6 +147,7 @@ impl DcfConfig {
             long_attempts: 5,
             rts_threshold: 0,
             data_rate_bps: rate,
+            rate_control: None,
             basic_rate_bps: rate,
             plcp,
             data_overhead: 28,
@@ -199,6 +204,15 @@ pub enum MacOut {
     Failed(Sdu),
     /// The interface queue was full: the packet is dropped.
     QueueFull(Sdu),
+    /// Rate adaptation changed the rate of data frames to `neighbour`.
+    RateChanged {
+        /// The neighbour.
+        neighbour: NodeId,
+        /// The old rate, bit/s.
+        from_bps: u64,
+        /// The new rate, bit/s.
+        to_bps: u64,
+    },
 }
 
 /// The frame being sent and its retry counters.
@@ -264,6 +278,8 @@ pub struct Dcf {
     last_seq: FxHashMap<NodeId, u16>,
     /// Hand up data frames for other stations too ([`Dcf::set_promiscuous`]).
     promiscuous: bool,
+    /// Each neighbour's rate controller (with `cfg.rate_control`).
+    rates: FxHashMap<NodeId, RateControl>,
 }
 
 impl Dcf {
@@ -289,6 +305,7 @@ impl Dcf {
             next_seq: 0,
             last_seq: FxHashMap::default(),
             promiscuous: false,
+            rates: FxHashMap::default(),
         }
     }
 
@@ -514,6 +531,40 @@ impl Dcf {
         }
     }
 
+    /// The rate of data frames to `neighbour` now, bit/s.
+    pub fn data_rate_bps(&self, neighbour: NodeId) -> u64 {
+        match (self.rates.get(&neighbour), self.cfg.rate_control) {
+            (Some(c), _) => c.rate_bps(),
+            (None, Some(rc)) => RateControl::new(rc).rate_bps(),
+            (None, None) => self.cfg.data_rate_bps,
+        }
+    }
+
+    /// Tells `neighbour`'s rate controller how its data frame fared (an ACK came, or
+    /// not), and reports a change of rate.
+    fn rate_outcome(&mut self, neighbour: NodeId, acked: bool, out: &mut Vec<MacOut>) {
+        let Some(rc) = self.cfg.rate_control else {
+            return;
+        };
+        let c = self
+            .rates
+            .entry(neighbour)
+            .or_insert_with(|| RateControl::new(rc));
+        let from_bps = c.current_bps();
+        let change = if acked {
+            c.on_success()
+        } else {
+            c.on_failure()
+        };
+        if let Some(to_bps) = change {
+            out.push(MacOut::RateChanged {
+                neighbour,
+                from_bps,
+                to_bps,
+            });
+        }
+    }
+
     fn data_frame(&self, cur: &Current) -> Frame {
         let cfg = &self.cfg;
         let bytes = cur.sdu.payload.len + cfg.data_overhead;
@@ -521,7 +572,7 @@ impl Dcf {
         let rate = if broadcast {
             cfg.basic_rate_bps
         } else {
-            cfg.data_rate_bps
+            self.data_rate_bps(cur.sdu.next_hop)
         };
         let nav = if broadcast {
             0
@@ -768,6 +819,7 @@ impl Dcf {
                         self.awaiting = Awaiting::Nothing;
                         self.current = None;
                         self.cw = cfg.cw_min;
+                        self.rate_outcome(frame.src, true, out);
                         out.push(MacOut::Sent(cur.sdu));
                         self.after_exchange(now, out);
                         return;
@@ -849,6 +901,9 @@ impl Dcf {
         let Some(mut cur) = self.current else {
             return;
         };
+        if !rts {
+            self.rate_outcome(cur.sdu.next_hop, false, out);
+        }
         let long = !rts && self.uses_rts(&cur);
         let exhausted = if long {
             cur.long_tries += 1;

@@ -11,6 +11,10 @@
 //! - [`mobility`]: moving nodes: piecewise-linear paths, positions on demand, the
 //!   random waypoint model and ns-2 movement (`setdest`) files.
 //! - [`phy`]: one receiver: the signals present, the frame locked onto, capture.
+//! - [`signal`]: walls, slow shadowing and SNR-driven frame errors (opt-in), with the
+//!   802.11b DSSS/CCK error curves in [`dsss`].
+//! - [`rate`]: per-neighbour rate controllers (ARF, AARF, MIMD probing, a
+//!   Minstrel-like sampler).
 //! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
 //!   standard's settings and ns-2's.
 //! - [`wireless`]: the stations on one channel and the events between them; the
@@ -32,13 +36,16 @@ pub mod arp;
 pub mod connectivity;
 pub mod dcf;
 pub mod dsr;
+pub mod dsss;
 pub mod frame;
 pub mod ip;
 pub mod mobility;
 pub mod network;
 pub mod phy;
 pub mod radio;
+pub mod rate;
 pub mod routing;
+pub mod signal;
 pub mod wired;
 pub mod wireless;
 
@@ -52,4 +59,5 @@ pub use mobility::Mobility;
 pub use network::{NetEvent, Network};
 pub use radio::{PhyProfile, Position, Propagation};
 pub use routing::Routes;
+pub use signal::{SignalConfig, SignalModel, Wall};
 pub use wireless::{AirRecord, TxCounters, Wireless, WirelessEvent};

@@ -91,6 +91,19 @@ pub enum NetEvent {
         /// What.
         event: RouteEvent,
     },
+    /// `node`'s rate adaptation changed the rate of its data frames to `neighbour`.
+    RateChanged {
+        /// When, ns.
+        at_ns: i64,
+        /// The node.
+        node: NodeId,
+        /// The neighbour.
+        neighbour: NodeId,
+        /// The old rate, bit/s.
+        from_bps: u64,
+        /// The new rate, bit/s.
+        to_bps: u64,
+    },
     /// `node` dropped `packet`.
     Dropped {
         /// When, ns.
@@ -600,6 +613,19 @@ impl Network {
             WirelessEvent::QueueFull { at_ns, node, sdu } => {
                 self.hop_dropped(at_ns, node, sdu, DropReason::QueueFull, out)
             }
+            WirelessEvent::RateChanged {
+                at_ns,
+                node,
+                neighbour,
+                from_bps,
+                to_bps,
+            } => out.push(NetEvent::RateChanged {
+                at_ns,
+                node,
+                neighbour,
+                from_bps,
+                to_bps,
+            }),
         }
     }
 

@@ -27,6 +27,7 @@ use crate::frame::{Frame, FrameKind, NodeId, Payload};
 use crate::mobility::Mobility;
 use crate::phy::{Receiver, RxEvent, SignalId};
 use crate::radio::{PhyProfile, Position, Propagation, LIGHT_M_PER_S};
+use crate::signal::SignalModel;
 
 /// What happened on the channel, for the network above.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +72,19 @@ pub enum WirelessEvent {
         node: NodeId,
         /// The packet and its next hop.
         sdu: Sdu,
+    },
+    /// `node`'s rate adaptation changed the rate of its data frames to `neighbour`.
+    RateChanged {
+        /// When, ns.
+        at_ns: i64,
+        /// The station.
+        node: NodeId,
+        /// The neighbour.
+        neighbour: NodeId,
+        /// The old rate, bit/s.
+        from_bps: u64,
+        /// The new rate, bit/s.
+        to_bps: u64,
     },
     /// `node`'s interface queue was full.
     QueueFull {
@@ -193,6 +207,8 @@ pub struct Wireless {
     mobility: Option<Mobility>,
     /// The time the stations' positions were last brought to (with `mobility`).
     moved_at: i64,
+    /// Walls, shadowing and SNR-driven frame errors (`None`: distance alone decides).
+    signal: Option<SignalModel>,
 }
 
 impl Wireless {
@@ -211,7 +227,24 @@ impl Wireless {
             out: Vec::new(),
             mobility: None,
             moved_at: i64::MIN,
+            signal: None,
         }
+    }
+
+    /// Adds walls, shadowing and SNR-driven frame errors to the distance law (see
+    /// [`crate::signal`]); the SNR is taken against the profile's `noise_w`.
+    pub fn set_signal(&mut self, signal: SignalModel) {
+        self.signal = Some(signal);
+    }
+
+    /// The mean SNR, dB, of `from`'s frames at `to` where they stand: distance and
+    /// walls over the noise floor, without shadowing.
+    pub fn mean_snr_db(&self, from: NodeId, to: NodeId) -> f64 {
+        let (a, b) = (self.position(from), self.position(to));
+        let walls = self.signal.as_ref().map_or(0.0, |s| s.wall_loss_db(a, b));
+        crate::radio::w_to_dbm(self.received_w(from, to))
+            - walls
+            - crate::radio::w_to_dbm(self.phy.noise_w)
     }
 
     /// Makes the stations move as `mobility` says (station `i` along its node `i`'s
@@ -458,6 +491,17 @@ impl Wireless {
                     node,
                     sdu,
                 }),
+                MacOut::RateChanged {
+                    neighbour,
+                    from_bps,
+                    to_bps,
+                } => self.out.push(WirelessEvent::RateChanged {
+                    at_ns: now,
+                    node,
+                    neighbour,
+                    from_bps,
+                    to_bps,
+                }),
             }
         }
         macs.clear();
@@ -516,8 +560,13 @@ impl Wireless {
             if r == node as usize || !self.stations[r].radio {
                 continue;
             }
-            let d2 = self.stations[r].position.dist2(from);
-            let power = self.propagation.received_w(self.phy.tx_power_w, d2);
+            let to = self.stations[r].position;
+            let d2 = to.dist2(from);
+            let mut power = self.propagation.received_w(self.phy.tx_power_w, d2);
+            if let Some(signal) = self.signal.as_mut() {
+                let gain_db = signal.gain_db(now, node, r as NodeId, from, to);
+                power *= 10f64.powf(gain_db / 10.0);
+            }
             if power < self.phy.cs_threshold_w {
                 continue;
             }
@@ -584,7 +633,12 @@ impl Wireless {
 
     fn signal_end(&mut self, now: i64, node: NodeId, id: SignalId, macs: &mut Vec<MacOut>) {
         let st = &mut self.stations[node as usize];
-        let ev = st.rx.signal_end(id);
+        let mut ev = st.rx.signal_end(id);
+        if let (RxEvent::Frame { frame, power_w }, Some(signal)) = (ev, self.signal.as_mut()) {
+            if signal.frame_lost(&frame, power_w / self.phy.noise_w) {
+                ev = RxEvent::Error { frame, power_w };
+            }
+        }
         let idle = !st.rx.busy();
         let heard = match ev {
             RxEvent::Frame { frame, power_w } => {

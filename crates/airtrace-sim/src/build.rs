@@ -14,15 +14,19 @@ use airtrace_tcp::{CcAlgorithm, Config, Variant};
 
 use airtrace_net::mobility::random_waypoint::RandomWaypoint;
 use airtrace_net::mobility::setdest::MovementFile;
-use airtrace_net::radio::{PhyProfile, Position, Propagation};
+use airtrace_net::radio::{dbm_to_w, PhyProfile, Position, Propagation};
+use airtrace_net::rate::{RateAlgorithm, RateConfig};
 use airtrace_net::wired::{WiredConfig, WiredLinks};
-use airtrace_net::{ArpConfig, DcfConfig, DsrConfig, Mobility, NodeId, Routes, Wireless};
+use airtrace_net::{
+    ArpConfig, DcfConfig, DsrConfig, Mobility, NodeId, Routes, SignalConfig, SignalModel, Wall,
+    Wireless,
+};
 use rand::RngExt;
 
 use crate::links::{Link, PacketId};
 use crate::scenario::{
     self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, MobilityModel, MobilitySpec,
-    NetworkSpec, Role, RoutingProfile, TcpSpec,
+    NetworkSpec, RateControlSpec, Role, RoutingProfile, SignalSpec, TcpSpec, WallSpec,
 };
 
 /// Default queue limit, in packets, when a scenario gives none.
@@ -127,12 +131,18 @@ pub fn network(
         }
         None => None,
     };
-    let propagation = Propagation::wavelan();
-    let mut phy = PhyProfile::wavelan();
+    mac.rate_control = rate_control(spec.rate_control, mac.data_rate_bps);
+    let (propagation, mut phy) = match &spec.signal {
+        Some(s) => radio_of(s),
+        None => (Propagation::wavelan(), PhyProfile::wavelan()),
+    };
     if let Some(d) = spec.carrier_sense_m {
         phy.cs_threshold_w = propagation.received_w(phy.tx_power_w, d * d);
     }
     let mut wireless = Wireless::new(propagation, phy);
+    if let Some(s) = &spec.signal {
+        wireless.set_signal(signal_of(s, &spec.walls, streams));
+    }
     for n in &nodes {
         let id = wireless.add_station(
             n.position,
@@ -210,6 +220,63 @@ pub fn network(
         network = network.with_dsr(cfg, streams);
     }
     Ok((network, nodes))
+}
+
+/// The rate controller of `network.rate_control`, up to `max_rate_bps`.
+fn rate_control(spec: RateControlSpec, max_rate_bps: u64) -> Option<RateConfig> {
+    let algorithm = match spec {
+        RateControlSpec::Fixed => return None,
+        RateControlSpec::Arf => RateAlgorithm::Arf,
+        RateControlSpec::Aarf => RateAlgorithm::Aarf,
+        RateControlSpec::Mimd => RateAlgorithm::Mimd,
+        RateControlSpec::Minstrel => RateAlgorithm::Minstrel,
+    };
+    Some(RateConfig {
+        algorithm,
+        max_rate_bps,
+    })
+}
+
+/// Log-distance propagation and the radios' thresholds of `[network.signal]`.
+fn radio_of(s: &SignalSpec) -> (Propagation, PhyProfile) {
+    let propagation = Propagation::LogDistance {
+        frequency_hz: s.frequency_hz(),
+        exponent: s.exponent(),
+        reference_m: s.reference_m(),
+    };
+    let threshold_w = dbm_to_w(s.threshold_dbm());
+    let phy = PhyProfile {
+        tx_power_w: dbm_to_w(s.tx_power_dbm()),
+        rx_threshold_w: threshold_w,
+        cs_threshold_w: threshold_w,
+        noise_w: dbm_to_w(s.noise_dbm()),
+        ..PhyProfile::wavelan()
+    };
+    (propagation, phy)
+}
+
+/// Walls, shadowing and frame errors of `[network.signal]`, with their random streams
+/// `network/signal/shadowing` and `network/signal/errors`.
+fn signal_of(s: &SignalSpec, walls: &[WallSpec], streams: &Streams) -> SignalModel {
+    let at = |p: [f64; 2]| Position { x: p[0], y: p[1] };
+    let cfg = SignalConfig {
+        walls: walls
+            .iter()
+            .map(|w| Wall {
+                a: at(w.from),
+                b: at(w.to),
+                loss_db: w.loss_db,
+            })
+            .collect(),
+        shadowing_db: s.shadowing_db.unwrap_or(0.0),
+        coherence_ns: s.shadowing_time.map_or(0, |t| t.0),
+        frame_errors: s.frame_errors.unwrap_or(true),
+    };
+    SignalModel::new(
+        cfg,
+        streams.stream("network/signal/shadowing"),
+        streams.stream("network/signal/errors"),
+    )
 }
 
 /// The movement of `[network.mobility]` for nodes standing at `layout`, up to

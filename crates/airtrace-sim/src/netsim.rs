@@ -106,6 +106,13 @@ pub struct NodeSummary {
     pub mac_drops: u64,
     /// Packets dropped at its full interface queue.
     pub queue_drops: u64,
+    /// Changes of data rate its rate adaptation made (left out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rate_changes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Node `id`'s IPv4 address.
@@ -321,6 +328,8 @@ struct World {
     dsr_bytes: Vec<u8>,
     drops: BTreeMap<&'static str, u64>,
     mac_drops: Vec<u64>,
+    /// Rate changes per node.
+    rate_changes: Vec<u64>,
     queue_drops: Vec<u64>,
     bodies: Vec<Body>,
     /// DSR's counts (`None`: static routes).
@@ -417,6 +426,7 @@ pub(crate) fn run(
         dsr_bytes: Vec::new(),
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
+        rate_changes: vec![0; n],
         queue_drops: vec![0; n],
         bodies: Vec::new(),
         routing: dynamic_routing.then(RoutingSummary::default),
@@ -538,6 +548,16 @@ impl World {
                 }
                 NetEvent::Local { .. } => {}
                 NetEvent::Route { at_ns, node, event } => self.on_route(at_ns, node, event)?,
+                NetEvent::RateChanged {
+                    at_ns,
+                    node,
+                    neighbour,
+                    from_bps,
+                    to_bps,
+                } => {
+                    self.rate_changes[node as usize] += 1;
+                    self.log_rate(at_ns, node, neighbour, from_bps, to_bps)?;
+                }
                 NetEvent::Dropped {
                     at_ns,
                     node,
@@ -725,6 +745,31 @@ impl World {
             self.line,
             r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"packet_dropped","packet":{id},"frame":null,"attempt":null,"bytes":{bytes},"queue_packets":null,"reason":"{reason}","fragments":null,"flow":{flow},"ip_id":{ip_id}}}"#,
             self.nodes[node as usize].name
+        )?;
+        self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    /// A `rate_changed` record in link.jsonl: `node`'s data frames to `peer` now go
+    /// at `to_bps`.
+    fn log_rate(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        peer: NodeId,
+        from_bps: u64,
+        to_bps: u64,
+    ) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        self.line.clear();
+        let name = |n: NodeId| self.nodes.get(n as usize).map_or("?", |n| n.name.as_str());
+        write!(
+            self.line,
+            r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"rate_changed","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":null,"fragments":null,"flow":null,"ip_id":null,"peer":"{}","from_rate_bps":{from_bps},"rate_bps":{to_bps}}}"#,
+            name(node),
+            name(peer)
         )?;
         self.line.push(b'\n');
         log.write_all(&self.line)
@@ -982,6 +1027,7 @@ impl World {
                     y: n.position.y,
                     frames_sent: w.sent(i as NodeId),
                     mac_drops: self.mac_drops[i],
+                    rate_changes: self.rate_changes[i],
                     queue_drops: self.queue_drops[i],
                 })
                 .collect(),

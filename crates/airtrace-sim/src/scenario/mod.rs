@@ -22,10 +22,12 @@ use crate::overrides::{self, Marks, Override};
 use crate::units::{Duration, Rate, Size};
 
 mod network;
+mod signal;
 pub use network::{
     ArpProfile, ChainSpec, MacProfile, MobilityModel, MobilitySpec, NetworkSpec, NodeSpec,
     RandomSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
 };
+pub use signal::{RateControlSpec, SignalSpec, WallSpec};
 
 /// A scenario, as read from its file (see the [module documentation](self)).
 #[derive(Debug, Clone, Deserialize)]

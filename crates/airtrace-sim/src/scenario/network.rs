@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use airtrace_net::mobility::MAX_SPEED_MPS;
 use serde::Deserialize;
 
+use super::signal::{RateControlSpec, SignalSpec, WallSpec};
 use super::{invalid, FlowSpec, Invalid, Key, Scenario};
 use crate::units::{Duration, Rate, Size};
 
@@ -31,6 +32,17 @@ pub struct NetworkSpec {
     /// nodes more than 250 m apart.
     #[serde(default)]
     pub carrier_sense_m: Option<f64>,
+    /// How stations pick the rate of their data frames (`dsss` only): `fixed`
+    /// (default: `rate`), `arf`, `aarf` or `mimd`; `rate` is then the fastest.
+    #[serde(default)]
+    pub rate_control: RateControlSpec,
+    /// Log-distance propagation against a noise floor, shadowing and frame errors by
+    /// SNR (`[network.signal]`); without it, the WaveLAN profile's thresholds alone.
+    #[serde(default)]
+    pub signal: Option<SignalSpec>,
+    /// Walls, each a `[[network.wall]]` (with `[network.signal]`).
+    #[serde(default, rename = "wall")]
+    pub walls: Vec<WallSpec>,
     /// Interface queue, packets. Default 50.
     #[serde(default)]
     pub queue_packets: Option<u64>,
@@ -538,6 +550,12 @@ impl Scenario {
         if let Some(m) = &net.mobility {
             validate_mobility(net, m)?;
         }
+        super::signal::validate(
+            net.signal.as_ref(),
+            &net.walls,
+            net.rate_control,
+            net.mac == MacProfile::Dsss,
+        )?;
         match net.mac {
             MacProfile::Ns2 => {
                 if net.rate.is_some_and(|r| r.0 != Some(2_000_000)) {
