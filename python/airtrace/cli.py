@@ -536,6 +536,7 @@ def _analyze_to_parquet(args: argparse.Namespace) -> int:
             written = write_parquet(
                 files, args.parquet, as_json=args.json, on_file=show,
                 jobs=args.jobs, scheduler=args.scheduler, cluster=args.cluster,
+                progress=sys.stderr if not args.no_progress and sys.stderr.isatty() else None,
             )
     except NothingToWrite:
         written = []
