@@ -120,6 +120,9 @@ def test_example_lists_copies_and_locates(tmp_path: Path, monkeypatch: pytest.Mo
     assert main(["example", "loss_trace"]) == 1
     assert "scenarios/traces/losses-2000.txt: already there, and not the shipped loss_trace" in capsys.readouterr().err
     assert Path("scenarios/traces/losses-2000.txt").read_text() == "1\n"
+    Path("f").touch()
+    assert main(["example", "clean", "--to", "f"]) == 1
+    assert capsys.readouterr().err == "airtrace: error: f/scenarios: Not a directory\n"
 
     assert main(["example", "--path", "mathis", "kuang"]) == 1
     out, err = capsys.readouterr()

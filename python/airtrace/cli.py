@@ -1043,8 +1043,11 @@ def _example(args: argparse.Namespace) -> int:
             there = {path for path in (Path(args.to) / r for r in data.needs(data.find(name))) if path.exists()}
             for path in data.copy(name, args.to):
                 print(f"{PROG}: {'already there' if path in there else 'wrote'} {path}", file=sys.stderr)
-        except (data.UnknownExample, OSError) as e:
+        except data.UnknownExample as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
+            failed = True
+        except OSError as e:  # the file and what is wrong, without Python's [Errno N]
+            print(f"{PROG}: error: {f'{e.filename}: {e.strerror}' if e.filename and e.strerror else e}", file=sys.stderr)
             failed = True
     return 1 if failed else 0
 
