@@ -161,10 +161,14 @@ def test_json_output_parses_and_names_each_file(capsys: pytest.CaptureFixture[st
     assert (d["fast_retransmissions"], d["sack_retransmissions"]) == (1, 2)
 
 
-def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_and_says_where_it_writes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "198.18.0.1" in out and "retx" in out
+    # Before the run and as the last word (issue 17 item 4), as the other commands do.
+    (wrote,) = [line for line in err.splitlines() if line.startswith("airtrace: wrote ")]
+    bundle = Path(wrote.removeprefix("airtrace: wrote "))
+    assert f"Its bundle goes to {bundle} " in out and (bundle / "summary.json").is_file()
 
 
 def test_the_sample_capture_shows_its_known_fade_and_stall() -> None:

@@ -5,8 +5,12 @@
     >>> trace.connections                               # doctest: +SKIP
     >>> trace.packets()[lambda p: p.retransmission]     # doctest: +SKIP
 
-    >>> airtrace.simulate("scenarios/rais_burst_fixed.toml", out="run1")  # doctest: +SKIP
-    >>> airtrace.sweep("plans/mathis.toml", "results/mathis")              # doctest: +SKIP
+    >>> airtrace.simulate("rais_burst_fixed", out="run1")     # doctest: +SKIP
+    >>> airtrace.sweep("mathis", "results/mathis")             # doctest: +SKIP
+    >>> airtrace.example("sample-sender.pcapng")               # doctest: +SKIP
+
+Scenarios and plans are files, or the names of those shipped with the package
+(`airtrace.data`, which `airtrace.example` finds and copies).
 
 This module stays light so that the command line starts fast: `read`, `simulate`
 and the rest are loaded on first use, and pandas and pyarrow only when a table
@@ -24,8 +28,10 @@ __all__ = [
     "PlanError",
     "ScenarioError",
     "Trace",
+    "data",
     "diagnose",
     "emulate",
+    "example",
     "query",
     "read",
     "simulate",
@@ -57,6 +63,11 @@ def __getattr__(name: str) -> object:
         from airtrace import sweeps
 
         return getattr(sweeps, name)
+    if name in ("data", "example"):
+        import importlib  # not `from airtrace import data`: that asks this hook for `data` again
+
+        data = importlib.import_module("airtrace.data")
+        return data if name == "data" else data.example
     if name == "DamagedInput":
         from airtrace import bundlefiles
 

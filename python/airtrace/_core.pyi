@@ -2,7 +2,7 @@
 the built module by mypy's stubtest (tests/test_scripting.py; the exceptions, each
 justified, in .mypy-stubtest-allowlist)."""
 
-from typing import final
+from typing import Callable, final
 
 __all__ = [
     "Analysis",
@@ -54,6 +54,7 @@ def analyze(
     findings: bool = False,
     conns: list[int] | None = None,
     sort: str = "id",
+    on_progress: Callable[[int, int | None], object] | None = None,
 ) -> Analysis: ...
 def flag_names() -> list[str]: ...
 def sort_keys() -> list[tuple[str, str]]: ...

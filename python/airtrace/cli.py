@@ -200,7 +200,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 on success; 1 when the scenario does not load or the bundle cannot be written; "
         "130, 143, 129 when SIGINT, SIGTERM, SIGHUP stopped it.",
     )
-    simulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
+    simulate.add_argument(
+        "scenario", metavar="SCENARIO", nargs="?",
+        help="scenario file (.toml), or the name of a shipped one, from anywhere (`airtrace example` lists them)",
+    )
     simulate.add_argument(
         "--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is a bundle airtrace wrote)"
     )
@@ -236,7 +239,9 @@ def _parser() -> argparse.ArgumentParser:
         "plan does not load or RESULTS cannot take the results; 130, 143, 129 when SIGINT, SIGTERM, SIGHUP "
         "stopped it (the rows written so far stay: --resume runs the rest).",
     )
-    sweep.add_argument("plan", metavar="PLAN", help="sweep plan (.toml)")
+    sweep.add_argument(
+        "plan", metavar="PLAN", help="sweep plan (.toml), or the name of a shipped one (`airtrace example` lists them)"
+    )
     sweep.add_argument("--out", "-o", metavar="RESULTS", help="results directory (required unless --check)")
     sweep.add_argument("--resume", action="store_true", help="run only the runs RESULTS does not hold yet")
     sweep.add_argument("--jobs", "-j", type=int, help="worker processes (default: one per core; 1 runs in this process)")
@@ -306,7 +311,9 @@ def _parser() -> argparse.ArgumentParser:
         "namespace (198.18.0.1) instead of the built-in traffic generator, e.g. `-- iperf3 -c 198.18.1.1 -t 10`; "
         "the run ends when it exits.",
     )
-    emulate.add_argument("scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml)")
+    emulate.add_argument(
+        "scenario", metavar="SCENARIO", nargs="?", help="scenario file (.toml), or the name of a shipped one"
+    )
     emulate.add_argument("--out", "-o", metavar="BUNDLE", help="bundle directory to write (replaced if it is one)")
     emulate.add_argument(
         "--cleanup", action="store_true", help="end the processes and remove the namespaces left by killed runs, then exit"
@@ -344,6 +351,21 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="print the figures as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
     reproduce.set_defaults(run=_reproduce)
+
+    example = sub.add_parser(
+        "example",
+        help="list the captures, scenarios and plans shipped with airtrace, or copy one here",
+        description="Without NAME, lists the sample captures, scenarios and sweep plans shipped with the package. "
+        "With NAMEs, copies each into DIR (default: the current directory) at its place in the package: "
+        "captures at the top, scenarios/NAME.toml, plans/NAME.toml, with the files each names (a scenario's "
+        "trace, a plan's scenario). Scenarios and plans also run by name from anywhere: `airtrace simulate "
+        "kuang_cell`, `airtrace sweep rais_bursts`.",
+        epilog="Exit status: 0 on success; 1 when a NAME is unknown or a different file is in the way.",
+    )
+    example.add_argument("names", nargs="*", metavar="NAME", help="a capture's file name, or a scenario's or plan's name")
+    example.add_argument("--to", metavar="DIR", default=".", help="copy into DIR (default: the current directory)")
+    example.add_argument("--path", action="store_true", help="print where each NAME is installed; copy nothing")
+    example.set_defaults(run=_example)
 
     demo = sub.add_parser(
         "demo",
@@ -514,6 +536,7 @@ def _analyze_to_parquet(args: argparse.Namespace) -> int:
             written = write_parquet(
                 files, args.parquet, as_json=args.json, on_file=show,
                 jobs=args.jobs, scheduler=args.scheduler, cluster=args.cluster,
+                progress=sys.stderr if not args.no_progress and sys.stderr.isatty() else None,
             )
     except NothingToWrite:
         written = []
@@ -995,6 +1018,40 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _example(args: argparse.Namespace) -> int:
+    """`airtrace example`: the shipped files, listed, located or copied."""
+    from pathlib import Path
+
+    from airtrace import data
+
+    if not args.names:
+        for kind, usage in (
+            ("captures", "airtrace example NAME copies one here"),
+            ("scenarios", "airtrace simulate NAME runs one, from anywhere"),
+            ("plans", "airtrace sweep NAME --out DIR runs one"),
+        ):
+            print(f"{kind.capitalize()} ({usage}):")
+            for name in data.names(kind)[kind]:
+                print(f"  {name:<22} {data.description(data.find(name, kind))}")
+        return 0
+    failed = False
+    for name in args.names:
+        try:
+            if args.path:
+                print(data.find(name).path)
+                continue
+            there = {path for path in (Path(args.to) / r for r in data.needs(data.find(name))) if path.exists()}
+            for path in data.copy(name, args.to):
+                print(f"{PROG}: {'already there' if path in there else 'wrote'} {path}", file=sys.stderr)
+        except data.UnknownExample as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            failed = True
+        except OSError as e:  # the file and what is wrong, without Python's [Errno N]
+            print(f"{PROG}: error: {f'{e.filename}: {e.strerror}' if e.filename and e.strerror else e}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     from importlib import resources
 
@@ -1028,7 +1085,8 @@ def _simulate_demo() -> int:
     os.makedirs(os.path.dirname(out), exist_ok=True)
     print(
         "\nNow a simulation (scenarios/rais_burst_fixed.toml): a 3.57 MB transfer with a 1995 BSD TCP over a "
-        "430 kbit/s link that loses everything for 100 ms every second (Rais & Tripathi 1995).\n"
+        "430 kbit/s link that loses everything for 100 ms every second (Rais & Tripathi 1995). Its bundle goes "
+        f"to {out} (the previous demo's is replaced).\n"
     )
     with resources.as_file(scenario) as path:
         summary = simulate(path, out)
@@ -1052,9 +1110,11 @@ def _simulate_demo() -> int:
     print(
         "Next: `airtrace diagnose YOUR.pcap`, `airtrace report BUNDLE -o report.html` for the interactive "
         "multi-layer view, `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` "
-        "in Python, `airtrace simulate SCENARIO.toml --out DIR` with the files in scenarios/ (docs/scenarios.md), "
+        "in Python, `airtrace simulate SCENARIO --out DIR` with a scenario file or the name of a shipped one "
+        "(`airtrace example` lists them; docs/scenarios.md), "
         "or `airtrace reproduce` to rebuild the seed studies beside their published figures."
     )
+    print(f"{PROG}: wrote {out}", file=sys.stderr)
     return 0
 
 

@@ -36,7 +36,8 @@ def emulate(
     command: list[str] | None = None,
     server: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Emulates `scenario` (a TOML file, docs/scenarios.md) and returns its summary.
+    """Emulates `scenario` (a TOML file, docs/scenarios.md, or the name of a shipped one:
+    `airtrace.data`) and returns its summary.
 
     The bundle (captures taken by the forwarder, link log, TCP_INFO log, summary.json,
     meta.json with `"source": "emulation"`) is written to `out`, atomically. SIGINT
@@ -55,7 +56,9 @@ def emulate(
         if argv and shutil.which(argv[0]) is None:
             raise FileNotFoundError(f"{what}: no program {argv[0][:100]!r} (not found, or not executable)")
     try:
-        text = _core.emulate(os.fspath(scenario), os.fspath(out), seed, busy_poll, max_duration_s, command, server)
+        from airtrace.data import resolve
+
+        text = _core.emulate(resolve(scenario, "scenarios"), os.fspath(out), seed, busy_poll, max_duration_s, command, server)
     except PermissionError as e:
         raise EmulationUnsupported(str(e)) from None
     except ValueError as e:

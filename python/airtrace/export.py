@@ -14,6 +14,13 @@ Dask cluster), and their rows are written in the order the captures were given, 
 tables do not depend on where they were made. The packets table is written as the
 captures come back, one row group or more per capture: thousands of captures never sit
 in memory at once.
+
+Progress (`write_parquet(progress=stream)`) is one bar over the job (airtrace.progress):
+the bytes of every capture, once per pass (twice with the JSON report, whose findings
+take a second pass), moved through as each capture is analysed (byte by byte when
+this process analyses it, a capture at a time when workers do), labelled with the
+phase: analysing, diagnosing, building the tables of, writing the packets of a capture,
+then writing the connections table.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from airtrace import workers
 from airtrace.atomic import publish_together, write_atomically
@@ -101,10 +108,15 @@ class Analysed:
     packets: pa.Table | None = None
 
 
-def analysed(path: str, as_json: bool = False) -> Analysed:
+#: What `analysed` reports as it goes: the phase, and the bytes done of the capture's
+#: share of the bar (its size once per pass).
+Report = Callable[[str, int], object]
+
+
+def analysed(path: str, as_json: bool = False, report: Report | None = None) -> Analysed:
     """Analyses one capture for `write_parquet` (runs in a worker): one pass gives its
     table, connections and packets; with `as_json`, a second gives the report with its
-    findings."""
+    findings. `report` (in this process only) hears how far it is."""
     import json
 
     import pyarrow as pa
@@ -112,12 +124,18 @@ def analysed(path: str, as_json: bool = False) -> Analysed:
     from airtrace import _core
     from airtrace.trace import arrow_table, connections_frame, taken_columns
 
+    def passing(what: str, before: int) -> Callable[[int, int | None], object] | None:
+        return None if report is None else lambda pos, _size: report(what, before + pos)
+
+    size = _size(path)
     try:
-        analysis = _core.analyze(path, packets=True, table=not as_json)
-        shown = _core.analyze(path, findings=True) if as_json else analysis
+        analysis = _core.analyze(path, packets=True, table=not as_json, on_progress=passing("analysing", 0))
+        shown = _core.analyze(path, findings=True, on_progress=passing("diagnosing", size)) if as_json else analysis
     except ValueError as e:
         return Analysed(path, error=str(e))
     assert analysis.packets is not None
+    if report is not None:
+        report("building the tables of", size * passes(as_json))
     connections = sql_columns(pa.Table.from_pandas(connections_frame(json.loads(analysis.json)), preserve_index=False))
     packets = sql_columns(arrow_table(taken_columns(analysis.packets, None)))
     warnings = [*shown.warnings]
@@ -133,6 +151,19 @@ def analysed(path: str, as_json: bool = False) -> Analysed:
     )
 
 
+def passes(as_json: bool) -> int:
+    """Passes over each capture: the packets, and the findings for the JSON report."""
+    return 2 if as_json else 1
+
+
+def _size(path: str) -> int:
+    """The file's size, 0 when it cannot be had (its analysis then says why)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def write_parquet(
     paths: list[str],
     out_dir: str,
@@ -142,6 +173,7 @@ def write_parquet(
     jobs: int | None = 1,
     scheduler: str | None = None,
     cluster: str | None = None,
+    progress: TextIO | None = None,
 ) -> list[str]:
     """Write DIR/connections.parquet and DIR/packets.parquet for the given captures.
 
@@ -150,10 +182,35 @@ def write_parquet(
     atomic.publish_together). `on_file` sees each capture's `Analysed` in the order
     given (a capture that cannot be read has its `error` and adds no rows). Captures
     are analysed on `jobs` processes (None: every core), at the Dask `scheduler`, or on
-    a LocalCluster (`cluster="local"`). Returns the two paths; raises NothingToWrite if
-    no capture could be read (then nothing is written)."""
+    a LocalCluster (`cluster="local"`). With `progress`, one bar on that stream follows
+    the whole job (see the module's doc). Returns the two paths; raises NothingToWrite
+    if no capture could be read (then nothing is written)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from airtrace.progress import Bar
+
+    sizes = [_size(p) * passes(as_json) for p in paths]
+    bar = Bar(sum(sizes), progress)
+    taken = {"files": 0, "bytes": 0}  # the captures whose results were taken, and their share
+
+    def where(path: str) -> str:
+        return f"{os.path.basename(path)} ({taken['files'] + 1}/{len(paths)})"
+
+    def analysed_here(path: str) -> Analysed:
+        """`analysed` in this process, moving the bar through the capture's share."""
+
+        def report(what: str, done: int) -> None:
+            bar.phase(f"{what} {where(path)}")
+            bar.to(taken["bytes"] + done)
+
+        return analysed(path, as_json, report)
+
+    if workers.in_process(len(paths), jobs=jobs, scheduler=scheduler, cluster=cluster):
+        fn: Callable[[str], Analysed] = analysed_here
+    else:
+        fn = _analysed_json if as_json else analysed
+        bar.phase(f"analysing {len(paths)} captures")
 
     def write(stage: Path) -> None:
         connections: list[pa.Table] = []
@@ -161,11 +218,14 @@ def write_parquet(
         def stream_packets(f: BinaryIO) -> None:
             packets: pq.ParquetWriter | None = None
             try:
-                with workers.ordered_map(
-                    _analysed_json if as_json else analysed, paths, jobs=jobs, scheduler=scheduler, cluster=cluster
-                ) as results:
+                with workers.ordered_map(fn, paths, jobs=jobs, scheduler=scheduler, cluster=cluster) as results:
                     for one in results:
-                        on_file(one)
+                        bar.phase(f"writing the packets of {where(one.path)}")
+                        with bar.suspended():
+                            on_file(one)
+                        taken["files"] += 1
+                        taken["bytes"] += sizes[taken["files"] - 1]
+                        bar.to(taken["bytes"])
                         if one.packets is None or one.connections is None:
                             continue
                         connections.append(one.connections)
@@ -182,10 +242,14 @@ def write_parquet(
         write_atomically(stage / PAIR[1], stream_packets)
         if not connections:
             raise NothingToWrite("no capture could be read: nothing written")
+        bar.phase("writing the connections table")
         table = pa.concat_tables(connections, promote_options="permissive")
         write_atomically(stage / PAIR[0], lambda f: pq.write_table(table, f))
 
-    publish_together(Path(out_dir), PAIR, write)
+    try:
+        publish_together(Path(out_dir), PAIR, write)
+    finally:
+        bar.close()
     return [os.path.join(out_dir, name) for name in PAIR]
 
 

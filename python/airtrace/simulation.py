@@ -2,6 +2,7 @@
 
     >>> import airtrace
     >>> summary = airtrace.simulate("scenarios/rais_burst_fixed.toml", out="run1")  # doctest: +SKIP
+    >>> summary = airtrace.simulate("rais_burst_fixed", out="run1")   # the shipped one, from anywhere  # doctest: +SKIP
     >>> summary["flows"][0]["goodput_bps"]                                           # doctest: +SKIP
 
 The run happens in Rust (crates/airtrace-sim); this module only loads the summary.
@@ -67,7 +68,8 @@ def simulate(
     progress: bool = False,
     set: Mapping[str, object] | Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Runs `scenario` (a TOML file, see docs/scenarios.md) and returns its summary.
+    """Runs `scenario` (a TOML file, see docs/scenarios.md, or the name of one shipped
+    with the package when no such file exists: `airtrace.data`) and returns its summary.
 
     `set` overrides values of the scenario, as `airtrace simulate --set` does
     (docs/scenarios.md, "Overrides"): `["seed=7", "flow[1].tcp.variant=newreno"]`, or
@@ -84,12 +86,14 @@ def simulate(
     A signal whose Python handler raises (Ctrl-C: KeyboardInterrupt) stops the run
     within a few tens of milliseconds, removes its partial bundle and raises here.
     """
+    from airtrace.data import resolve
+
     check_seed(seed)
     try:
         text = _core.simulate(
-            os.fspath(scenario), None if out is None else os.fspath(out), seed, progress, overrides(set)
+            resolve(scenario, "scenarios"), None if out is None else os.fspath(out), seed, progress, overrides(set)
         )
-    except ValueError as e:
+    except ValueError as e:  # UnknownExample too
         raise ScenarioError(str(e)) from None
     result: dict[str, Any] = json.loads(text)
     return result

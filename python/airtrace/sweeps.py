@@ -78,9 +78,13 @@ def run_id(scenario: bytes, overrides: list[str], seed: int) -> str:
 
 
 def load(plan: str | os.PathLike[str], out: str | os.PathLike[str]) -> Plan:
-    """Reads, expands and checks `plan`; `out` is where its results (and bundles) go."""
+    """Reads, expands and checks `plan` (a file, or the name of a plan shipped with the
+    package when no such file exists: `airtrace.data`); `out` is where its results (and
+    bundles) go."""
+    from airtrace.data import resolve
+
     try:
-        raw: dict[str, Any] = json.loads(_core.plan_load(os.fspath(plan)))
+        raw: dict[str, Any] = json.loads(_core.plan_load(resolve(plan, "plans")))
     except ValueError as e:
         raise PlanError(str(e)) from None
     scenario = Path(raw["scenario"]).read_bytes()

@@ -76,6 +76,12 @@ def check_cluster(cluster: str | None) -> None:
         raise WorkersError(f"unknown cluster {cluster!r}: `local` (or give a scheduler's address)")
 
 
+def in_process(items: int, *, jobs: int | None, scheduler: str | None, cluster: str | None) -> bool:
+    """Whether `ordered_map` computes `items` items in this process: when it is given
+    one job, or one item, and no Dask cluster."""
+    return scheduler is None and cluster is None and ((jobs or cores()) == 1 or items <= 1)
+
+
 @contextmanager
 def ordered_map(
     fn: Callable[[T], R],
@@ -91,15 +97,16 @@ def ordered_map(
     `ahead` results per worker wait to be taken, so that big results (a capture's
     packets table) do not pile up in memory."""
     check_cluster(cluster)
-    jobs = jobs or cores()
     items = list(items)
-    if scheduler is not None or cluster is not None:
+    here = in_process(len(items), jobs=jobs, scheduler=scheduler, cluster=cluster)
+    jobs = jobs or cores()
+    if here:
+        yield (fn(item) for item in items)
+    elif scheduler is not None or cluster is not None:
         with dask_client(scheduler, jobs) as client:
             workers = max(1, len(client.scheduler_info()["workers"]))
             yield _windowed(lambda item: client.submit(fn, item, pure=False), items, workers * ahead,
                             cancel=lambda f: client.cancel(f))
-    elif jobs == 1 or len(items) <= 1:
-        yield (fn(item) for item in items)
     else:
         pool = process_pool(jobs)
         try:

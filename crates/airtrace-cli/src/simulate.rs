@@ -9,7 +9,10 @@
 //! ([`crate::signals`]). tests/test_launcher.py compares the two byte for byte.
 //!
 //! Only these plain forms are taken ([`plain`]; `--opt=VALUE` too); anything else
-//! (`--cleanup`, `--help`, abbreviations, mistakes) is left to the Python command line.
+//! (`--cleanup`, `--help`, abbreviations, mistakes) is left to the Python command line,
+//! and so is a SCENARIO that is no file and has no directory in it: the name of a
+//! scenario shipped with the package (`airtrace simulate kuang_cell`), which the
+//! Python package finds (`airtrace.data.resolve`) or refuses, listing the names.
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -34,9 +37,10 @@ pub struct Simulate {
 
 /// The command if `args` (after `simulate`) are a scenario and options of the plain
 /// forms, every one valid UTF-8 and not empty, every value not starting with `-`, a
-/// seed of decimal digits that fits in 64 bits; else `None`, for Python to handle
-/// (argparse's way with what is left: abbreviations, `-oBUNDLE`, negative numbers,
-/// errors).
+/// seed of decimal digits that fits in 64 bits, the scenario a path that exists or has
+/// a directory in it; else `None`, for Python to handle (argparse's way with what is
+/// left: abbreviations, `-oBUNDLE`, negative numbers, errors; the shipped scenarios'
+/// names).
 pub fn plain(args: &[OsString]) -> Option<Simulate> {
     let mut cmd = Simulate {
         scenario: None,
@@ -76,7 +80,10 @@ pub fn plain(args: &[OsString]) -> Option<Simulate> {
             _ => cmd.scenario = Some(arg.to_string()),
         }
     }
-    Some(cmd)
+    match &cmd.scenario {
+        Some(name) if !name.contains('/') && !Path::new(name).exists() => None,
+        _ => Some(cmd),
+    }
 }
 
 /// Runs the command; its exit status.
@@ -228,13 +235,13 @@ mod tests {
     #[test]
     fn the_plain_forms_are_taken() {
         let cmd = plain(&args(
-            "--set a=1 s.toml -o run --seed=7 --set=b=x=y --json --no-progress --out=r2",
+            "--set a=1 dir/s.toml -o run --seed=7 --set=b=x=y --json --no-progress --out=r2",
         ))
         .unwrap();
         assert_eq!(
             cmd,
             Simulate {
-                scenario: Some("s.toml".into()),
+                scenario: Some("dir/s.toml".into()),
                 out: Some("r2".into()),
                 seed: Some(7),
                 overrides: vec!["a=1".into(), "b=x=y".into()],
@@ -250,25 +257,37 @@ mod tests {
         for line in [
             "--cleanup",
             "--cleanup runs",
-            "s.toml --help",
+            "dir/s.toml --help",
             "-h",
-            "a.toml b.toml",
-            "s.toml --out",
-            "s.toml --out -x",
-            "s.toml --seed -1",
-            "s.toml --seed 1e3",
-            "s.toml --seed 18446744073709551616",
-            "s.toml --set",
-            "s.toml --js",
-            "s.toml --json=1",
-            "s.toml -orun",
-            "s.toml -- x",
+            "dir/a.toml dir/b.toml",
+            "dir/s.toml --out",
+            "dir/s.toml --out -x",
+            "dir/s.toml --seed -1",
+            "dir/s.toml --seed 1e3",
+            "dir/s.toml --seed 18446744073709551616",
+            "dir/s.toml --set",
+            "dir/s.toml --js",
+            "dir/s.toml --json=1",
+            "dir/s.toml -orun",
+            "dir/s.toml -- x",
             "-",
         ] {
             assert_eq!(plain(&args(line)), None, "{line}");
         }
         assert_eq!(plain(&[OsString::new()]), None);
-        assert_eq!(plain(&args("s.toml --out=")), None);
+        assert_eq!(plain(&args("dir/s.toml --out=")), None);
+    }
+
+    #[test]
+    fn a_scenario_name_that_is_no_file_is_left_to_python() {
+        // The name of a shipped scenario: the Python package knows where they are.
+        assert_eq!(plain(&args("kuang_cell --out run")), None);
+        assert_eq!(plain(&args("no_such_file.toml")), None);
+        // A file that exists, or a path with a directory in it, is the native run's
+        // (a missing one is then its error: `cannot read`).
+        let here = env!("CARGO_MANIFEST_DIR").to_string() + "/Cargo.toml";
+        assert!(plain(&args(&here)).is_some());
+        assert!(plain(&args("runs/missing.toml")).is_some());
     }
 
     #[test]

@@ -98,10 +98,14 @@ impl PacketTable {
 /// and the packets table as columns. `name` names the file in the report and the
 /// messages (default: the path). The JSON and the table show the connections whose
 /// ids are in `conns` (all when None), and their findings, in the order of the `sort`
-/// key (`sort_keys()`). Raises ValueError with a one-line message naming the file and
-/// the place when nothing could be read, or naming the sort keys for an unknown one.
+/// key (`sort_keys()`). `progress` draws this file's own bar on stderr; `on_progress`,
+/// for a caller that draws one bar over more than this file, is called with (bytes
+/// read, file size or None) at most every 100 ms and once at the end; the first
+/// exception it raises stops the calls and is raised here once the analysis is done. Raises ValueError with a one-line
+/// message naming the file and the place when nothing could be read, or naming the sort
+/// keys for an unknown one.
 #[pyfunction]
-#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None, findings = false, conns = None, sort = "id"))]
+#[pyo3(signature = (path, packets = false, progress = false, table = false, name = None, findings = false, conns = None, sort = "id", on_progress = None))]
 #[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
@@ -113,6 +117,7 @@ fn analyze(
     findings: bool,
     conns: Option<Vec<u32>>,
     sort: &str,
+    on_progress: Option<Py<PyAny>>,
 ) -> PyResult<Analysis> {
     let key = SortKey::parse(sort).ok_or_else(|| {
         let names: Vec<_> = SortKey::ALL.iter().map(|(_, n, _)| *n).collect();
@@ -122,9 +127,13 @@ fn analyze(
         ))
     })?;
     let name = name.unwrap_or_else(|| path.display().to_string());
-    let result = py.detach(move || {
+    let mut reported = Reported::new(on_progress);
+    let result = py.detach(|| {
         let mut bar = Progress::new(progress);
-        let mut on_progress = |pos: u64, len: Option<u64>| bar.update(pos, len, &name);
+        let mut on_progress = |pos: u64, len: Option<u64>| {
+            bar.update(pos, len, &name);
+            reported.call(pos, len);
+        };
         let out = if packets {
             // Per-packet output is in capture order: one thread.
             let reader = CaptureReader::open(&path).map_err(|e| e.to_string());
@@ -140,6 +149,7 @@ fn analyze(
             analyze_file_summary(&path, &name, &mut on_progress).map(|r| ((r, None), None))
         };
         bar.finish();
+        reported.end();
         let ((mut report, found), cols) = out?;
         let total = report.connections.len();
         let missing = airtrace_report::select(&mut report, conns.as_deref(), key);
@@ -162,6 +172,9 @@ fn analyze(
             cols.map(PacketColumns::export),
         ))
     });
+    if let Some(raised) = reported.raised {
+        return Err(raised);
+    }
     let (json, table, report, connections, missing, cols) =
         result.map_err(PyValueError::new_err)?;
     let packets = match cols {
@@ -184,6 +197,50 @@ fn analyze(
         missing,
         packets,
     })
+}
+
+/// `analyze`'s `on_progress`: the Python callable, called with the GIL taken at most
+/// every [`Reported::EVERY`] and once at the end with the last position; the first
+/// exception it raises stops the calls and is kept for `analyze` to raise.
+struct Reported {
+    callback: Option<Py<PyAny>>,
+    last: Option<(u64, Option<u64>)>,
+    called: Option<std::time::Instant>,
+    raised: Option<PyErr>,
+}
+
+impl Reported {
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+    fn new(callback: Option<Py<PyAny>>) -> Self {
+        Reported {
+            callback,
+            last: None,
+            called: None,
+            raised: None,
+        }
+    }
+
+    fn call(&mut self, pos: u64, len: Option<u64>) {
+        self.last = Some((pos, len));
+        if self.called.is_none_or(|t| t.elapsed() >= Self::EVERY) {
+            self.called = Some(std::time::Instant::now());
+            self.send(pos, len);
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some((pos, len)) = self.last {
+            self.send(pos, len);
+        }
+    }
+
+    fn send(&mut self, pos: u64, len: Option<u64>) {
+        let (Some(callback), None) = (&self.callback, &self.raised) else {
+            return;
+        };
+        self.raised = Python::attach(|py| callback.call1(py, (pos, len)).err());
+    }
 }
 
 /// The keys `analyze(sort=...)` takes, each with what it orders by.

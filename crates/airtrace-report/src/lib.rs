@@ -61,6 +61,11 @@ pub fn json_document(reports: &[String]) -> String {
     )
 }
 
+/// Simulated time `now` of `end` (ns) as the simulation's bar says it: `12.3 s of 120.0 s`.
+fn simulated_of(now: i64, end: i64) -> String {
+    format!("{:.1} s of {:.1} s", now as f64 / 1e9, end as f64 / 1e9)
+}
+
 /// A progress bar on stderr that shows itself only once the work takes more than a
 /// moment: a file's bytes read ([`Progress::new`]) or a run's simulated time
 /// ([`Progress::simulation`]).
@@ -77,10 +82,10 @@ impl Progress {
         Self::with_template(enabled, "{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
     }
 
-    /// The bar of `airtrace simulate`: simulated milliseconds of the run's duration
-    /// (fed by [`Progress::simulated`]).
+    /// The bar of `airtrace simulate`: simulated time against the scenario's end, in
+    /// seconds (fed by [`Progress::simulated`]).
     pub fn simulation(enabled: bool) -> Self {
-        Self::with_template(enabled, "simulated {msg} {wide_bar} {pos}/{len} ms {eta}")
+        Self::with_template(enabled, "simulated {msg} {wide_bar} {eta}")
     }
 
     fn with_template(enabled: bool, template: &'static str) -> Self {
@@ -115,11 +120,29 @@ impl Progress {
     /// reports it.
     pub fn simulated(&mut self, now: i64, end: i64) {
         self.update((now / 1_000_000) as u64, Some((end / 1_000_000) as u64), "");
+        if let Some(bar) = &self.bar {
+            bar.set_message(simulated_of(now, end));
+        }
     }
 
     pub fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simulation_bar_says_seconds_of_the_scenarios_end() {
+        // Issue 17 item 7: it said `1085726/2000000 ms`.
+        assert_eq!(
+            simulated_of(1_085_726_000_000, 2_000_000_000_000),
+            "1085.7 s of 2000.0 s"
+        );
+        assert_eq!(simulated_of(0, 120_000_000_000), "0.0 s of 120.0 s");
     }
 }
