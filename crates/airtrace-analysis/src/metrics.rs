@@ -101,7 +101,12 @@ pub struct DirMetrics {
     pub timeout_retransmissions: u64,
     /// Expiries of the retransmission timer (RTOs).
     pub timeouts: u64,
+    /// Retransmissions of data the peer had already acknowledged (Wireshark's
+    /// `spurious_retransmission`): the receiver did not need them.
     pub spurious_retransmissions: u64,
+    /// The other retransmissions, of data not yet acknowledged: `retransmitted_packets`
+    /// is these and the spurious ones.
+    pub genuine_retransmissions: u64,
     /// Highest backoff index of a timeout (1: one timeout, 2: a doubled one, ...).
     pub max_backoff: u32,
     pub out_of_order: u64,
@@ -210,6 +215,9 @@ impl DirMetrics {
             self.avg_window = Some(self.window_sum as f64 / self.window_count as f64);
         }
         self.rtt.finish();
+        self.genuine_retransmissions = self
+            .retransmitted_packets
+            .saturating_sub(self.spurious_retransmissions);
         self.longest_idle_s = self.longest_idle_ns as f64 * 1e-9;
         self.max_retransmit_wait_s = self.max_retransmit_wait_ns.map(|ns| ns as f64 * 1e-9);
         if self.syn > 0 {

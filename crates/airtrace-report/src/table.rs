@@ -32,6 +32,9 @@ fn three_digits(x: f64) -> String {
     }
 }
 
+/// Retransmitted packets, split into genuine and spurious ones (data already
+/// acknowledged) when any was spurious, then by kind (timeout, fast, SACK, tail loss
+/// probe; spurious ones included).
 fn retransmissions(d: &DirMetrics) -> String {
     if d.retransmitted_packets == 0 {
         return "0".into();
@@ -47,10 +50,20 @@ fn retransmissions(d: &DirMetrics) -> String {
         .filter(|(_, n)| *n > 0)
         .map(|(k, n)| format!("{k}{n}"))
         .collect();
-    if detail.is_empty() {
+    let mut parts = Vec::new();
+    if d.spurious_retransmissions > 0 {
+        parts.push(format!(
+            "{} genuine + {} spurious",
+            d.genuine_retransmissions, d.spurious_retransmissions
+        ));
+    }
+    if !detail.is_empty() {
+        parts.push(detail.join(" "));
+    }
+    if parts.is_empty() {
         d.retransmitted_packets.to_string()
     } else {
-        format!("{} ({})", d.retransmitted_packets, detail.join(" "))
+        format!("{} ({})", d.retransmitted_packets, parts.join("; "))
     }
 }
 
