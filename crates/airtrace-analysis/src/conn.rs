@@ -113,6 +113,9 @@ pub(crate) struct Dir {
     /// Highest SACK right edge the peer reported since its ACK last advanced.
     peer_sack_high: Option<u32>,
     backoff: u8,
+    /// The first and the longest wait of the timeout episode under way (ns): the idle
+    /// gaps before its expiries.
+    episode_waits_ns: (i64, i64),
     /// That recovery began with a timeout (go-back-N), not with fast retransmit.
     after_timeout: bool,
     /// This direction sent a SYN.
@@ -265,6 +268,15 @@ impl Dir {
                 };
                 self.timeout_seq = Some(tcp.seq);
                 ann.backoff = self.backoff;
+                let wait = ann.idle_gap_ns.max(0);
+                self.episode_waits_ns = if self.backoff == 1 {
+                    (wait, wait)
+                } else {
+                    (self.episode_waits_ns.0, self.episode_waits_ns.1.max(wait))
+                };
+                if self.backoff as u32 > self.m.max_backoff {
+                    self.m.max_backoff_waits_ns = Some(self.episode_waits_ns);
+                }
                 // After a timeout, data sent before it gets no fast retransmit
                 // (RFC 6582 section 3.2 step 1, "recover").
                 self.recover = Some(self.high.unwrap_or(end));

@@ -83,6 +83,8 @@ pub struct DirMetrics {
     #[serde(skip)]
     pub(crate) max_retransmit_wait_ns: Option<i64>,
     #[serde(skip)]
+    pub(crate) max_backoff_waits_ns: Option<(i64, i64)>,
+    #[serde(skip)]
     pub(crate) first_flight_bytes: u64,
     #[serde(skip)]
     pub(crate) first_flight_packets: u64,
@@ -109,6 +111,13 @@ pub struct DirMetrics {
     pub genuine_retransmissions: u64,
     /// Highest backoff index of a timeout (1: one timeout, 2: a doubled one, ...).
     pub max_backoff: u32,
+    /// How long the timer waited in the episode of consecutive timeouts that reached
+    /// `max_backoff` (RFC 6298 section 5.5 doubles the RTO after each expiry, up to a
+    /// maximum): the wait before its first expiry and its longest wait, each the
+    /// silence of this direction before the retransmission (s). `None` without a
+    /// timeout.
+    pub backoff_first_wait_s: Option<f64>,
+    pub backoff_longest_wait_s: Option<f64>,
     pub out_of_order: u64,
     pub lost_segments: u64,
     pub duplicate_acks: u64,
@@ -220,6 +229,10 @@ impl DirMetrics {
             .saturating_sub(self.spurious_retransmissions);
         self.longest_idle_s = self.longest_idle_ns as f64 * 1e-9;
         self.max_retransmit_wait_s = self.max_retransmit_wait_ns.map(|ns| ns as f64 * 1e-9);
+        if let Some((first, longest)) = self.max_backoff_waits_ns {
+            self.backoff_first_wait_s = Some(first as f64 * 1e-9);
+            self.backoff_longest_wait_s = Some(longest as f64 * 1e-9);
+        }
         if self.syn > 0 {
             self.initial_window_bytes = Some(self.first_flight_bytes);
             self.initial_window_packets = Some(self.first_flight_packets);

@@ -72,8 +72,18 @@ fn notes(d: &DirMetrics) -> Vec<String> {
     if d.timeouts > 0 {
         notes.push(format!("{} RTO", d.timeouts));
     }
-    if d.max_backoff > 1 {
-        notes.push(format!("backoff x{}", 1u64 << (d.max_backoff - 1).min(62)));
+    // The timer's real growth, not 2^(max_backoff - 1): stacks cap the RTO, and the
+    // first wait may be short of it.
+    if let (true, Some(first), Some(longest)) = (
+        d.max_backoff > 1,
+        d.backoff_first_wait_s,
+        d.backoff_longest_wait_s,
+    ) {
+        notes.push(format!(
+            "backoff {}->{} s",
+            three_digits(first),
+            three_digits(longest)
+        ));
     }
     if d.capture_duplicates > 0 {
         notes.push(format!("{} capture dups", d.capture_duplicates));

@@ -67,3 +67,30 @@ fn spurious_retransmissions_are_told_from_genuine_ones() {
         }
     }
 }
+
+#[test]
+fn backoff_states_how_long_the_timer_waited() {
+    // zeek_206_example_b connection 0: twelve expiries in a row, the waits growing
+    // from 0.27 s to 15.56 s (the RTO reached its maximum); the table printed
+    // "backoff x2048", 2^11 from the count, 36 times the real growth.
+    let Some(r) = report("zeek_206_example_b.pcap") else {
+        return;
+    };
+    let d = &r.connections[0].b_to_a;
+    assert_eq!(d.max_backoff, 12);
+    let (first, longest) = (
+        d.backoff_first_wait_s.unwrap(),
+        d.backoff_longest_wait_s.unwrap(),
+    );
+    assert!((first - 0.267).abs() < 1e-3, "{first}");
+    assert!((longest - 15.560).abs() < 1e-3, "{longest}");
+    let line = row(&airtrace_report::connection_table(&r), 0, "b>a");
+    assert!(line.contains("backoff 0.27->15.6 s"), "{line}");
+    assert!(!line.contains("x2048"), "{line}");
+    // ppa_tcp_retransmissions: the textbook doubling, 0.21, 0.60, 1.20, 2.40, 4.81 s.
+    let Some(r) = report("ppa_tcp_retransmissions.pcapng") else {
+        return;
+    };
+    let line = row(&airtrace_report::connection_table(&r), 0, "a>b");
+    assert!(line.contains("backoff 0.21->4.81 s"), "{line}");
+}
