@@ -104,6 +104,11 @@ pub(crate) struct Dir {
     high: Option<u32>,
     /// Highest cumulative ACK the peer sent for this direction's data.
     acked: Option<u32>,
+    /// The sequence number up to which the payload the peer acknowledged is counted in
+    /// `acked_bytes`: the first byte of this direction until an ACK covers data.
+    acked_counted_to: Option<u32>,
+    /// The sequence number of this direction's FIN, which is no payload.
+    fin_seq: Option<u32>,
     /// Time of the last packet sent in this direction.
     last_ts: Option<i64>,
     /// Loss recovery in progress until the peer acknowledges this point.
@@ -145,6 +150,8 @@ impl Dir {
         self.ws.maxseqtobeacked = 0;
         self.high = None;
         self.acked = None;
+        self.acked_counted_to = None;
+        self.fin_seq = None;
         self.recover = None;
         self.timeout_seq = None;
         self.peer_sack_high = None;
@@ -163,6 +170,7 @@ impl Dir {
             .is_none_or(|isn| ack != isn.wrapping_add(1));
         if self.acked.is_none_or(|a| seq::gt(ack, a)) {
             self.acked = Some(ack);
+            self.count_acked(ack);
             self.timeout_seq = None;
             self.peer_sack_high = self.peer_sack_high.filter(|h| seq::gt(*h, ack));
             if self.recover.is_some_and(|r| seq::ge(ack, r)) {
@@ -203,6 +211,24 @@ impl Dir {
         }
     }
 
+    /// Counts the captured payload a cumulative ACK up to `ack` newly covers: no further
+    /// than the highest byte captured (an ACK beyond it acknowledges nothing seen, or is
+    /// bogus), the gaps the capture missed and the FIN's sequence number left out.
+    fn count_acked(&mut self, ack: u32) {
+        let (Some(from), Some(high)) = (self.acked_counted_to, self.high) else {
+            return;
+        };
+        let to = if seq::lt(ack, high) { ack } else { high };
+        if seq::gt(to, from) {
+            let fin = self
+                .fin_seq
+                .is_some_and(|f| seq::ge(f, from) && seq::lt(f, to));
+            let span = (to.wrapping_sub(from) - u32::from(fin)) as u64;
+            self.m.acked_bytes += span.saturating_sub(self.holes.missing(from, to));
+            self.acked_counted_to = Some(to);
+        }
+    }
+
     /// Data (or SYN/FIN) beyond the highest sequence number sent so far.
     #[inline]
     fn new_data(&mut self, tcp: &Tcp, end: u32, ts: i64, remember: bool) {
@@ -217,6 +243,13 @@ impl Dir {
             None => tcp.seq,
         };
         let syn_fin = u32::from(f & tcp_flags::SYN != 0) + u32::from(f & tcp_flags::FIN != 0);
+        if self.high.is_none() {
+            // The first byte of payload: after the SYN's sequence number.
+            self.acked_counted_to = Some(tcp.seq.wrapping_add(u32::from(f & tcp_flags::SYN != 0)));
+        }
+        if f & tcp_flags::FIN != 0 {
+            self.fin_seq = Some(end.wrapping_sub(1));
+        }
         self.m.unique_bytes += (end.wrapping_sub(start)).saturating_sub(syn_fin) as u64;
         self.high = Some(end);
         if remember {

@@ -90,6 +90,10 @@ pub struct DirMetrics {
     pub(crate) first_flight_packets: u64,
     /// Payload bytes never seen before (new sequence space that was captured).
     pub unique_bytes: u64,
+    /// Captured payload bytes the peer acknowledged (cumulative ACKs): of
+    /// `unique_bytes`, those that reached the receiver; bytes the capture missed
+    /// (`missed_bytes`) are left out, as they are of `unique_bytes`.
+    pub acked_bytes: u64,
     /// Sequence space skipped over without being captured (lost before the capture point).
     pub missed_bytes: u64,
     pub retransmitted_packets: u64,
@@ -164,7 +168,9 @@ pub struct DirMetrics {
     pub rtt: RttStats,
     /// Data bytes over the connection's duration (bit/s).
     pub throughput_bps: f64,
-    /// Unique bytes over the connection's duration (bit/s).
+    /// Acknowledged bytes (`acked_bytes`) over the connection's duration (bit/s): data
+    /// never acknowledged and retransmissions are no goodput (0 when the peer's ACKs
+    /// were not captured).
     pub goodput_bps: f64,
     /// Longest time between two consecutive packets of this direction (s).
     pub longest_idle_s: f64,
@@ -239,7 +245,7 @@ impl DirMetrics {
         }
         if duration_s > 0.0 {
             self.throughput_bps = self.data_bytes as f64 * 8.0 / duration_s;
-            self.goodput_bps = self.unique_bytes as f64 * 8.0 / duration_s;
+            self.goodput_bps = self.acked_bytes as f64 * 8.0 / duration_s;
         }
     }
 }

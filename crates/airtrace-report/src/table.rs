@@ -32,6 +32,20 @@ fn three_digits(x: f64) -> String {
     }
 }
 
+/// The payload sent, new bytes and retransmitted ones apart: `648 B + 3.24 kB` (the
+/// JSON's `unique_bytes` and `retransmitted_bytes`; `data_bytes` counts both).
+fn data(d: &DirMetrics) -> String {
+    if d.retransmitted_bytes == 0 {
+        bytes(d.unique_bytes)
+    } else {
+        format!(
+            "{} + {}",
+            bytes(d.unique_bytes),
+            bytes(d.retransmitted_bytes)
+        )
+    }
+}
+
 /// Retransmitted packets, split into genuine and spurious ones (data already
 /// acknowledged) when any was spurious, then by kind (timeout, fast, SACK, tail loss
 /// probe; spurious ones included).
@@ -100,7 +114,7 @@ const HEADER: [&str; 12] = [
     "dir",
     "dur s",
     "pkts",
-    "data",
+    "data + retx",
     "goodput",
     "retx",
     "dupack",
@@ -154,7 +168,7 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
                 name.to_string(),
                 when_first(format!("{:.2}", c.duration_s)),
                 d.packets.to_string(),
-                bytes(d.data_bytes),
+                data(d),
                 rate(d.goodput_bps),
                 retransmissions(d),
                 d.duplicate_acks.to_string(),

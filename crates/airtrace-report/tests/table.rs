@@ -94,3 +94,33 @@ fn backoff_states_how_long_the_timer_waited() {
     let line = row(&airtrace_report::connection_table(&r), 0, "a>b");
     assert!(line.contains("backoff 0.21->4.81 s"), "{line}");
 }
+
+#[test]
+fn goodput_counts_only_acknowledged_bytes() {
+    // ppa_tcp_retransmissions: one 648-byte segment sent six times and never
+    // acknowledged. The table said "3.89 kB" of data (the diagnosis: 648 B) at a
+    // goodput of 563 b/s.
+    let Some(r) = report("ppa_tcp_retransmissions.pcapng") else {
+        return;
+    };
+    let d = &r.connections[0].a_to_b;
+    assert_eq!(
+        (d.unique_bytes, d.data_bytes, d.acked_bytes),
+        (648, 3888, 0)
+    );
+    assert_eq!(d.goodput_bps, 0.0);
+    let line = row(&airtrace_report::connection_table(&r), 0, "a>b");
+    assert!(
+        line.contains(" 648 B + 3.24 kB ") && line.contains(" 0 b/s "),
+        "{line}"
+    );
+    // zeek_206_example_b connection 1: a download acknowledged to its last byte.
+    let Some(r) = report("zeek_206_example_b.pcap") else {
+        return;
+    };
+    let c = &r.connections[1];
+    let d = &c.b_to_a;
+    assert_eq!(d.acked_bytes, d.unique_bytes);
+    assert!(d.acked_bytes > 200_000);
+    assert_eq!(d.goodput_bps, d.acked_bytes as f64 * 8.0 / c.duration_s);
+}
