@@ -504,8 +504,10 @@ impl DirState {
         }
         if let (Some(prev), Some(at)) = (self.acked, self.last_advance_ns.replace(t_ns)) {
             if t_ns > at {
-                let bits = i64::from(ack.wrapping_sub(prev)) * 8;
-                self.ack_rate.add(bits * 1_000_000_000 / (t_ns - at));
+                // In i128: a bogus ACK can jump 4 GB (3.4e10 bits; times 1e9 is past i64).
+                let bits = i128::from(ack.wrapping_sub(prev)) * 8;
+                let rate = bits * 1_000_000_000 / i128::from(t_ns - at);
+                self.ack_rate.add(i64::try_from(rate).unwrap_or(i64::MAX));
             }
         }
         self.acked = Some(ack);
