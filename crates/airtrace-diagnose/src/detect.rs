@@ -665,14 +665,20 @@ sender resent what had arrived and collapsed its window for nothing."
         "The delay spiked past the RTO; the sender resent data that had arrived and collapsed its window for \
 nothing."
     };
-    let explanation = format!(
-        "{}: {}. {why}",
-        match s.len() {
-            1 => "1 retransmission timeout was spurious".to_string(),
-            n => format!("{n} retransmission timeouts were spurious"),
-        },
-        how.join("; ")
-    );
+    // Counted as `airtrace analyze` counts RTOs: expiries of the timer, apart from the
+    // go-back-N segments sent after them (ndpi_weibo connection 10: "12 retransmission
+    // timeouts" where analyze counts 6 RTOs).
+    let expiries = s.iter().filter(|x| x.expiry).count();
+    let what = match (expiries, s.len() - expiries) {
+        (1, 0) => "1 retransmission timeout (RTO) was spurious".to_string(),
+        (n, 0) => format!("{n} retransmission timeouts (RTOs) were spurious"),
+        (0, k) => format!("{k} go-back-N retransmissions after a timeout were spurious"),
+        (n, k) => format!(
+            "{} retransmissions the timer sent were spurious ({n} RTO expiries, {k} go-back-N segments after them)",
+            n + k
+        ),
+    };
+    let explanation = format!("{what}: {}. {why}", how.join("; "));
     let mut evidence = Vec::new();
     for x in s {
         evidence.push(x.retx_frame);
@@ -700,6 +706,7 @@ avoid delay spikes longer than the RTO (bounded ARQ persistence, buffering durin
         fix,
         BTreeMap::from([
             ("spurious_timeouts", s.len() as f64),
+            ("expiries", expiries as f64),
             ("already_acknowledged", (acked + handshake) as f64),
             ("ack_too_soon", soon.len() as f64),
             ("dsack", dsack as f64),

@@ -9,10 +9,9 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use airtrace_diagnose::{diagnose_file, Finding};
-use common::{diagnose_simulated, of, repo};
+use common::{diagnose_simulated, of, real_captures};
 
 /// Kinds whose time is timeout_backoff's.
 const EXPLAINERS: [&str; 4] = [
@@ -46,24 +45,7 @@ fn assert_counted_once(name: &str, findings: &[Finding], durations: &HashMap<u32
 
 #[test]
 fn no_time_is_counted_twice_on_real_captures() {
-    let shared = repo().join("../shared/corpus/real");
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in [
-        shared,
-        repo().join("testdata/corpus"),
-        repo().join("testdata/pcaps"),
-    ] {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            eprintln!("skipped: {} is not there", dir.display());
-            continue;
-        };
-        files.extend(
-            entries
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x != "md")),
-        );
-    }
-    files.sort();
+    let files = real_captures();
     let mut checked = 0;
     for path in &files {
         let Ok((report, findings)) = diagnose_file(path) else {
