@@ -183,3 +183,14 @@ def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path:
     one_link = tmp_path / "gsm"
     airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", one_link)
     assert not any(f["kind"] == "route_failure" for f in airtrace.diagnose(one_link))
+
+
+def test_text_counts_the_timeouts_time_once() -> None:
+    """The sample's outages explain its timeouts' waits: the text says so instead of
+    costing the same seconds a second time (issue 17 item 1)."""
+    done = cli("diagnose", str(SAMPLE))
+    assert done.returncode == 0, done.stderr
+    outages = [line for line in done.stdout.splitlines() if line.startswith("[link_outage]")]
+    assert outages and all(" cost " not in line for line in outages), outages
+    assert all(", behind " in line and "s of timeout_backoff's cost" in line for line in outages), outages
+    assert "link_outage (behind " in done.stdout
