@@ -654,6 +654,15 @@ impl Conn {
         let mut b_to_a = self.dirs[1].m.clone();
         a_to_b.finish(duration_s);
         b_to_a.finish(duration_s);
+        let data = if b_to_a.unique_bytes > a_to_b.unique_bytes {
+            &b_to_a
+        } else {
+            &a_to_b
+        };
+        let min_data_rtt_ns = (data.unique_bytes > 0)
+            .then(|| data.rtt.min_s.map(|s| (s * 1e9) as i64))
+            .flatten();
+        let capture_point = crate::vantage::capture_point(min_data_rtt_ns, self.handshake_rtt_ns);
         ConnSummary {
             id: self.id,
             first_frame: self.first_frame,
@@ -663,6 +672,7 @@ impl Conn {
             end_s: (self.last_ts - t0) as f64 * 1e-9,
             duration_s,
             handshake_rtt_s: self.handshake_rtt_ns.map(|r| r as f64 * 1e-9),
+            capture_point,
             syn_seen: self.dirs.iter().any(|d| d.syn_seen),
             complete: self.dirs.iter().all(|d| d.syn_seen && d.fin),
             state: self.state,

@@ -281,6 +281,10 @@ pub struct ConnSummary {
     pub duration_s: f64,
     /// SYN to SYN/ACK to ACK: one round trip as seen at the capture point (s).
     pub handshake_rtt_s: Option<f64>,
+    /// Where the capture sat for the main direction of data (the one with more
+    /// `unique_bytes`): near its sender or its receiver; `None` when not known
+    /// ([`crate::vantage`]).
+    pub capture_point: Option<crate::vantage::CapturePoint>,
     pub syn_seen: bool,
     /// A SYN and a FIN were captured from each side (tcptrace's "complete conn: yes";
     /// where tcptrace says RESET, `state` is `reset`).

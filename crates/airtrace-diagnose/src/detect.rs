@@ -50,10 +50,6 @@ const RWND_LIMITED_SHARE: f64 = 0.3;
 /// queue: the window is below the bandwidth-delay product).
 const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
 
-/// A capture whose data-to-ACK times are a tenth of the handshake's round trip sat at
-/// the receiver, if that round trip is at least this long (on a LAN all are short).
-const RECEIVER_SIDE_MIN_HANDSHAKE_NS: i64 = 1_000_000;
-
 /// A direction with fewer data segments than this carries ACKs, not an application's data.
 const MIN_DATA_FOR_APP_LIMIT: u64 = 10;
 /// Application pauses are reported when they add up to this share of the connection.
@@ -1039,11 +1035,11 @@ the ACKs' spacing is the receiver's own"
 
 /// The capture sat beside the receiver of `dir`: its data-to-ACK times are far below
 /// the handshake's round trip (they are the receiver's turnaround, not the path's).
+/// One rule with the analyzer's `capture_point` ([`airtrace_analysis::vantage`]), on
+/// the diagnosis' own RTT samples.
 fn captured_at_receiver(dir: &DirState, handshake_rtt_ns: Option<i64>) -> bool {
-    match (dir.rtt.min(), handshake_rtt_ns) {
-        (Some(min), Some(h)) => h >= RECEIVER_SIDE_MIN_HANDSHAKE_NS && min * 10 < h,
-        _ => false,
-    }
+    airtrace_analysis::capture_point(dir.rtt.min(), handshake_rtt_ns)
+        == Some(airtrace_analysis::CapturePoint::Receiver)
 }
 
 /// Data bytes over the time the sender could send: the data's span less the timeouts'

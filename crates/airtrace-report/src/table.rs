@@ -1,6 +1,6 @@
 //! The terminal summary table of `airtrace analyze`: one or two lines per connection.
 
-use airtrace_analysis::{ConnState, DirMetrics, FileReport};
+use airtrace_analysis::{CapturePoint, ConnState, DirMetrics, FileReport};
 
 fn rate(bps: f64) -> String {
     for (unit, scale) in [("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)] {
@@ -154,6 +154,14 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
             }
             let first = name == "a>b" || c.a_to_b.packets == 0;
             let mut notes = notes(d);
+            let data_dir = if c.b_to_a.unique_bytes > c.a_to_b.unique_bytes {
+                "b>a"
+            } else {
+                "a>b"
+            };
+            if name == data_dir && c.capture_point == Some(CapturePoint::Receiver) {
+                notes.push("captured at the receiver".into());
+            }
             if first && c.state != ConnState::Closed {
                 notes.push(if c.state == ConnState::Reset {
                     "reset".into()

@@ -124,3 +124,41 @@ fn goodput_counts_only_acknowledged_bytes() {
     assert!(d.acked_bytes > 200_000);
     assert_eq!(d.goodput_bps, d.acked_bytes as f64 * 8.0 / c.duration_s);
 }
+
+#[test]
+fn a_capture_taken_at_the_receiver_is_recognised() {
+    // zeek_206_example_b: the client downloading saw its own ACKs leave about 1 ms
+    // after the data came, where the handshake took 72 ms: the capture sat at the
+    // receiver, and the table and the JSON say so.
+    let Some(r) = report("zeek_206_example_b.pcap") else {
+        return;
+    };
+    let c = &r.connections[0];
+    assert_eq!(
+        c.capture_point,
+        Some(airtrace_analysis::CapturePoint::Receiver)
+    );
+    let line = row(&airtrace_report::connection_table(&r), 0, "b>a");
+    assert!(line.contains("captured at the receiver"), "{line}");
+    let json: serde_json::Value =
+        serde_json::from_str(&airtrace_report::json(&r).unwrap()).unwrap();
+    assert_eq!(json["connections"][0]["capture_point"], "receiver");
+    // The bundled samples, one transfer captured at both ends (testdata/pcaps/README.md).
+    for (end, point) in [
+        ("sender", airtrace_analysis::CapturePoint::Sender),
+        ("receiver", airtrace_analysis::CapturePoint::Receiver),
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../testdata/pcaps/sample-{end}.pcapng"));
+        let r = analyze_file(&path, &mut (), &mut |_, _| {}).unwrap();
+        assert!(
+            r.connections.iter().all(|c| c.capture_point == Some(point)),
+            "{end}"
+        );
+    }
+    // ppa_tcp_retransmissions: no handshake, no ACKs: not known.
+    let Some(r) = report("ppa_tcp_retransmissions.pcapng") else {
+        return;
+    };
+    assert_eq!(r.connections[0].capture_point, None);
+}
