@@ -126,10 +126,12 @@ def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
 
 def test_bundle_diagnosis_reads_the_air_capture(tmp_path: Path) -> None:
     """A bundle with a sniffer's capture: the 802.11 findings come from air.pcap, their
-    evidence turned into the sender capture's frames of the same packets."""
+    evidence turned into the sender capture's frames of the same packets, sorted."""
     bundle = tmp_path / "wlan"
     airtrace.simulate(ROOT / "scenarios" / "wlan_collisions.toml", bundle)
     findings = airtrace.diagnose(bundle)
+    for f in findings:
+        assert f["evidence"] == sorted(set(f["evidence"])), f"{f['kind']}: evidence frames in capture order, once"
     (collisions,) = [f for f in findings if f["kind"] == "data_ack_collisions"]
     (at_air,) = [f for f in airtrace.diagnose(bundle / "air.pcap") if f["kind"] == "data_ack_collisions"]
     assert collisions["details"] == at_air["details"]
@@ -175,7 +177,8 @@ def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path:
     backoff = max((f for f in findings if f["kind"] == "timeout_backoff"), key=lambda f: f["cost_s"])
     assert backoff["details"]["max_backoff"] >= 5, backoff
     routes = [f for f in findings if f["kind"] == "route_failure"]
-    assert routes and max(f["cost_s"] for f in routes) == backoff["cost_s"]
+    assert routes and max(f["details"]["explains_timeout_s"] for f in routes) == backoff["cost_s"]
+    assert all(f["cost_s"] == 0 for f in routes), "the episode's time is timeout_backoff's, counted once"
     assert all("ELFN" in f["fix"] for f in routes)
     # As in the study's table: a packet of the flow dropped for want of a route, then the
     # timer's back-off for the rest of the run.
@@ -183,3 +186,14 @@ def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path:
     one_link = tmp_path / "gsm"
     airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", one_link)
     assert not any(f["kind"] == "route_failure" for f in airtrace.diagnose(one_link))
+
+
+def test_text_counts_the_timeouts_time_once() -> None:
+    """The sample's outages explain its timeouts' waits: the text says so instead of
+    costing the same seconds a second time (issue 17 item 1)."""
+    done = cli("diagnose", str(SAMPLE))
+    assert done.returncode == 0, done.stderr
+    outages = [line for line in done.stdout.splitlines() if line.startswith("[link_outage]")]
+    assert outages and all(" cost " not in line for line in outages), outages
+    assert all(", behind " in line and "s of timeout_backoff's cost" in line for line in outages), outages
+    assert "link_outage (behind " in done.stdout

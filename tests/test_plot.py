@@ -218,3 +218,17 @@ def test_the_multilayer_view_of_a_manet_shows_the_routing_under_tcp(tmp_path: Pa
     assert len(layers["no_route"]) == len(no_route)
     written = plot.plot(bundle, tmp_path / "m.png", kind="multilayer")
     assert written and Path(written[0]).stat().st_size > 10_000
+
+
+def test_a_lone_capture_taken_at_the_receiver_is_drawn_as_the_receiver_s() -> None:
+    """The bundled samples are one transfer captured at both ends: alone, the receiver's
+    capture is the TcpRcv layer of the multi-layer view (it was labelled TcpSnd), the
+    sender's stays TcpSnd (issue 17 item 1)."""
+    pcaps = ROOT / "testdata" / "pcaps"
+    at_receiver = views.multilayer(views.load([pcaps / "sample-receiver.pcapng"]), 1)
+    assert "TcpRcv_data" in at_receiver and "TcpSnd_data" not in at_receiver
+    assert at_receiver["TcpRcv_data"].label == "TcpRcv data"
+    at_sender = views.multilayer(views.load([pcaps / "sample-sender.pcapng"]), 1)
+    assert "TcpSnd_data" in at_sender and "TcpRcv_data" not in at_sender
+    fig = plot.multilayer_figure(views.load([pcaps / "sample-receiver.pcapng"]))
+    assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))

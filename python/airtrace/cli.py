@@ -610,10 +610,27 @@ def _bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
+def _explained_s(finding: dict) -> float:  # type: ignore[type-arg]
+    """The seconds of timeout_backoff's cost a finding explains without counting them
+    again (docs/diagnosis.md, `explains_timeout_s`)."""
+    return float(finding.get("details", {}).get("explains_timeout_s", 0.0))
+
+
+def _kind_cost_text(fs: list) -> str:  # type: ignore[type-arg]
+    """What the findings `fs` of one kind cost, for the summary line: ` (2.3 s)`, or
+    ` (behind 2.3 s of timeout_backoff)` for a cause of the timeouts' waits."""
+    cost = sum(f["cost_s"] for f in fs)
+    if cost > 0:
+        return f" ({cost:.1f} s)"
+    explained = sum(_explained_s(f) for f in fs)
+    return f" (behind {explained:.1f} s of timeout_backoff)" if explained > 0 else ""
+
+
 def _findings_text(path: str, findings: list, connections: dict[int, str]) -> str:  # type: ignore[type-arg]
     """Findings for people. Per connection a line saying what it carried (from
-    `connections`) and the kinds found, costliest first (their costs overlap when one
-    cause leads to another); then a paragraph per kind and direction, its costliest
+    `connections`) and the kinds found, costliest first (a cause behind the
+    timeouts' waits says how many seconds of them it explains: they are counted once,
+    by timeout_backoff); then a paragraph per kind and direction, its costliest
     finding in full and any others of the same kind as one line each. Connections
     without findings get their line too, when there are few."""
     import textwrap
@@ -634,15 +651,19 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
         # Kinds by what they cost (the sum over their findings), then by first appearance.
         order = sorted(groups.items(), key=lambda g: (-sum(f["cost_s"] for f in g[1]), min(f["start_s"] for f in g[1])))
         summary = ", ".join(
-            f"{kind}" + (f" ({sum(f['cost_s'] for f in fs):.1f} s)" if fs[0]["cost_s"] > 0 else "")
-            + (f" ×{len(fs)}" if len(fs) > 1 else "")
-            for (kind, _), fs in order
+            f"{kind}{_kind_cost_text(fs)}" + (f" ×{len(fs)}" if len(fs) > 1 else "") for (kind, _), fs in order
         )
         lines.append(f"\n{connections.get(conn, f'connection {conn}')}")
         lines.append(f"  found: {summary}")
         for (kind, direction), fs in order:
             f = fs[0]
-            cost = f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})" if f["cost_s"] > 0 else ""
+            cost = (
+                f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})"
+                if f["cost_s"] > 0
+                else f", behind {_explained_s(f):.2f} s of timeout_backoff's cost"
+                if _explained_s(f) > 0
+                else ""
+            )
             lines.append(f"\n[{kind}] connection {conn} {direction}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}")
             lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
             lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))

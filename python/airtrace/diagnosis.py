@@ -198,7 +198,7 @@ def _as_capture_frames(findings: list[dict[str, Any]], capture: Path) -> None:
     numbers of the bundle's capture, matched by source and IP ID (the nearest in time
     when an IP ID repeats). Findings timed from another capture's first frame
     (`_first_frame_time`) move onto this one's time axis: the bundle's captures share
-    one clock, their first frames differ by a backoff."""
+    one clock, their first frames differ by a backoff. The frames are sorted."""
     ids = [f.pop("_ids") for f in findings]
     starts = [f.pop("_first_frame_time", None) for f in findings]
     if not findings:
@@ -217,7 +217,9 @@ def _as_capture_frames(findings: list[dict[str, Any]], capture: Path) -> None:
             if len(match):
                 nearest = (match["time_rel"] - t).abs().idxmin()
                 frames.append(int(match.loc[nearest, "frame"]))
-        f["evidence"] = frames
+        # In capture order, each once, as the Rust findings give them (issue 17 item 1:
+        # the air findings' frames came in the sniffer's pairing order, data then ACK).
+        f["evidence"] = sorted(set(frames))
 
 
 def _shares(findings: list[dict[str, Any]], bundle: Path) -> None:
@@ -349,7 +351,9 @@ def _route_failures(
                 "direction": "a_to_b",
                 "start_s": min(t for t, _ in near) - t0,
                 "end_s": f["end_s"],
-                "cost_s": f["cost_s"],
+                # The timeout episode's time is timeout_backoff's: counted once
+                # (docs/diagnosis.md, `explains_timeout_s`).
+                "cost_s": 0.0,
                 "throughput_share": 0.0,
                 "evidence": f["evidence"],
                 "explanation": (
@@ -364,7 +368,11 @@ def _route_failures(
                     "probes instead of backing off; keep route caches fresher (a cache timeout, no replies from "
                     "caches, negative caches)."
                 ),
-                "details": {"route_errors": float(errors), "no_route_drops": float(drops)},
+                "details": {
+                    "route_errors": float(errors),
+                    "no_route_drops": float(drops),
+                    "explains_timeout_s": f["cost_s"],
+                },
             }
         )
     return found

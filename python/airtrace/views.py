@@ -347,8 +347,11 @@ def link_queue(run: Run, direction: str = "down") -> Series:
 
 
 def multilayer(run: Run, conn: int) -> dict[str, Series]:
-    """Ludwig et al.'s MultiTracer set: TCP sender, TCP receiver and link, offset so they do not overlap."""
-    out = tcp_layer(run, run.sender_name, conn, "TcpSnd")
+    """Ludwig et al.'s MultiTracer set: TCP sender, TCP receiver and link, offset so they do not overlap.
+    A lone capture taken at the receiver (the analysis' `capture_point`) is the receiver's layer,
+    `TcpRcv`, not the sender's."""
+    at_receiver = run.receiver_name is None and run.connections.loc[conn].get("capture_point") == "receiver"
+    out = tcp_layer(run, run.sender_name, conn, "TcpRcv" if at_receiver else "TcpSnd")
     if run.receiver_name:
         out.update(tcp_layer(run, run.receiver_name, conn, "TcpRcv"))
     out.update(link_layer(run, conn))

@@ -104,6 +104,11 @@ pub(crate) struct Dir {
     high: Option<u32>,
     /// Highest cumulative ACK the peer sent for this direction's data.
     acked: Option<u32>,
+    /// The sequence number up to which the payload the peer acknowledged is counted in
+    /// `acked_bytes`: the first byte of this direction until an ACK covers data.
+    acked_counted_to: Option<u32>,
+    /// The sequence number of this direction's FIN, which is no payload.
+    fin_seq: Option<u32>,
     /// Time of the last packet sent in this direction.
     last_ts: Option<i64>,
     /// Loss recovery in progress until the peer acknowledges this point.
@@ -113,6 +118,9 @@ pub(crate) struct Dir {
     /// Highest SACK right edge the peer reported since its ACK last advanced.
     peer_sack_high: Option<u32>,
     backoff: u8,
+    /// The first and the longest wait of the timeout episode under way (ns): the idle
+    /// gaps before its expiries.
+    episode_waits_ns: (i64, i64),
     /// That recovery began with a timeout (go-back-N), not with fast retransmit.
     after_timeout: bool,
     /// This direction sent a SYN.
@@ -142,6 +150,8 @@ impl Dir {
         self.ws.maxseqtobeacked = 0;
         self.high = None;
         self.acked = None;
+        self.acked_counted_to = None;
+        self.fin_seq = None;
         self.recover = None;
         self.timeout_seq = None;
         self.peer_sack_high = None;
@@ -160,6 +170,7 @@ impl Dir {
             .is_none_or(|isn| ack != isn.wrapping_add(1));
         if self.acked.is_none_or(|a| seq::gt(ack, a)) {
             self.acked = Some(ack);
+            self.count_acked(ack);
             self.timeout_seq = None;
             self.peer_sack_high = self.peer_sack_high.filter(|h| seq::gt(*h, ack));
             if self.recover.is_some_and(|r| seq::ge(ack, r)) {
@@ -200,6 +211,24 @@ impl Dir {
         }
     }
 
+    /// Counts the captured payload a cumulative ACK up to `ack` newly covers: no further
+    /// than the highest byte captured (an ACK beyond it acknowledges nothing seen, or is
+    /// bogus), the gaps the capture missed and the FIN's sequence number left out.
+    fn count_acked(&mut self, ack: u32) {
+        let (Some(from), Some(high)) = (self.acked_counted_to, self.high) else {
+            return;
+        };
+        let to = if seq::lt(ack, high) { ack } else { high };
+        if seq::gt(to, from) {
+            let fin = self
+                .fin_seq
+                .is_some_and(|f| seq::ge(f, from) && seq::lt(f, to));
+            let span = (to.wrapping_sub(from) - u32::from(fin)) as u64;
+            self.m.acked_bytes += span.saturating_sub(self.holes.missing(from, to));
+            self.acked_counted_to = Some(to);
+        }
+    }
+
     /// Data (or SYN/FIN) beyond the highest sequence number sent so far.
     #[inline]
     fn new_data(&mut self, tcp: &Tcp, end: u32, ts: i64, remember: bool) {
@@ -214,6 +243,13 @@ impl Dir {
             None => tcp.seq,
         };
         let syn_fin = u32::from(f & tcp_flags::SYN != 0) + u32::from(f & tcp_flags::FIN != 0);
+        if self.high.is_none() {
+            // The first byte of payload: after the SYN's sequence number.
+            self.acked_counted_to = Some(tcp.seq.wrapping_add(u32::from(f & tcp_flags::SYN != 0)));
+        }
+        if f & tcp_flags::FIN != 0 {
+            self.fin_seq = Some(end.wrapping_sub(1));
+        }
         self.m.unique_bytes += (end.wrapping_sub(start)).saturating_sub(syn_fin) as u64;
         self.high = Some(end);
         if remember {
@@ -273,6 +309,15 @@ impl Dir {
                 };
                 self.timeout_seq = Some(tcp.seq);
                 ann.backoff = self.backoff;
+                let wait = ann.idle_gap_ns.max(0);
+                self.episode_waits_ns = if self.backoff == 1 {
+                    (wait, wait)
+                } else {
+                    (self.episode_waits_ns.0, self.episode_waits_ns.1.max(wait))
+                };
+                if self.backoff as u32 > self.m.max_backoff {
+                    self.m.max_backoff_waits_ns = Some(self.episode_waits_ns);
+                }
                 // After a timeout, data sent before it gets no fast retransmit
                 // (RFC 6582 section 3.2 step 1, "recover").
                 self.recover = Some(self.high.unwrap_or(end));
@@ -617,6 +662,15 @@ impl Conn {
         let mut b_to_a = self.dirs[1].m.clone();
         a_to_b.finish(duration_s);
         b_to_a.finish(duration_s);
+        let data = if b_to_a.unique_bytes > a_to_b.unique_bytes {
+            &b_to_a
+        } else {
+            &a_to_b
+        };
+        let min_data_rtt_ns = (data.unique_bytes > 0)
+            .then(|| data.rtt.min_s.map(|s| (s * 1e9) as i64))
+            .flatten();
+        let capture_point = crate::vantage::capture_point(min_data_rtt_ns, self.handshake_rtt_ns);
         ConnSummary {
             id: self.id,
             first_frame: self.first_frame,
@@ -626,6 +680,7 @@ impl Conn {
             end_s: (self.last_ts - t0) as f64 * 1e-9,
             duration_s,
             handshake_rtt_s: self.handshake_rtt_ns.map(|r| r as f64 * 1e-9),
+            capture_point,
             syn_seen: self.dirs.iter().any(|d| d.syn_seen),
             complete: self.dirs.iter().all(|d| d.syn_seen && d.fin),
             state: self.state,

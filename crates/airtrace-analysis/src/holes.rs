@@ -34,6 +34,15 @@ impl Holes {
             .any(|&(a, b)| seq::lt(start, b) && seq::lt(a, end))
     }
 
+    /// How many bytes of `[start, end)` lie in gaps.
+    pub(crate) fn missing(&self, start: u32, end: u32) -> u64 {
+        self.ranges
+            .iter()
+            .filter_map(|&gap| common(gap, start, end))
+            .map(|(lo, hi)| hi.wrapping_sub(lo) as u64)
+            .sum()
+    }
+
     /// Marks `[start, end)` as captured; returns how many gap bytes it filled.
     pub(crate) fn fill(&mut self, start: u32, end: u32) -> u64 {
         if !self.overlaps(start, end) {
@@ -42,11 +51,10 @@ impl Holes {
         let mut filled = 0u64;
         let mut kept = Vec::with_capacity(self.ranges.len() + 1);
         for &(a, b) in &self.ranges {
-            if !(seq::lt(start, b) && seq::lt(a, end)) {
+            let Some((lo, hi)) = common((a, b), start, end) else {
                 kept.push((a, b));
                 continue;
-            }
-            let (lo, hi) = (seq::max(a, start), if seq::lt(b, end) { b } else { end });
+            };
             filled += hi.wrapping_sub(lo) as u64;
             if seq::lt(a, start) {
                 kept.push((a, start));
@@ -60,6 +68,12 @@ impl Holes {
     }
 }
 
+/// The part of gap `(a, b)` inside `[start, end)`, if any.
+fn common((a, b): (u32, u32), start: u32, end: u32) -> Option<(u32, u32)> {
+    (seq::lt(start, b) && seq::lt(a, end))
+        .then(|| (seq::max(a, start), if seq::lt(b, end) { b } else { end }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,7 +83,10 @@ mod tests {
         let mut h = Holes::default();
         h.add(100, 400);
         assert!(h.overlaps(350, 500) && !h.overlaps(400, 500) && !h.overlaps(0, 100));
+        assert_eq!(h.missing(0, 1000), 300);
+        assert_eq!(h.missing(350, 500), 50);
         assert_eq!(h.fill(200, 300), 100);
+        assert_eq!(h.missing(150, 250), 50);
         assert!(!h.overlaps(200, 300) && h.overlaps(150, 201));
         assert_eq!(h.fill(0, 1000), 200);
         assert!(!h.overlaps(0, 1000));

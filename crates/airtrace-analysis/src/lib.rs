@@ -12,6 +12,7 @@
 //!   in the captured sequence space.
 //! - [`file`]: reading a capture end to end ([`analyze_file`], [`analyze_capture`]).
 //! - [`selfcheck`]: values in a finished report that cannot be true, caught and named.
+//! - [`vantage`]: where the capture sat, near the sender or the receiver of the data.
 //!
 //! Memory is bounded by the live connections and their outstanding data: finished
 //! connections keep only their summary.
@@ -28,6 +29,7 @@ pub mod metrics;
 pub mod selfcheck;
 pub mod seq;
 pub(crate) mod shard;
+pub mod vantage;
 pub mod wireshark;
 
 pub use analyzer::{Analyzer, PacketIn};
@@ -37,3 +39,4 @@ pub use file::{
     PacketSink,
 };
 pub use metrics::{ConnState, ConnSummary, DirMetrics, RttStats};
+pub use vantage::{capture_point, CapturePoint};

@@ -83,11 +83,17 @@ pub struct DirMetrics {
     #[serde(skip)]
     pub(crate) max_retransmit_wait_ns: Option<i64>,
     #[serde(skip)]
+    pub(crate) max_backoff_waits_ns: Option<(i64, i64)>,
+    #[serde(skip)]
     pub(crate) first_flight_bytes: u64,
     #[serde(skip)]
     pub(crate) first_flight_packets: u64,
     /// Payload bytes never seen before (new sequence space that was captured).
     pub unique_bytes: u64,
+    /// Captured payload bytes the peer acknowledged (cumulative ACKs): of
+    /// `unique_bytes`, those that reached the receiver; bytes the capture missed
+    /// (`missed_bytes`) are left out, as they are of `unique_bytes`.
+    pub acked_bytes: u64,
     /// Sequence space skipped over without being captured (lost before the capture point).
     pub missed_bytes: u64,
     pub retransmitted_packets: u64,
@@ -101,9 +107,21 @@ pub struct DirMetrics {
     pub timeout_retransmissions: u64,
     /// Expiries of the retransmission timer (RTOs).
     pub timeouts: u64,
+    /// Retransmissions of data the peer had already acknowledged (Wireshark's
+    /// `spurious_retransmission`): the receiver did not need them.
     pub spurious_retransmissions: u64,
+    /// The other retransmissions, of data not yet acknowledged: `retransmitted_packets`
+    /// is these and the spurious ones.
+    pub genuine_retransmissions: u64,
     /// Highest backoff index of a timeout (1: one timeout, 2: a doubled one, ...).
     pub max_backoff: u32,
+    /// How long the timer waited in the episode of consecutive timeouts that reached
+    /// `max_backoff` (RFC 6298 section 5.5 doubles the RTO after each expiry, up to a
+    /// maximum): the wait before its first expiry and its longest wait, each the
+    /// silence of this direction before the retransmission (s). `None` without a
+    /// timeout.
+    pub backoff_first_wait_s: Option<f64>,
+    pub backoff_longest_wait_s: Option<f64>,
     pub out_of_order: u64,
     pub lost_segments: u64,
     pub duplicate_acks: u64,
@@ -150,7 +168,9 @@ pub struct DirMetrics {
     pub rtt: RttStats,
     /// Data bytes over the connection's duration (bit/s).
     pub throughput_bps: f64,
-    /// Unique bytes over the connection's duration (bit/s).
+    /// Acknowledged bytes (`acked_bytes`) over the connection's duration (bit/s): data
+    /// never acknowledged and retransmissions are no goodput (0 when the peer's ACKs
+    /// were not captured).
     pub goodput_bps: f64,
     /// Longest time between two consecutive packets of this direction (s).
     pub longest_idle_s: f64,
@@ -210,15 +230,22 @@ impl DirMetrics {
             self.avg_window = Some(self.window_sum as f64 / self.window_count as f64);
         }
         self.rtt.finish();
+        self.genuine_retransmissions = self
+            .retransmitted_packets
+            .saturating_sub(self.spurious_retransmissions);
         self.longest_idle_s = self.longest_idle_ns as f64 * 1e-9;
         self.max_retransmit_wait_s = self.max_retransmit_wait_ns.map(|ns| ns as f64 * 1e-9);
+        if let Some((first, longest)) = self.max_backoff_waits_ns {
+            self.backoff_first_wait_s = Some(first as f64 * 1e-9);
+            self.backoff_longest_wait_s = Some(longest as f64 * 1e-9);
+        }
         if self.syn > 0 {
             self.initial_window_bytes = Some(self.first_flight_bytes);
             self.initial_window_packets = Some(self.first_flight_packets);
         }
         if duration_s > 0.0 {
             self.throughput_bps = self.data_bytes as f64 * 8.0 / duration_s;
-            self.goodput_bps = self.unique_bytes as f64 * 8.0 / duration_s;
+            self.goodput_bps = self.acked_bytes as f64 * 8.0 / duration_s;
         }
     }
 }
@@ -254,6 +281,10 @@ pub struct ConnSummary {
     pub duration_s: f64,
     /// SYN to SYN/ACK to ACK: one round trip as seen at the capture point (s).
     pub handshake_rtt_s: Option<f64>,
+    /// Where the capture sat for the main direction of data (the one with more
+    /// `unique_bytes`): near its sender or its receiver; `None` when not known
+    /// ([`crate::vantage`]).
+    pub capture_point: Option<crate::vantage::CapturePoint>,
     pub syn_seen: bool,
     /// A SYN and a FIN were captured from each side (tcptrace's "complete conn: yes";
     /// where tcptrace says RESET, `state` is `reset`).

@@ -171,6 +171,7 @@ mod tests {
             end_s: 3.0,
             duration_s: 2.0,
             handshake_rtt_s: Some(0.1),
+            capture_point: None,
             syn_seen: true,
             state: Default::default(),
             reused_ports: false,

@@ -101,16 +101,20 @@ pub struct SpuriousTimeout {
     pub proof_ns: i64,
     /// How.
     pub proof: SpuriousProof,
+    /// It was an expiry of the timer (`backoff` 1, 2, ...), which `airtrace analyze`
+    /// counts as an RTO (`timeouts`), not a go-back-N segment sent after one.
+    pub expiry: bool,
 }
 
 impl SpuriousTimeout {
-    fn already_acked(frame: u64, t_ns: i64, handshake: bool) -> Self {
+    fn already_acked(frame: u64, t_ns: i64, handshake: bool, expiry: bool) -> Self {
         SpuriousTimeout {
             retx_frame: frame,
             retx_ns: t_ns,
             proof_frame: frame,
             proof_ns: t_ns,
             proof: SpuriousProof::AlreadyAcked { handshake },
+            expiry,
         }
     }
 }
@@ -124,6 +128,8 @@ struct RecentRetx {
     t_ns: i64,
     /// What sent it, as the analyzer classified it.
     kind: RetransKind,
+    /// An expiry of the timer (the analyzer's `backoff` 1, 2, ...).
+    expiry: bool,
     /// `end`, relative to the ISN (as `pending_retx` holds it).
     end_rel: u32,
 }
@@ -425,6 +431,7 @@ impl DirState {
                 proof_frame: frame,
                 proof_ns: t_ns,
                 proof: SpuriousProof::Dsack,
+                expiry: r.expiry,
             });
         }
     }
@@ -511,8 +518,10 @@ impl DirState {
         }
         if let (Some(prev), Some(at)) = (self.acked, self.last_advance_ns.replace(t_ns)) {
             if t_ns > at {
-                let bits = i64::from(ack.wrapping_sub(prev)) * 8;
-                self.ack_rate.add(bits * 1_000_000_000 / (t_ns - at));
+                // In i128: a bogus ACK can jump 4 GB (3.4e10 bits; times 1e9 is past i64).
+                let bits = i128::from(ack.wrapping_sub(prev)) * 8;
+                let rate = bits * 1_000_000_000 / i128::from(t_ns - at);
+                self.ack_rate.add(i64::try_from(rate).unwrap_or(i64::MAX));
             }
         }
         self.acked = Some(ack);
@@ -636,6 +645,7 @@ impl PacketSink for Diagnoser {
                                 min_rtt_ns,
                                 backoff: sc.backoff,
                             },
+                            expiry: true,
                         });
                         // Nothing was lost: the retransmissions of this episode are
                         // not loss events.
@@ -702,8 +712,12 @@ impl PacketSink for Diagnoser {
         let syn_acked = is_ack && me.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
         let repeated_syn = syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn;
         if repeated_syn && syn_acked {
-            me.spurious
-                .push(SpuriousTimeout::already_acked(frame, t, true));
+            me.spurious.push(SpuriousTimeout::already_acked(
+                frame,
+                t,
+                true,
+                a.backoff >= 1,
+            ));
         } else if repeated_syn {
             me.syn_retries += 1;
             let gap = me.last_syn_ns.map_or(0, |l| t - l);
@@ -815,6 +829,7 @@ impl PacketSink for Diagnoser {
                 frame,
                 t_ns: t,
                 kind: a.retrans_kind,
+                expiry: a.backoff >= 1,
                 end_rel: a.seq_rel.wrapping_add(a.seglen),
             });
         }
@@ -826,7 +841,7 @@ impl PacketSink for Diagnoser {
                 // nothing (the ACK was lost or late on its way to the sender).
                 RetransKind::Timeout if a.backoff >= 1 && already_acked => {
                     me.spurious
-                        .push(SpuriousTimeout::already_acked(frame, t, false));
+                        .push(SpuriousTimeout::already_acked(frame, t, false, true));
                 }
                 RetransKind::Timeout
                     if a.backoff >= 1

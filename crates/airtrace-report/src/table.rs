@@ -1,6 +1,6 @@
 //! The terminal summary table of `airtrace analyze`: one or two lines per connection.
 
-use airtrace_analysis::{ConnState, DirMetrics, FileReport};
+use airtrace_analysis::{CapturePoint, ConnState, DirMetrics, FileReport};
 
 fn rate(bps: f64) -> String {
     for (unit, scale) in [("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)] {
@@ -32,6 +32,23 @@ fn three_digits(x: f64) -> String {
     }
 }
 
+/// The payload sent, new bytes and retransmitted ones apart: `648 B + 3.24 kB` (the
+/// JSON's `unique_bytes` and `retransmitted_bytes`; `data_bytes` counts both).
+fn data(d: &DirMetrics) -> String {
+    if d.retransmitted_bytes == 0 {
+        bytes(d.unique_bytes)
+    } else {
+        format!(
+            "{} + {}",
+            bytes(d.unique_bytes),
+            bytes(d.retransmitted_bytes)
+        )
+    }
+}
+
+/// Retransmitted packets, split into genuine and spurious ones (data already
+/// acknowledged) when any was spurious, then by kind (timeout, fast, SACK, tail loss
+/// probe; spurious ones included).
 fn retransmissions(d: &DirMetrics) -> String {
     if d.retransmitted_packets == 0 {
         return "0".into();
@@ -47,10 +64,20 @@ fn retransmissions(d: &DirMetrics) -> String {
         .filter(|(_, n)| *n > 0)
         .map(|(k, n)| format!("{k}{n}"))
         .collect();
-    if detail.is_empty() {
+    let mut parts = Vec::new();
+    if d.spurious_retransmissions > 0 {
+        parts.push(format!(
+            "{} genuine + {} spurious",
+            d.genuine_retransmissions, d.spurious_retransmissions
+        ));
+    }
+    if !detail.is_empty() {
+        parts.push(detail.join(" "));
+    }
+    if parts.is_empty() {
         d.retransmitted_packets.to_string()
     } else {
-        format!("{} ({})", d.retransmitted_packets, detail.join(" "))
+        format!("{} ({})", d.retransmitted_packets, parts.join("; "))
     }
 }
 
@@ -59,8 +86,18 @@ fn notes(d: &DirMetrics) -> Vec<String> {
     if d.timeouts > 0 {
         notes.push(format!("{} RTO", d.timeouts));
     }
-    if d.max_backoff > 1 {
-        notes.push(format!("backoff x{}", 1u64 << (d.max_backoff - 1).min(62)));
+    // The timer's real growth, not 2^(max_backoff - 1): stacks cap the RTO, and the
+    // first wait may be short of it.
+    if let (true, Some(first), Some(longest)) = (
+        d.max_backoff > 1,
+        d.backoff_first_wait_s,
+        d.backoff_longest_wait_s,
+    ) {
+        notes.push(format!(
+            "backoff {}->{} s",
+            three_digits(first),
+            three_digits(longest)
+        ));
     }
     if d.capture_duplicates > 0 {
         notes.push(format!("{} capture dups", d.capture_duplicates));
@@ -77,7 +114,7 @@ const HEADER: [&str; 12] = [
     "dir",
     "dur s",
     "pkts",
-    "data",
+    "data + retx",
     "goodput",
     "retx",
     "dupack",
@@ -117,6 +154,14 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
             }
             let first = name == "a>b" || c.a_to_b.packets == 0;
             let mut notes = notes(d);
+            let data_dir = if c.b_to_a.unique_bytes > c.a_to_b.unique_bytes {
+                "b>a"
+            } else {
+                "a>b"
+            };
+            if name == data_dir && c.capture_point == Some(CapturePoint::Receiver) {
+                notes.push("captured at the receiver".into());
+            }
             if first && c.state != ConnState::Closed {
                 notes.push(if c.state == ConnState::Reset {
                     "reset".into()
@@ -131,7 +176,7 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
                 name.to_string(),
                 when_first(format!("{:.2}", c.duration_s)),
                 d.packets.to_string(),
-                bytes(d.data_bytes),
+                data(d),
                 rate(d.goodput_bps),
                 retransmissions(d),
                 d.duplicate_acks.to_string(),

@@ -54,6 +54,29 @@ pub fn diagnose_simulated_at(name: &str, text: Option<&str>, vantage: &str) -> V
         .1
 }
 
+/// Every real capture beside and in the repository: the shared corpus
+/// (`../shared/corpus/real`, skipped when absent), the second corpus and the samples.
+pub fn real_captures() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [
+        repo().join("../shared/corpus/real"),
+        repo().join("testdata/corpus"),
+        repo().join("testdata/pcaps"),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!("skipped: {} is not there", dir.display());
+            continue;
+        };
+        files.extend(
+            entries
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x != "md")),
+        );
+    }
+    files.sort();
+    files
+}
+
 pub fn of<'a>(findings: &'a [Finding], kind: &str) -> Vec<&'a Finding> {
     findings.iter().filter(|f| f.kind == kind).collect()
 }
