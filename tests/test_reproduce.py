@@ -8,23 +8,68 @@ import sys
 
 import pytest
 
-from airtrace import reproduce
+from airtrace import cli, reproduce
 
 CLI = [sys.executable, "-m", "airtrace.cli"]
 
 
 def test_without_a_study_it_lists_them_and_what_is_not_modelled() -> None:
     done = subprocess.run([*CLI, "reproduce"], capture_output=True, text=True, check=True)
+    assert "bachmann" in reproduce.STUDIES
     for key in [*reproduce.STUDIES, *reproduce.NOT_MODELLED]:
-        assert key in done.stdout
-    assert "Not modelled yet" in done.stdout
+        assert f"  {key} " in done.stdout
+    assert ("Not modelled yet" in done.stdout) == bool(reproduce.NOT_MODELLED)
 
 
-@pytest.mark.parametrize("study", ["nosuch", "bachmann"])
-def test_an_unknown_or_unmodelled_study_is_a_one_line_error(study: str) -> None:
-    done = subprocess.run([*CLI, "reproduce", study], capture_output=True, text=True)
+def test_a_study_not_modelled_is_listed_as_such_and_refused(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(reproduce, "NOT_MODELLED", {"someone": "needs a model of something"})
+    assert cli.main(["reproduce"]) == 0
+    assert "Not modelled yet:\n  someone         needs a model of something\n" in capsys.readouterr().out
+    assert cli.main(["reproduce", "someone"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "someone is not modelled: needs a model of something" in err
+
+
+def test_an_unknown_study_is_a_one_line_error() -> None:
+    done = subprocess.run([*CLI, "reproduce", "nosuch"], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "error" in done.stderr
+
+
+#: Bachmann's Table 1 (throughput, Mbit/s, stream and on-off) and Fig. 19 (Mbit/s per rate).
+BACHMANN_TABLE_1 = {23: (1.2463, 1.2279), 14: (1.2290, 1.2364), 15: (1.1998, 1.2348), 16: (0.6377, 1.0334)}
+BACHMANN_FIG_19 = {"11": 5.5, "5.5": 2.8, "2": 1.4, "1": 0.7}
+
+
+def test_bachmann_json_names_table_1_and_the_rate_fallback_with_verdicts() -> None:
+    done = subprocess.run([*CLI, "reproduce", "bachmann", "--seeds", "2", "--json"], capture_output=True, text=True, check=True)
+    (study,) = json.loads(done.stdout)
+    figures = {f["name"]: f for f in study["figures"]}
+    rooms = [f"throughput, room {r}, {p}" for r in BACHMANN_TABLE_1 for p in ("stream", "on-off")]
+    rates = [f"udp throughput, {r} Mbit/s" for r in BACHMANN_FIG_19]
+    assert list(figures) == [*rooms, *rates]
+    published = [v for pair in BACHMANN_TABLE_1.values() for v in pair] + list(BACHMANN_FIG_19.values())
+    assert [f["published_low"] for f in figures.values()] == published
+    for f in figures.values():
+        assert len(f["measured"]) == 2 and f["unit"] == "Mbit/s", f
+        assert f["tolerance"] == reproduce.TOLERANCE and f["verdict"] in ("within", "outside"), f
+        assert (f["reason"] is None) == (f["verdict"] == "within"), f
+    # Table 1 in shape in the good rooms: the two patterns within 5 % of each other.
+    for room in (23, 14, 15):
+        stream, onoff = (figures[f"throughput, room {room}, {p}"]["mean"] for p in ("stream", "on-off"))
+        assert abs(onoff / stream - 1) < 0.05, (room, stream, onoff)
+    # The walk's throughput falls with each rate it steps down to.
+    walk = [figures[name]["mean"] for name in rates]
+    assert walk == sorted(walk, reverse=True), walk
+
+
+def test_bachmann_runs_a_subset_of_rooms_and_keeps_room_16_with_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = reproduce.reproduce("bachmann", seeds=1, out=tmp_path, rooms=[16], walk=False, sets=['duration="30 s"'])
+    names = [f.name for f in result.figures]
+    assert names == ["throughput, room 16, stream", "throughput, room 16, on-off"]
+    assert all(len(f.measured) == 1 and f.measured[0] > 0 for f in result.figures)
+    for kept in ("bachmann_room16-stream", "bachmann_room16-on-off"):
+        assert 'duration = "30 s"' in (tmp_path / "bachmann" / kept / "scenario.toml").read_text()
 
 
 def test_kuang_measures_data_ack_collisions_on_a_loss_free_channel() -> None:

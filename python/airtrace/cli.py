@@ -1012,7 +1012,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         print("Seed studies airtrace reproduces (airtrace reproduce STUDY [--seeds N]):")
         for key, fn in reproduce.STUDIES.items():
             print(f"  {key:<15} {(fn.__doc__ or '').split(chr(10))[0]}")
-        print("Not modelled yet:")
+        if reproduce.NOT_MODELLED:
+            print("Not modelled yet:")
         for key, why in reproduce.NOT_MODELLED.items():
             print(f"  {key:<15} {why}")
         return 0
