@@ -63,11 +63,14 @@ def test_bachmann_json_names_table_1_and_the_rate_fallback_with_verdicts() -> No
     assert walk == sorted(walk, reverse=True), walk
 
 
-def test_bachmann_runs_a_subset_of_rooms_and_keeps_room_16_with_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_bachmann_runs_a_subset_of_rooms_and_draws_table_1_with_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
     result = reproduce.reproduce("bachmann", seeds=1, out=tmp_path, rooms=[16], walk=False, sets=['duration="30 s"'])
     names = [f.name for f in result.figures]
     assert names == ["throughput, room 16, stream", "throughput, room 16, on-off"]
     assert all(len(f.measured) == 1 and f.measured[0] > 0 for f in result.figures)
+    plot = tmp_path / "bachmann" / "table1-throughput.png"
+    assert str(plot) in result.files
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for kept in ("bachmann_room16-stream", "bachmann_room16-on-off"):
         assert 'duration = "30 s"' in (tmp_path / "bachmann" / kept / "scenario.toml").read_text()
 

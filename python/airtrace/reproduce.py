@@ -421,7 +421,7 @@ def bachmann(
 
 def _bachmann_rooms(run: _Runner, seeds: int, rooms: Sequence[bachmann_testbed.Room], sets: Iterable[str], r: Result) -> None:
     """Table 1: each room's stream and on-off throughput per seed, the room runs overridden
-    by `sets`; with an output directory, room 16's runs of seed 1 kept."""
+    by `sets`; with an output directory, room 16's runs of seed 1 kept and Table 1 drawn."""
     cases = [(room, pattern, s) for room in rooms for pattern in bachmann_testbed.PATTERNS for s in range(1, seeds + 1)]
     runs = run.many(
         _Job(scenario("bachmann_room"), s, (*bachmann_testbed.room_overrides(room, pattern), *sets),
@@ -439,6 +439,8 @@ def _bachmann_rooms(run: _Runner, seeds: int, rooms: Sequence[bachmann_testbed.R
                 bachmann_testbed.room_figure(room.number, pattern), f"{published:.3f} Mbit/s (Table 1, SIR {room.sir_db} dB)",
                 measured[room.number, pattern], "Mbit/s", 3, published, reason=_BACHMANN_MAC if room.sir_db > 15 else None,
             ))
+    if run.out is not None and rooms:
+        run.kept.append(_bachmann_plot(rooms, measured, run.out))
 
 
 def _bachmann_walk(run: _Runner, seeds: int, r: Result) -> None:
@@ -457,6 +459,32 @@ def _bachmann_walk(run: _Runner, seeds: int, r: Result) -> None:
         "UDP throughput: delivered bytes in 1 s windows of the walk, each window counted in the rate the access "
         "point used longest in it (link.jsonl's rate_changed records)."
     )
+
+
+def _bachmann_plot(rooms: Sequence[bachmann_testbed.Room], measured: Mapping[tuple[int, str], list[float]], out: Path) -> str:
+    """Table 1 drawn as the issue asks: throughput per room and traffic type, a bar per
+    pattern (airtrace's mean, its range over the seeds as an error bar) beside Table 1's
+    value; written to OUT/table1-throughput.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    width = 0.2
+    for i, pattern in enumerate(bachmann_testbed.PATTERNS):
+        xs = [k + (2 * i - 1.5) * width for k in range(len(rooms))]
+        runs = [measured[room.number, pattern] for room in rooms]
+        means = [statistics.mean(v) for v in runs]
+        spread = [[m - min(v) for m, v in zip(means, runs)], [max(v) - m for m, v in zip(means, runs)]]
+        ax.bar(xs, means, width, yerr=spread, capsize=3, label=f"{pattern}, airtrace", color=f"C{i}")
+        ax.bar([x + width for x in xs], [room.published(pattern) for room in rooms], width,
+               label=f"{pattern}, Table 1", color=f"C{i}", alpha=0.4, hatch="//")
+    ax.set_xticks(range(len(rooms)), [f"room {room.number}\n{room.sir_db} dB" for room in rooms])
+    ax.set(ylabel="throughput while transferring (Mbit/s)", ylim=(0, 2.4), title="Bachmann Table 1: TCP over 2 Mbit/s WLAN")
+    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    return _save_png(fig, out / "table1-throughput.png")
 
 
 #: Why the good rooms carry more than Table 1's 1.2 Mbit/s.
@@ -672,14 +700,20 @@ def _manet_scatter(runs: list[_ManetRun], out: Path) -> list[str]:
         ax.set(xlim=(0, top), ylim=(0, top), xlabel="expected throughput (kbit/s)",
                ylabel="actual throughput (kbit/s)", title=f"mean speed {speed} m/s")
         ax.legend(loc="upper left")
-        path = out / f"manet-{speed}mps.png"
-        fig.tight_layout()
-        tmp = path.with_name(f".{path.name}.tmp")
-        fig.savefig(tmp, format="png", dpi=100)
-        plt.close(fig)
-        os.replace(tmp, path)
-        files.append(str(path))
+        files.append(_save_png(fig, out / f"manet-{speed}mps.png"))
     return files
+
+
+def _save_png(fig, path: Path) -> str:  # type: ignore[no-untyped-def]
+    """Writes a matplotlib figure to `path` as PNG, atomically, closes it and returns the path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return str(path)
 
 
 def mathis(run: _Runner, seeds: int) -> Result:
