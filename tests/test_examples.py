@@ -54,6 +54,7 @@ def test_each_copy_runs_as_the_original_does(kind: str, tmp_path: Path) -> None:
     needs_trace = [p.relative_to(tmp_path) for p in tmp_path.rglob("traces/*")]
     if kind == "scenarios":
         assert sorted(map(str, needs_trace)) == [
+            "bachmann_walk/scenarios/traces/bachmann_walk.movements",
             "delivery_trace/scenarios/traces/fading-3mbit.trace",
             "loss_trace/scenarios/traces/losses-2000.txt",
         ]
