@@ -333,6 +333,9 @@ struct World {
     /// The end-to-end acknowledgements of Split-TCP in the network or delivered, by
     /// packet id: the split and the bytes each acknowledges.
     e2e_acks: FxHashMap<u64, (usize, u64)>,
+    /// Split-TCP sources' probes of their destinations in the network, by packet id:
+    /// the split.
+    probes: FxHashMap<u64, usize>,
     /// The random streams and the scenario's flows, for the zones opened along a new
     /// route.
     streams: Streams,
@@ -440,6 +443,7 @@ pub(crate) fn run(
         splits,
         zone_of,
         e2e_acks: FxHashMap::default(),
+        probes: FxHashMap::default(),
         streams,
         flow_specs: scenario.flows.clone(),
         packets: FxHashMap::default(),
@@ -566,6 +570,11 @@ impl World {
                     };
                     if let Some(&(s, acked)) = self.e2e_acks.get(&p.id) {
                         self.on_e2e_ack(s, acked, packet.dsr.map(|h| h.route))?;
+                        continue;
+                    }
+                    if let Some(&s) = self.probes.get(&p.id) {
+                        let acked = self.splits[s].ack_now(self.now);
+                        self.send_e2e_ack(s, acked)?;
                         continue;
                     }
                     let i = p.flow as usize;
@@ -807,7 +816,18 @@ impl World {
         let i = split.zones[zone];
         if zone == 0 {
             split.note_written(self.flows[i].written);
+            if split.probe_due(self.now) {
+                self.send_probe(s)?;
+                if self.flows[i].retired {
+                    // The answer came at once and the zones were chosen again.
+                    return Ok(());
+                }
+            }
+            let split = &self.splits[s];
+            self.sched
+                .wake(FlowPart::App(i).component(), split.probe_at());
         }
+        let split = &mut self.splits[s];
         let new = split.take_new(zone, self.flows[i].delivered);
         let all_in = self.flows[i].finished;
         match split.zones.get(zone + 1).copied() {
@@ -879,12 +899,51 @@ impl World {
         self.send_packet(packet, dst, src)
     }
 
+    /// Split `s`'s source probes its destination: a keep-alive (RFC 1122 §4.2.3.6:
+    /// one below the next byte it would send, nothing in it) of the flow's
+    /// connection as the destination numbers it, which the destination answers
+    /// with its end-to-end acknowledgement.
+    fn send_probe(&mut self, s: usize) -> io::Result<()> {
+        let nodes = &self.splits[s].nodes;
+        let (src, dst) = (nodes[0], nodes[nodes.len() - 1]);
+        let ip_id = self.next_ip_id(src);
+        let split = &self.splits[s];
+        let flow = &self.flows[split.zones[0]];
+        let seg = airtrace_tcp::Segment {
+            seq: flow
+                .isn
+                .0
+                .wrapping_add((split.acked_at_source - split.base) as u32),
+            ack: flow.isn.1.wrapping_add(1),
+            flags: airtrace_tcp::Flags::ACK,
+            window: 0,
+            len: 0,
+            options: Default::default(),
+            ect: false,
+        };
+        let packet = Packet {
+            id: self.next_packet_id,
+            flow: split.zones[0] as u32,
+            from_a: true,
+            ip_id,
+            ports: flow.ports,
+            hosts: (address(src), address(dst)),
+            ttl: DEFAULT_TTL,
+            ecn: 0,
+            vj: None,
+            body: Body::Tcp(seg),
+        };
+        self.probes.insert(packet.id, s);
+        self.send_packet(packet, src, dst)
+    }
+
     /// An end-to-end acknowledgement of `acked` bytes reached the source of split
     /// `s`, by `route` (from the destination): the source purges them and may send as
     /// much more; with `follow`, on zones chosen again from the route reversed.
     fn on_e2e_ack(&mut self, s: usize, acked: u64, route: Option<Path>) -> io::Result<()> {
         let i = self.splits[s].zones[0];
         self.flows[i].write_limit = Some(self.splits[s].on_ack(acked));
+        self.splits[s].quiet_since = self.now;
         let back = route.map(|r| r.reversed());
         match back.and_then(|r| self.splits[s].choose_again(r.as_slice())) {
             Some(nodes) => self.choose_zones_again(s, nodes),

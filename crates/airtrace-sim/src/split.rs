@@ -32,6 +32,12 @@ use serde::Serialize;
 /// on its window).
 pub const ACK_REPEAT_NS: i64 = 1_000_000_000;
 
+/// With `follow`, the source probes the destination (a keep-alive, RFC 1122
+/// §4.2.3.6) after this long without an end-to-end acknowledgement while it holds
+/// bytes: the answer comes by the destination's route to it, which the zones then
+/// follow (twice the destination's repeat, so one lost repeat is not enough).
+pub const PROBE_AFTER_NS: i64 = 2 * ACK_REPEAT_NS;
+
 /// Default full segments between two end-to-end acknowledgements (TCP's delayed
 /// ACK, RFC 1122 §4.2.3.2).
 pub const DEFAULT_ACK_EVERY: u32 = 2;
@@ -97,6 +103,10 @@ pub struct Split {
     last_ack_ns: Option<i64>,
     /// Bytes the source has heard acknowledged end to end (it purges them).
     pub acked_at_source: u64,
+    /// Bytes the source has written in all.
+    written: u64,
+    /// When the source last heard an end-to-end acknowledgement or probed.
+    pub quiet_since: i64,
     /// End-to-end acknowledgements the destination sent.
     pub acks_sent: u64,
     /// Most bytes the source held at once (sent or queued, not yet acknowledged end to
@@ -122,6 +132,8 @@ impl Split {
             acked_by_destination: 0,
             last_ack_ns: None,
             acked_at_source: 0,
+            written: 0,
+            quiet_since: 0,
             acks_sent: 0,
             peak_held: 0,
         }
@@ -186,6 +198,30 @@ impl Split {
         None
     }
 
+    /// The destination answers a probe: acknowledges what it has now.
+    pub fn ack_now(&mut self, now: i64) -> u64 {
+        self.acked_by_destination = self.delivered;
+        self.last_ack_ns = Some(now);
+        self.acks_sent += 1;
+        self.delivered
+    }
+
+    /// With `follow`: whether the source probes the destination now (see
+    /// [`PROBE_AFTER_NS`]); then the quiet time starts again.
+    pub fn probe_due(&mut self, now: i64) -> bool {
+        let holds = self.written > self.acked_at_source;
+        let due = self.follow.is_some() && holds && now - self.quiet_since >= PROBE_AFTER_NS;
+        if due {
+            self.quiet_since = now;
+        }
+        due
+    }
+
+    /// With `follow`: when the source next probes, if it still hears nothing.
+    pub fn probe_at(&self) -> Option<i64> {
+        self.follow.map(|_| self.quiet_since + PROBE_AFTER_NS)
+    }
+
     /// When the destination next repeats its acknowledgement.
     pub fn repeat_at(&self) -> Option<i64> {
         self.last_ack_ns.map(|t| t + ACK_REPEAT_NS)
@@ -202,6 +238,7 @@ impl Split {
     /// it holds.
     pub fn note_written(&mut self, written: u64) {
         let written = self.base + written;
+        self.written = self.written.max(written);
         self.peak_held = self
             .peak_held
             .max(written - self.acked_at_source.min(written));
@@ -299,6 +336,24 @@ mod tests {
         s.take_new(1, 2 * seg);
         assert_eq!(s.delivered, 6 * seg);
         assert_eq!(s.sources, vec![0, 7]);
+    }
+
+    #[test]
+    fn a_source_that_hears_nothing_probes_when_following_the_route() {
+        let mut s = Split::new(vec![0, 1], vec![0, 2, 4], 8 * 1460, 2 * 1460);
+        assert_eq!(s.probe_at(), None);
+        s.note_written(1460);
+        assert!(!s.probe_due(PROBE_AFTER_NS), "fixed proxies never probe");
+        s.follow = Some(2);
+        assert!(!s.probe_due(PROBE_AFTER_NS - 1));
+        assert!(s.probe_due(PROBE_AFTER_NS));
+        assert_eq!(s.probe_at(), Some(2 * PROBE_AFTER_NS));
+        s.on_ack(1460);
+        assert!(!s.probe_due(3 * PROBE_AFTER_NS), "nothing held");
+        // The destination has two segments: its answer says so, and counts.
+        s.take_new(1, 2 * 1460);
+        assert_eq!(s.ack_now(7), 2 * 1460);
+        assert_eq!((s.acks_sent, s.repeat_at()), (1, Some(7 + ACK_REPEAT_NS)));
     }
 
     #[test]

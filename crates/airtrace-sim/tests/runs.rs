@@ -746,6 +746,34 @@ fn split_tcp_proxies_that_follow_the_route_keep_a_moving_flow_going() {
     assert_eq!(fixed.split.unwrap().zones_chosen_again, None);
 }
 
+/// Split-TCP following the route, when no end-to-end ACK comes back (movement pattern
+/// 6, n4 to n5): the destination got the first window, the source never heard so, and
+/// without a probe it would wait on its window all run. It probes the destination
+/// after 2 s of silence; the answer brings a route, the zones follow it and the flow
+/// goes on.
+#[test]
+fn a_split_tcp_source_that_hears_nothing_probes_and_follows_the_answer() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_manet.toml"))
+        .unwrap()
+        .replace("duration = \"300 s\"", "duration = \"60 s\"")
+        .replace("pattern = 1", "pattern = 6")
+        .replace("from = \"n0\"", "from = \"n4\"")
+        .replace("to = \"n1\"", "to = \"n5\"")
+        .replace(
+            "[flow.tcp]",
+            "[flow.split]\nevery = 2\nfollow = true\n\n[flow.tcp]",
+        );
+    let scenario =
+        Scenario::parse(Path::new("probe.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let flow = run(&scenario, &text, Options::default()).unwrap().flows[0].clone();
+    let split = flow.split.as_ref().expect("a split flow");
+    assert!(
+        flow.bytes_delivered > 2 * split.window,
+        "the source heard the destination: {flow:?}"
+    );
+    assert!(split.zones_chosen_again >= Some(1), "{split:?}");
+}
+
 #[test]
 fn an_access_point_bridges_its_station_to_the_wired_server() {
     let text = std::fs::read_to_string(scenarios().join("kuang_cell.toml"))
