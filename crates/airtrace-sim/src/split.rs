@@ -19,7 +19,9 @@
 //! proxy is no longer on it, the zones are closed and new ones opened along the new
 //! route, and the source sends again everything not yet acknowledged end to end (it
 //! holds it for that: the paper's reliability stays end to end, so bytes a proxy held
-//! are resent from the source). The destination skips what it already has.
+//! are resent from the source). The destination skips what it already has. A
+//! following source that hears nothing probes the destination, whose answer brings a
+//! route ([`PROBE_AFTER_NS`]).
 //!
 //! This module keeps the accounting; [`crate::netsim`] moves the bytes and packets.
 
