@@ -900,7 +900,8 @@ impl World {
     }
 
     /// Split `s`'s source probes its destination: a keep-alive (RFC 1122 §4.2.3.6:
-    /// one below the next byte it would send, nothing in it) of the flow's
+    /// no data, its sequence number one below the first byte not yet acknowledged end
+    /// to end, so the receiver answers with an ACK) of the flow's
     /// connection as the destination numbers it, which the destination answers
     /// with its end-to-end acknowledgement.
     fn send_probe(&mut self, s: usize) -> io::Result<()> {
