@@ -115,6 +115,9 @@ pub(crate) struct Flow {
     /// before it has delivered everything (then this one closes once its backlog is
     /// written). `None` for every other flow.
     pub(crate) relay_upstream_done: Option<bool>,
+    /// A Split-TCP zone closed when the source chose its zones again: it sends and
+    /// takes nothing more.
+    pub(crate) retired: bool,
     pub(crate) started: bool,
     pub(crate) closed: bool,
     /// Application rate in bit/s and on/off periods (stream, onoff).
@@ -348,11 +351,12 @@ impl Flow {
 
     /// True when the flow has finished and nothing of it is left to exchange.
     pub(crate) fn done(&self) -> bool {
-        self.finished
-            && match &self.transport {
-                Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
-                Transport::Rpc { .. } | Transport::Datagrams { .. } => true,
-            }
+        self.retired
+            || (self.finished
+                && match &self.transport {
+                    Transport::Tcp { a, b } => a.is_closed() && b.is_closed(),
+                    Transport::Rpc { .. } | Transport::Datagrams { .. } => true,
+                })
     }
 
     /// Segments the TCP sender sent again (0 for RPC).
@@ -533,6 +537,7 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
         written: 0,
         write_limit: None,
         relay_upstream_done: None,
+        retired: false,
         started: false,
         closed: false,
         rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),

@@ -255,41 +255,72 @@ fn split_flows(
                 path
             }
         };
-        if path.len() == 2 {
+        let follow = sp.follow == Some(true) && sp.every != Some(0);
+        if path.len() == 2 && !follow {
             // No proxy between the ends: a plain TCP flow.
             continue;
         }
         ends[i] = (path[0], path[1]);
         let mut zones = vec![i];
-        for hop in path.windows(2).skip(1) {
-            let z = flows.len();
-            let relay = FlowSpec {
-                name: Some(format!("{}/zone{}", flows[i].name, zones.len())),
-                app: AppKind::Stream,
-                bytes: None,
-                rate: None,
-                on: None,
-                off: None,
-                stop: None,
-                split: None,
-                ..f.clone()
-            };
-            let mut flow = new_flow(z, &relay, streams)
-                .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?;
-            flow.relay_upstream_done = Some(false);
-            flows.push(flow);
-            ends.push((hop[0], hop[1]));
-            zone_of.push(Some((splits.len(), zones.len())));
-            zones.push(z);
-        }
+        let name = format!("{}/zone", flows[i].name);
+        let more = add_zones(
+            f,
+            &name,
+            &path[1..],
+            (splits.len(), 1),
+            streams,
+            flows,
+            ends,
+        )
+        .map_err(|e| SimError::Setup(format!("flow[{}]: {e}", i + 1)))?;
+        zone_of.extend(more.iter().map(|&(_, zone)| Some(zone)));
+        zones.extend(more.iter().map(|&(z, _)| z));
         let mss = build::tcp_config(f.tcp.as_ref()).map_or(1460, |c| u64::from(c.mss));
         let window = sp.window.map_or(split::DEFAULT_WINDOW, |w| w.0);
         flows[i].write_limit = Some(window);
         zone_of[i] = Some((splits.len(), 0));
         let ack_every = u64::from(sp.ack_every.unwrap_or(split::DEFAULT_ACK_EVERY));
-        splits.push(Split::new(zones, path, window, ack_every * mss));
+        let mut split = Split::new(zones, path, window, ack_every * mss);
+        split.follow = sp.every.filter(|_| follow);
+        splits.push(split);
     }
     Ok((splits, zone_of))
+}
+
+/// Opens a zone (a relay flow, named `name` and its number) between each two
+/// consecutive nodes of `path`, appended to `flows` and `ends`, the first numbered
+/// `at.1` in split `at.0`: returns each one's flow index and place.
+fn add_zones(
+    f: &FlowSpec,
+    name: &str,
+    path: &[NodeId],
+    at: Zone,
+    streams: &Streams,
+    flows: &mut Vec<Flow>,
+    ends: &mut Vec<(NodeId, NodeId)>,
+) -> Result<Vec<(usize, Zone)>, String> {
+    let mut added = Vec::new();
+    for (k, hop) in path.windows(2).enumerate() {
+        let z = flows.len();
+        let zone = (at.0, at.1 + k);
+        let relay = FlowSpec {
+            name: Some(format!("{name}{}", zone.1)),
+            app: AppKind::Stream,
+            bytes: None,
+            rate: None,
+            on: None,
+            off: None,
+            stop: None,
+            split: None,
+            ..f.clone()
+        };
+        let mut flow = new_flow(z, &relay, streams)?;
+        flow.relay_upstream_done = Some(false);
+        flows.push(flow);
+        ends.push((hop[0], hop[1]));
+        added.push((z, zone));
+    }
+    Ok(added)
 }
 
 struct World {
@@ -307,8 +338,15 @@ struct World {
     splits: Vec<Split>,
     zone_of: Vec<Option<Zone>>,
     /// The end-to-end acknowledgements of Split-TCP in the network or delivered, by
-    /// packet id: the bytes each acknowledges.
-    e2e_acks: FxHashMap<u64, u64>,
+    /// packet id: the split and the bytes each acknowledges.
+    e2e_acks: FxHashMap<u64, (usize, u64)>,
+    /// Split-TCP sources' probes of their destinations in the network, by packet id:
+    /// the split.
+    probes: FxHashMap<u64, usize>,
+    /// The random streams and the scenario's flows, for the zones opened along a new
+    /// route.
+    streams: Streams,
+    flow_specs: Vec<FlowSpec>,
     /// Packets in the network, by id.
     packets: FxHashMap<u64, Packet>,
     /// Packets that left the network lately, whose copies may still arrive (see
@@ -414,6 +452,9 @@ pub(crate) fn run(
         splits,
         zone_of,
         e2e_acks: FxHashMap::default(),
+        probes: FxHashMap::default(),
+        streams,
+        flow_specs: scenario.flows.clone(),
         packets: FxHashMap::default(),
         recent: FxHashMap::default(),
         recent_order: std::collections::VecDeque::new(),
@@ -537,11 +578,19 @@ impl World {
                     let Some(p) = self.take_packet(packet.user) else {
                         continue;
                     };
-                    if let Some(&acked) = self.e2e_acks.get(&p.id) {
-                        self.on_e2e_ack(p.flow as usize, acked)?;
+                    if let Some(&(s, acked)) = self.e2e_acks.get(&p.id) {
+                        self.on_e2e_ack(s, acked, packet.dsr.map(|h| h.route))?;
+                        continue;
+                    }
+                    if let Some(&s) = self.probes.get(&p.id) {
+                        let acked = self.splits[s].ack_now(self.now);
+                        self.send_e2e_ack(s, acked)?;
                         continue;
                     }
                     let i = p.flow as usize;
+                    if self.flows[i].retired {
+                        continue;
+                    }
                     let to_a = !p.from_a;
                     self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
                     self.service_side(i, to_a)?;
@@ -777,6 +826,9 @@ impl World {
 
     /// Lets one side of a flow send what it can now, then asks when it is next due.
     fn service_side(&mut self, i: usize, side_a: bool) -> io::Result<()> {
+        if self.flows[i].retired {
+            return Ok(());
+        }
         let mut bodies = std::mem::take(&mut self.bodies);
         let (wake, state) = self.flows[i].service_side(self.now, side_a, &mut bodies);
         if let Some(state) = state {
@@ -809,7 +861,18 @@ impl World {
         let i = split.zones[zone];
         if zone == 0 {
             split.note_written(self.flows[i].written);
+            if split.probe_due(self.now) {
+                self.send_probe(s)?;
+                if self.flows[i].retired {
+                    // The answer came at once and the zones were chosen again.
+                    return Ok(());
+                }
+            }
+            let split = &self.splits[s];
+            self.sched
+                .wake(FlowPart::App(i).component(), split.probe_at());
         }
+        let split = &mut self.splits[s];
         let new = split.take_new(zone, self.flows[i].delivered);
         let all_in = self.flows[i].finished;
         match split.zones.get(zone + 1).copied() {
@@ -828,6 +891,9 @@ impl World {
                 }
             }
             None => {
+                if new > 0 {
+                    split.delivered_at = Some(self.now);
+                }
                 if let Some(acked) = split.ack_due(self.now, all_in) {
                     self.send_e2e_ack(s, acked)?;
                 }
@@ -851,7 +917,11 @@ impl World {
         let flow = &self.flows[split.zones[0]];
         let seg = airtrace_tcp::Segment {
             seq: flow.isn.1.wrapping_add(1),
-            ack: flow.isn.0.wrapping_add(1).wrapping_add(acked as u32),
+            ack: flow
+                .isn
+                .0
+                .wrapping_add(1)
+                .wrapping_add((acked - split.base) as u32),
             flags: airtrace_tcp::Flags::ACK,
             window: split.window.min(u64::from(u16::MAX)) as u16,
             len: 0,
@@ -870,18 +940,104 @@ impl World {
             vj: None,
             body: Body::Tcp(seg),
         };
-        self.e2e_acks.insert(packet.id, acked);
+        self.e2e_acks.insert(packet.id, (s, acked));
         self.send_packet(packet, dst, src)
     }
 
-    /// An end-to-end acknowledgement of `acked` bytes reached the source of flow `i`:
-    /// it purges them and may send as much more.
-    fn on_e2e_ack(&mut self, i: usize, acked: u64) -> io::Result<()> {
-        let Some((s, 0)) = self.zone_of[i] else {
-            return Ok(());
+    /// Split `s`'s source probes its destination: a keep-alive (RFC 1122 §4.2.3.6:
+    /// no data, its sequence number one below the first byte not yet acknowledged end
+    /// to end, so the receiver answers with an ACK) of the flow's
+    /// connection as the destination numbers it, which the destination answers
+    /// with its end-to-end acknowledgement.
+    fn send_probe(&mut self, s: usize) -> io::Result<()> {
+        let nodes = &self.splits[s].nodes;
+        let (src, dst) = (nodes[0], nodes[nodes.len() - 1]);
+        let ip_id = self.next_ip_id(src);
+        let split = &self.splits[s];
+        let flow = &self.flows[split.zones[0]];
+        let seg = airtrace_tcp::Segment {
+            seq: flow
+                .isn
+                .0
+                .wrapping_add((split.acked_at_source - split.base) as u32),
+            ack: flow.isn.1.wrapping_add(1),
+            flags: airtrace_tcp::Flags::ACK,
+            window: 0,
+            len: 0,
+            options: Default::default(),
+            ect: false,
         };
+        let packet = Packet {
+            id: self.next_packet_id,
+            flow: split.zones[0] as u32,
+            from_a: true,
+            ip_id,
+            ports: flow.ports,
+            hosts: (address(src), address(dst)),
+            ttl: DEFAULT_TTL,
+            ecn: 0,
+            vj: None,
+            body: Body::Tcp(seg),
+        };
+        self.probes.insert(packet.id, s);
+        self.send_packet(packet, src, dst)
+    }
+
+    /// An end-to-end acknowledgement of `acked` bytes reached the source of split
+    /// `s`, by `route` (from the destination): the source purges them and may send as
+    /// much more; with `follow`, on zones chosen again from the route reversed.
+    fn on_e2e_ack(&mut self, s: usize, acked: u64, route: Option<Path>) -> io::Result<()> {
+        let i = self.splits[s].zones[0];
         self.flows[i].write_limit = Some(self.splits[s].on_ack(acked));
-        self.service_side(i, true)
+        self.splits[s].quiet_since = self.now;
+        let back = route.map(|r| r.reversed());
+        match back.and_then(|r| self.splits[s].choose_again(r.as_slice())) {
+            Some(nodes) => self.choose_zones_again(s, nodes),
+            None => self.service_side(i, true),
+        }
+    }
+
+    /// Split-TCP with `follow`: closes split `s`'s zones and opens new ones through
+    /// `nodes`; the source sends again from its last end-to-end acknowledgement.
+    fn choose_zones_again(&mut self, s: usize, nodes: Vec<NodeId>) -> io::Result<()> {
+        for &z in &self.splits[s].zones {
+            self.flows[z].retired = true;
+            self.zone_of[z] = None;
+        }
+        let origin = self.splits[s].origin;
+        let spec = &self.flow_specs[origin];
+        let name = format!(
+            "{}/route{}/zone",
+            self.flows[origin].name,
+            self.splits[s].sources.len()
+        );
+        let added = add_zones(
+            spec,
+            &name,
+            &nodes,
+            (s, 0),
+            &self.streams,
+            &mut self.flows,
+            &mut self.ends,
+        )
+        .map_err(io::Error::other)?;
+        self.sched.add_components(3 * added.len());
+        self.zone_of
+            .extend(added.iter().map(|&(_, zone)| Some(zone)));
+        let zones: Vec<usize> = added.iter().map(|&(z, _)| z).collect();
+        let (first, last) = (zones[0], zones[zones.len() - 1]);
+        let split = &mut self.splits[s];
+        let base = split.restart(zones, nodes);
+        let repeat = split.repeat_at();
+        let window = split.window;
+        let limit = self.flows[origin].limit;
+        let source = &mut self.flows[first];
+        source.backlog = limit.map_or(0, |l| l.saturating_sub(base));
+        source.write_limit = Some(window);
+        source.relay_upstream_done = Some(true);
+        // The destination goes on repeating its last acknowledgement.
+        self.sched.wake(FlowPart::App(last).component(), repeat);
+        self.service_app(first)
     }
 
     /// Node `node`'s next IP identification.
@@ -896,13 +1052,16 @@ impl World {
     fn flow_summaries(&self) -> Vec<FlowSummary> {
         (0..self.scenario_flows)
             .map(|i| {
-                let Some((s, _)) = self.zone_of[i] else {
+                let Some(s) = self.split_of(i) else {
                     return self.flows[i].summary();
                 };
                 let split = &self.splits[s];
                 let last = &self.flows[split.zones[split.zones.len() - 1]];
                 let name = |n: NodeId| self.nodes[n as usize].name.clone();
                 let mut summary = self.flows[i].summary_delivered_by(last);
+                if split.sources.len() > 1 {
+                    self.add_later_sources(split, &mut summary);
+                }
                 summary.split = Some(SplitSummary {
                     proxies: split.nodes[1..split.nodes.len() - 1]
                         .iter()
@@ -911,6 +1070,7 @@ impl World {
                     window: split.window,
                     e2e_acks: split.acks_sent,
                     peak_source_held_bytes: split.peak_held,
+                    zones_chosen_again: split.follow.map(|_| split.sources.len() as u64 - 1),
                     zones: split
                         .zones
                         .iter()
@@ -932,11 +1092,38 @@ impl World {
             .collect()
     }
 
+    /// The Split-TCP flow the scenario's flow `i` is, if any.
+    fn split_of(&self, i: usize) -> Option<usize> {
+        self.splits.iter().position(|s| s.origin == i)
+    }
+
+    /// A flow whose zones were chosen again: what the destination got in all, and
+    /// what each of the source's connections (each route's zone 0) sent.
+    fn add_later_sources(&self, split: &Split, summary: &mut FlowSummary) {
+        let start = self.flows[split.origin].start_ns;
+        summary.bytes_delivered = split.delivered;
+        summary.end_s = split.delivered_at.map(|t| t as f64 / 1e9);
+        let span = split.delivered_at.map_or(0, |t| t - start);
+        summary.goodput_bps = if span > 0 {
+            split.delivered as f64 * 8e9 / span as f64
+        } else {
+            0.0
+        };
+        for &z in &split.sources[1..] {
+            let later = self.flows[z].summary();
+            summary.retransmissions += later.retransmissions;
+            summary.timeouts += later.timeouts;
+            summary.fast_retransmits += later.fast_retransmits;
+            summary.packets_sent += later.packets_sent;
+            summary.packets_returned += later.packets_returned;
+        }
+    }
+
     /// The nodes a scenario's flow runs between (a Split-TCP flow's source and
     /// destination, beyond its first zone).
     fn flow_ends(&self, i: usize) -> (NodeId, NodeId) {
-        match self.zone_of[i] {
-            Some((s, _)) => {
+        match self.split_of(i) {
+            Some(s) => {
                 let nodes = &self.splits[s].nodes;
                 (nodes[0], nodes[nodes.len() - 1])
             }
@@ -1143,7 +1330,7 @@ impl World {
                     "a": format!("{}:{}", dotted(address(a)), f.ports.0),
                     "b": format!("{}:{}", dotted(address(b)), f.ports.1),
                 });
-                if let Some((s, _)) = self.zone_of[i] {
+                if let Some(s) = self.split_of(i) {
                     let zones = self.splits[s].zones.iter().map(|&z| {
                         let (from, to) = self.ends[z];
                         let ports = self.flows[z].ports;

@@ -68,6 +68,11 @@ impl Scheduler {
         }
     }
 
+    /// Adds `more` components, numbered after the others.
+    pub fn add_components(&mut self, more: usize) {
+        self.earliest.resize(self.earliest.len() + more, i64::MAX);
+    }
+
     /// Asks to poll `component` at `at_ns` (no effect when `None` or when it is
     /// already due at or before that time).
     pub fn wake(&mut self, component: Component, at_ns: Option<i64>) {

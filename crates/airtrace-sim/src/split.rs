@@ -13,9 +13,15 @@
 //! it (purges it then), and never has more than `window` bytes sent beyond it: the
 //! end-to-end window, of which each zone's congestion window is a sub-window.
 //!
-//! Not modelled: a proxy that moves off the route or fails (a zone's connection
-//! stays between the same two nodes, whatever route carries it); handing the
-//! source's buffered bytes to a new path.
+//! Proxies fixed at the start stay between the same two nodes whatever route carries
+//! a zone. With `follow` (DSR), the source chooses them again from each new route it
+//! hears of, the reverse of the route an end-to-end acknowledgement came by: when a
+//! proxy is no longer on it, the zones are closed and new ones opened along the new
+//! route, and the source sends again everything not yet acknowledged end to end (it
+//! holds it for that: the paper's reliability stays end to end, so bytes a proxy held
+//! are resent from the source). The destination skips what it already has. A
+//! following source that hears nothing probes the destination, whose answer brings a
+//! route ([`PROBE_AFTER_NS`]).
 //!
 //! This module keeps the accounting; [`crate::netsim`] moves the bytes and packets.
 
@@ -28,6 +34,12 @@ use serde::Serialize;
 /// on its window).
 pub const ACK_REPEAT_NS: i64 = 1_000_000_000;
 
+/// With `follow`, the source probes the destination (a keep-alive, RFC 1122
+/// §4.2.3.6) after this long without an end-to-end acknowledgement while it holds
+/// bytes: the answer comes by the destination's route to it, which the zones then
+/// follow (twice the destination's repeat, so one lost repeat is not enough).
+pub const PROBE_AFTER_NS: i64 = 2 * ACK_REPEAT_NS;
+
 /// Default full segments between two end-to-end acknowledgements (TCP's delayed
 /// ACK, RFC 1122 §4.2.3.2).
 pub const DEFAULT_ACK_EVERY: u32 = 2;
@@ -35,33 +47,54 @@ pub const DEFAULT_ACK_EVERY: u32 = 2;
 /// Default end-to-end window, bytes.
 pub const DEFAULT_WINDOW: u64 = 64 * 1024;
 
+/// The nodes of a split flow along `route` (source first, destination last): the
+/// source, a proxy every `every` hops, and the destination.
+pub fn proxies_along(route: &[NodeId], every: u32) -> Vec<NodeId> {
+    let last = route.len().saturating_sub(1);
+    let every = every.max(1) as usize;
+    route
+        .iter()
+        .enumerate()
+        .filter(|&(hops, _)| hops == 0 || hops == last || hops % every == 0)
+        .map(|(_, &n)| n)
+        .collect()
+}
+
 /// The nodes of a split flow: the source, a proxy every `every` hops along the static
 /// route, and the destination. `None` when the route breaks off.
 pub fn proxies_every(routes: &Routes, src: NodeId, dst: NodeId, every: u32) -> Option<Vec<NodeId>> {
-    let mut nodes = vec![src];
-    let (mut at, mut hops) = (src, 0u32);
-    while at != dst {
-        at = routes.next_hop(at, dst)?;
-        hops += 1;
-        if at == dst || hops % every == 0 {
-            nodes.push(at);
-        }
-        if hops as usize > routes.nodes() {
+    let mut route = vec![src];
+    while *route.last()? != dst {
+        route.push(routes.next_hop(*route.last()?, dst)?);
+        if route.len() > routes.nodes() + 1 {
             return None;
         }
     }
-    Some(nodes)
+    Some(proxies_along(&route, every))
 }
 
 /// One split flow's state (see the [module documentation](self)).
 #[derive(Debug, Clone)]
 pub struct Split {
-    /// The flow index of each zone, from the source: zone 0 is the scenario's flow.
+    /// The scenario's flow it is.
+    pub origin: usize,
+    /// The flow index of each zone, from the source: zone 0 is the scenario's flow
+    /// until the zones are first chosen again.
     pub zones: Vec<usize>,
     /// The source, the proxies and the destination, in route order.
     pub nodes: Vec<NodeId>,
     /// End-to-end window, bytes.
     pub window: u64,
+    /// With `follow`: a proxy every this many hops along each new route.
+    pub follow: Option<u32>,
+    /// Where the current zones start in the source's byte stream (0 until the zones
+    /// are chosen again).
+    pub base: u64,
+    /// Each zone 0 the source has had, oldest first.
+    pub sources: Vec<usize>,
+    /// Bytes the destination has in order, and when it last got new ones.
+    pub delivered: u64,
+    pub delivered_at: Option<i64>,
     /// Bytes delivered between two end-to-end acknowledgements.
     ack_bytes: u64,
     /// Bytes each zone has handed on (to the next zone, or the last to the
@@ -72,6 +105,10 @@ pub struct Split {
     last_ack_ns: Option<i64>,
     /// Bytes the source has heard acknowledged end to end (it purges them).
     pub acked_at_source: u64,
+    /// Bytes the source has written in all.
+    written: u64,
+    /// When the source last heard an end-to-end acknowledgement or probed.
+    pub quiet_since: i64,
     /// End-to-end acknowledgements the destination sent.
     pub acks_sent: u64,
     /// Most bytes the source held at once (sent or queued, not yet acknowledged end to
@@ -83,6 +120,12 @@ impl Split {
     /// A split flow through `nodes`, its zones carried by the flows `zones`.
     pub fn new(zones: Vec<usize>, nodes: Vec<NodeId>, window: u64, ack_bytes: u64) -> Self {
         Split {
+            origin: zones[0],
+            follow: None,
+            base: 0,
+            sources: vec![zones[0]],
+            delivered: 0,
+            delivered_at: None,
             forwarded: vec![0; zones.len()],
             zones,
             nodes,
@@ -91,6 +134,8 @@ impl Split {
             acked_by_destination: 0,
             last_ack_ns: None,
             acked_at_source: 0,
+            written: 0,
+            quiet_since: 0,
             acks_sent: 0,
             peak_held: 0,
         }
@@ -98,17 +143,50 @@ impl Split {
 
     /// Zone `pos` has delivered `delivered` bytes in all at its receiving end:
     /// returns the bytes that are new since the last call, to hand on.
+    /// The last zone's bytes are the destination's, after those it already has.
     pub fn take_new(&mut self, pos: usize, delivered: u64) -> u64 {
         let new = delivered.saturating_sub(self.forwarded[pos]);
         self.forwarded[pos] = delivered.max(self.forwarded[pos]);
+        if pos + 1 == self.zones.len() {
+            self.delivered = self.delivered.max(self.base + self.forwarded[pos]);
+        }
         new
+    }
+
+    /// With `follow`, the source has heard of `route` to the destination (source
+    /// first): the nodes of the zones to open along it, when a proxy of the current
+    /// ones is not on it (or there are none and it has room for some). `None`: keep
+    /// the current zones.
+    pub fn choose_again(&self, route: &[NodeId]) -> Option<Vec<NodeId>> {
+        let every = self.follow?;
+        let (first, last) = (*route.first()?, *route.last()?);
+        if first != self.nodes[0] || last != self.nodes[self.nodes.len() - 1] {
+            return None;
+        }
+        let chosen = proxies_along(route, every);
+        let current = &self.nodes[1..self.nodes.len() - 1];
+        let mut on_route = route.iter();
+        let all_on = current.iter().all(|p| on_route.any(|n| n == p));
+        let keep = all_on && !(current.is_empty() && chosen.len() > 2);
+        (!keep && chosen != self.nodes).then_some(chosen)
+    }
+
+    /// The source closed its zones and opened `zones` through `nodes`: they start
+    /// at the last byte acknowledged end to end (returned), which it sends again.
+    pub fn restart(&mut self, zones: Vec<usize>, nodes: Vec<NodeId>) -> u64 {
+        self.base = self.acked_at_source;
+        self.forwarded = vec![0; zones.len()];
+        self.sources.push(zones[0]);
+        self.zones = zones;
+        self.nodes = nodes;
+        self.base
     }
 
     /// The end-to-end acknowledgement the destination sends now, if one is due, as
     /// the bytes it covers: after `ack_every` full segments, when the last zone is
     /// complete (`all_in`), or again after [`ACK_REPEAT_NS`] without one.
     pub fn ack_due(&mut self, now: i64, all_in: bool) -> Option<u64> {
-        let delivered = *self.forwarded.last()?;
+        let delivered = self.delivered;
         let new = delivered - self.acked_by_destination;
         let repeat = self
             .last_ack_ns
@@ -122,20 +200,47 @@ impl Split {
         None
     }
 
+    /// The destination answers a probe: acknowledges what it has now.
+    pub fn ack_now(&mut self, now: i64) -> u64 {
+        self.acked_by_destination = self.delivered;
+        self.last_ack_ns = Some(now);
+        self.acks_sent += 1;
+        self.delivered
+    }
+
+    /// With `follow`: whether the source probes the destination now (see
+    /// [`PROBE_AFTER_NS`]); then the quiet time starts again.
+    pub fn probe_due(&mut self, now: i64) -> bool {
+        let holds = self.written > self.acked_at_source;
+        let due = self.follow.is_some() && holds && now - self.quiet_since >= PROBE_AFTER_NS;
+        if due {
+            self.quiet_since = now;
+        }
+        due
+    }
+
+    /// With `follow`: when the source next probes, if it still hears nothing.
+    pub fn probe_at(&self) -> Option<i64> {
+        self.follow.map(|_| self.quiet_since + PROBE_AFTER_NS)
+    }
+
     /// When the destination next repeats its acknowledgement.
     pub fn repeat_at(&self) -> Option<i64> {
         self.last_ack_ns.map(|t| t + ACK_REPEAT_NS)
     }
 
     /// The source heard an end-to-end acknowledgement of `acked` bytes: returns the
-    /// new limit on the bytes it may have written in all.
+    /// new limit on the bytes its current zone 0 may have written in all.
     pub fn on_ack(&mut self, acked: u64) -> u64 {
         self.acked_at_source = self.acked_at_source.max(acked);
-        self.acked_at_source + self.window
+        self.acked_at_source + self.window - self.base
     }
 
-    /// The source has written `written` bytes in all: notes how much it holds.
+    /// The source's current zone 0 has written `written` bytes in all: notes how much
+    /// it holds.
     pub fn note_written(&mut self, written: u64) {
+        let written = self.base + written;
+        self.written = self.written.max(written);
         self.peak_held = self
             .peak_held
             .max(written - self.acked_at_source.min(written));
@@ -153,8 +258,11 @@ pub struct SplitSummary {
     pub e2e_acks: u64,
     /// Most bytes the source held waiting for an end-to-end acknowledgement.
     pub peak_source_held_bytes: u64,
-    /// Each zone's connection, from the source.
+    /// Each zone's connection, from the source (the last ones chosen).
     pub zones: Vec<ZoneSummary>,
+    /// With `follow`: how many times the source chose its zones again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones_chosen_again: Option<u64>,
 }
 
 /// One zone's connection.
@@ -185,6 +293,69 @@ mod tests {
         assert_eq!(proxies_every(&routes, 0, 2, 5), Some(vec![0, 2]));
         let cut = Routes::shortest_paths(4, |a, b| a.abs_diff(b) == 1 && a.max(b) != 3);
         assert_eq!(proxies_every(&cut, 0, 3, 1), None);
+    }
+
+    #[test]
+    fn proxies_follow_a_new_route_only_when_one_left_it() {
+        let mut s = Split::new(vec![0, 1, 2], vec![0, 2, 4], 8 * 1460, 2 * 1460);
+        assert_eq!(s.choose_again(&[0, 1, 2, 3, 4]), None, "fixed proxies");
+        s.follow = Some(2);
+        assert_eq!(s.choose_again(&[0, 1, 2, 3, 4]), None, "the same route");
+        assert_eq!(
+            s.choose_again(&[0, 5, 6, 2, 4]),
+            None,
+            "the proxy is still on it"
+        );
+        assert_eq!(s.choose_again(&[0, 5, 6, 7, 4]), Some(vec![0, 6, 4]));
+        assert_eq!(s.choose_again(&[0, 4]), Some(vec![0, 4]), "one hop: none");
+        assert_eq!(s.choose_again(&[3, 2, 4]), None, "not from the source");
+        // No proxies yet (no path at the start): a long enough route gets some.
+        let mut bare = Split::new(vec![0], vec![0, 4], 8 * 1460, 2 * 1460);
+        bare.follow = Some(2);
+        assert_eq!(bare.choose_again(&[0, 7, 4]), None, "two hops: no room");
+        assert_eq!(bare.choose_again(&[0, 7, 8, 4]), Some(vec![0, 8, 4]));
+        assert_eq!(bare.choose_again(&[0, 4]), None);
+    }
+
+    #[test]
+    fn new_zones_start_at_the_end_to_end_ack_and_the_destination_skips_what_it_has() {
+        let seg = 1460;
+        let mut s = Split::new(vec![0, 1], vec![0, 2, 4], 8 * seg, 2 * seg);
+        s.take_new(1, 5 * seg);
+        assert_eq!(s.ack_due(0, false), Some(5 * seg));
+        s.on_ack(4 * seg); // one acknowledgement is still on its way
+        assert_eq!(s.restart(vec![7, 8], vec![0, 3, 4]), 4 * seg);
+        assert_eq!(
+            s.on_ack(4 * seg),
+            8 * seg,
+            "a full window from the new start"
+        );
+        s.note_written(8 * seg);
+        assert_eq!(s.peak_held, 8 * seg);
+        // The new last zone delivers the fifth segment again, then the sixth.
+        assert_eq!(s.take_new(1, seg), seg);
+        assert_eq!(s.ack_due(10, false), None, "nothing new at the destination");
+        s.take_new(1, 2 * seg);
+        assert_eq!(s.delivered, 6 * seg);
+        assert_eq!(s.sources, vec![0, 7]);
+    }
+
+    #[test]
+    fn a_source_that_hears_nothing_probes_when_following_the_route() {
+        let mut s = Split::new(vec![0, 1], vec![0, 2, 4], 8 * 1460, 2 * 1460);
+        assert_eq!(s.probe_at(), None);
+        s.note_written(1460);
+        assert!(!s.probe_due(PROBE_AFTER_NS), "fixed proxies never probe");
+        s.follow = Some(2);
+        assert!(!s.probe_due(PROBE_AFTER_NS - 1));
+        assert!(s.probe_due(PROBE_AFTER_NS));
+        assert_eq!(s.probe_at(), Some(2 * PROBE_AFTER_NS));
+        s.on_ack(1460);
+        assert!(!s.probe_due(3 * PROBE_AFTER_NS), "nothing held");
+        // The destination has two segments: its answer says so, and counts.
+        s.take_new(1, 2 * 1460);
+        assert_eq!(s.ack_now(7), 2 * 1460);
+        assert_eq!((s.acks_sent, s.repeat_at()), (1, Some(7 + ACK_REPEAT_NS)));
     }
 
     #[test]

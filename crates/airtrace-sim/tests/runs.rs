@@ -706,6 +706,74 @@ fn split_tcp_proxies_lack_and_the_source_purges_on_the_end_to_end_ack() {
 /// server (TTL untouched, the server's radio-less node sends no frame); the channel
 /// loses nothing, yet TCP's data and ACKs collide and the MAC retries, every retry
 /// in the access point's air capture with its Retry bit.
+/// Split-TCP with DSR in a moving network (movement pattern 4 at 10 m/s, 60 s): proxies
+/// chosen at the start drift off the route and the flow all but stops; proxies chosen
+/// again from each new route the end-to-end ACKs come by keep it going, and the
+/// destination counts the bytes every route brought, once each.
+#[test]
+fn split_tcp_proxies_that_follow_the_route_keep_a_moving_flow_going() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_manet.toml"))
+        .unwrap()
+        .replace("duration = \"300 s\"", "duration = \"60 s\"")
+        .replace("pattern = 1", "pattern = 4")
+        .replace(
+            "[flow.tcp]",
+            "[flow.split]\nevery = 2\nfollow = FOLLOW\n\n[flow.tcp]",
+        );
+    let flow = |follow: &str| {
+        let text = text.replace("FOLLOW", follow);
+        let scenario =
+            Scenario::parse(Path::new("follow.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+        let summary = run(&scenario, &text, Options::default()).unwrap();
+        summary.flows[0].clone()
+    };
+    let (fixed, follows) = (flow("false"), flow("true"));
+    let split = follows.split.as_ref().expect("a split flow");
+    let chosen_again = split.zones_chosen_again.expect("counted with follow");
+    assert!(chosen_again >= 1, "{split:?}");
+    assert!(
+        follows.bytes_delivered > 10 * fixed.bytes_delivered,
+        "following the route: {} B; fixed proxies: {} B",
+        follows.bytes_delivered,
+        fixed.bytes_delivered
+    );
+    let last_zone = split.zones.last().unwrap().bytes_delivered;
+    assert!(
+        follows.bytes_delivered > last_zone && last_zone > 0,
+        "earlier routes' bytes count too: {} B in all, {last_zone} B by the last route",
+        follows.bytes_delivered
+    );
+    assert_eq!(fixed.split.unwrap().zones_chosen_again, None);
+}
+
+/// Split-TCP following the route, when no end-to-end ACK comes back (movement pattern
+/// 6, n4 to n5): the destination got the first window, the source never heard so, and
+/// without a probe it would wait on its window all run. It probes the destination
+/// after 2 s of silence; the answer brings a route, the zones follow it and the flow
+/// goes on.
+#[test]
+fn a_split_tcp_source_that_hears_nothing_probes_and_follows_the_answer() {
+    let text = std::fs::read_to_string(scenarios().join("holland_vaidya_manet.toml"))
+        .unwrap()
+        .replace("duration = \"300 s\"", "duration = \"60 s\"")
+        .replace("pattern = 1", "pattern = 6")
+        .replace("from = \"n0\"", "from = \"n4\"")
+        .replace("to = \"n1\"", "to = \"n5\"")
+        .replace(
+            "[flow.tcp]",
+            "[flow.split]\nevery = 2\nfollow = true\n\n[flow.tcp]",
+        );
+    let scenario =
+        Scenario::parse(Path::new("probe.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    let flow = run(&scenario, &text, Options::default()).unwrap().flows[0].clone();
+    let split = flow.split.as_ref().expect("a split flow");
+    assert!(
+        flow.bytes_delivered > 2 * split.window,
+        "the source heard the destination: {flow:?}"
+    );
+    assert!(split.zones_chosen_again >= Some(1), "{split:?}");
+}
+
 #[test]
 fn an_access_point_bridges_its_station_to_the_wired_server() {
     let text = std::fs::read_to_string(scenarios().join("kuang_cell.toml"))

@@ -8,7 +8,7 @@ use airtrace_net::mobility::MAX_SPEED_MPS;
 use serde::Deserialize;
 
 use super::signal::{RateControlSpec, SignalSpec, WallSpec};
-use super::{invalid, FlowSpec, Invalid, Key, Scenario};
+use super::{invalid, AppKind, FlowSpec, Invalid, Key, Scenario};
 use crate::units::{Duration, Rate, Size};
 
 /// The nodes of a network scenario and their radios.
@@ -203,6 +203,12 @@ pub struct SplitSpec {
     /// Default 2 (as TCP's delayed ACK, RFC 1122 §4.2.3.2).
     #[serde(default)]
     pub ack_every: Option<u32>,
+    /// With DSR: the source chooses the proxies again (a proxy every `every` hops)
+    /// from each new route it hears of, and resends from its last end-to-end
+    /// acknowledgement what the zones it closes held. Default false: the proxies
+    /// chosen at the start stay.
+    #[serde(default)]
+    pub follow: Option<bool>,
 }
 
 /// How ARP behaves.
@@ -663,6 +669,13 @@ fn validate_split(
     if split.ack_every == Some(0) {
         return Err(invalid(&at("ack_every"), "must be at least 1 segment"));
     }
+    let routed = net.routing == RoutingProfile::Dsr && split.every.is_some();
+    if split.follow == Some(true) && !(routed && flow.app == AppKind::Bulk) {
+        return Err(invalid(
+            &at("follow"),
+            "proxies follow the route of a bulk flow with routing = \"dsr\" and every = K",
+        ));
+    }
     let mss = flow.tcp.as_ref().and_then(|t| t.mss).unwrap_or(1460);
     let ack_every = split.ack_every.unwrap_or(crate::split::DEFAULT_ACK_EVERY);
     let least = 2 * u64::from(ack_every) * u64::from(mss);
@@ -829,5 +842,21 @@ to = "b"
         assert!(split(r#"proxies = ["a"]"#).contains("an end of the flow"));
         assert!(split("every = 2\nwindow = \"2 KiB\"").contains("at least two"));
         assert!(split("every = 1\nack_every = 0").contains("at least 1 segment"));
+    }
+
+    #[test]
+    fn split_tcp_proxies_follow_only_dsr_routes_of_bulk_flows() {
+        let dsr = NODES.replace("[network]", "[network]\nrouting = \"dsr\"");
+        let split = |nodes: &str, table: &str| error(&format!("{nodes}\n[flow.split]\n{table}\n"));
+        assert_eq!(split(&dsr, "every = 2\nfollow = true"), "");
+        let no = "flow[1].split.follow: proxies follow the route";
+        assert!(split(NODES, "every = 2\nfollow = true").starts_with(no));
+        let three = dsr.replace(
+            "[[flow]]",
+            "[[network.node]]\nname = \"c\"\nx = 100\n\n[[flow]]",
+        );
+        assert!(split(&three, "proxies = [\"c\"]\nfollow = true").starts_with(no));
+        let stream = dsr.replace("app = \"bulk\"", "app = \"stream\"\nrate = \"1 Mbit/s\"");
+        assert!(split(&stream, "every = 2\nfollow = true").starts_with(no));
     }
 }
