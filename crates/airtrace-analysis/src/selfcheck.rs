@@ -137,6 +137,18 @@ fn check_direction(m: &mut DirMetrics, duration: f64) -> Vec<String> {
         m.timeout_retransmissions,
         "timeout_retransmissions",
     );
+    at_most(
+        "acked_bytes",
+        &mut m.acked_bytes,
+        m.unique_bytes,
+        "unique_bytes",
+    );
+    at_most(
+        "spurious_retransmissions",
+        &mut m.spurious_retransmissions,
+        m.retransmitted_packets,
+        "retransmitted_packets",
+    );
     at_most("out_of_order", &mut m.out_of_order, m.packets, "packets");
     at_most(
         "duplicate_acks",
@@ -144,6 +156,20 @@ fn check_direction(m: &mut DirMetrics, duration: f64) -> Vec<String> {
         m.packets,
         "packets",
     );
+    // What is derived from the bounded counts follows them.
+    m.genuine_retransmissions = m
+        .retransmitted_packets
+        .saturating_sub(m.spurious_retransmissions);
+    m.goodput_bps = if duration > 0.0 {
+        m.acked_bytes as f64 * 8.0 / duration
+    } else {
+        0.0
+    };
+    for wait in [&mut m.backoff_first_wait_s, &mut m.backoff_longest_wait_s] {
+        if wait.is_some_and(|w| w < 0.0 || w > duration + EPS_S) {
+            *wait = None;
+        }
+    }
     let by_kind = m.fast_retransmissions
         + m.sack_retransmissions
         + m.timeout_retransmissions
@@ -244,6 +270,23 @@ mod tests {
             warnings[3],
             "f.pcap: self-check: the connections count 5 packets, more than the 3 TCP frames read"
         );
+    }
+
+    #[test]
+    fn acknowledged_bytes_and_spurious_counts_are_bounded_and_what_follows_from_them_too() {
+        let mut c = [connection()];
+        let m = &mut c[0].a_to_b;
+        (m.packets, m.data_bytes, m.unique_bytes, m.acked_bytes) = (4, 1000, 1000, 5000);
+        (m.retransmitted_packets, m.spurious_retransmissions) = (2, 3);
+        m.finish(2.0);
+        let warnings = check("f.pcap", 4, &mut c);
+        let m = &c[0].a_to_b;
+        assert_eq!((m.acked_bytes, m.spurious_retransmissions), (1000, 2));
+        assert_eq!((m.genuine_retransmissions, m.goodput_bps), (0, 4000.0));
+        assert_eq!(warnings.len(), 2, "{warnings:#?}");
+        assert!(warnings[0].ends_with(
+            "a_to_b: self-check: acked_bytes 5000 exceeds unique_bytes 1000; reported as 1000"
+        ));
     }
 
     #[test]
