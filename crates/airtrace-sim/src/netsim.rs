@@ -928,18 +928,7 @@ impl World {
             options: Default::default(),
             ect: false,
         };
-        let packet = Packet {
-            id: self.next_packet_id,
-            flow: split.zones[0] as u32,
-            from_a: false,
-            ip_id,
-            ports: flow.ports,
-            hosts: (address(src), address(dst)),
-            ttl: DEFAULT_TTL,
-            ecn: 0,
-            vj: None,
-            body: Body::Tcp(seg),
-        };
+        let packet = self.split_control_packet(s, false, ip_id, seg);
         self.e2e_acks.insert(packet.id, (s, acked));
         self.send_packet(packet, dst, src)
     }
@@ -967,20 +956,36 @@ impl World {
             options: Default::default(),
             ect: false,
         };
-        let packet = Packet {
+        let packet = self.split_control_packet(s, true, ip_id, seg);
+        self.probes.insert(packet.id, s);
+        self.send_packet(packet, src, dst)
+    }
+
+    /// A pure TCP segment `seg` of split `s`'s end-to-end connection (its first zone's
+    /// ports, between the split's end nodes), from the source if `from_a`, else from the
+    /// destination.
+    fn split_control_packet(
+        &self,
+        s: usize,
+        from_a: bool,
+        ip_id: u16,
+        seg: airtrace_tcp::Segment,
+    ) -> Packet {
+        let split = &self.splits[s];
+        let nodes = &split.nodes;
+        let (src, dst) = (nodes[0], nodes[nodes.len() - 1]);
+        Packet {
             id: self.next_packet_id,
             flow: split.zones[0] as u32,
-            from_a: true,
+            from_a,
             ip_id,
-            ports: flow.ports,
+            ports: self.flows[split.zones[0]].ports,
             hosts: (address(src), address(dst)),
             ttl: DEFAULT_TTL,
             ecn: 0,
             vj: None,
             body: Body::Tcp(seg),
-        };
-        self.probes.insert(packet.id, s);
-        self.send_packet(packet, src, dst)
+        }
     }
 
     /// An end-to-end acknowledgement of `acked` bytes reached the source of split
