@@ -376,7 +376,52 @@ def kuang(run: _Runner, seeds: int) -> Result:
         "point's together (summary.json network.nodes[].frames_sent). The channel loses nothing, so every "
         "retry follows a collision; the UDP stream sends nothing back, so its frames collide with nothing."
     )
+    _kuang_rate_adaptation(run, seeds, r)
     return r
+
+
+#: The rate controllers Kuang et al.'s 100 m experiment is run with, and what each sets:
+#: the card's MIMD prober, the best fixed rate there, and the two the issue offers as
+#: the way out.
+_KUANG_CONTROLS: dict[str, Mapping[str, object]] = {
+    "mimd": {},
+    "fixed 5.5 Mbit/s": {"network.rate_control": "fixed", "network.rate": "5.5 Mbit/s"},
+    "arf": {"network.rate_control": "arf"},
+    "minstrel": {"network.rate_control": "minstrel"},
+}
+
+
+def _kuang_rate_adaptation(run: _Runner, seeds: int, r: Result) -> None:
+    """The "MAC-layer rate adaptation problem" (scenarios/kuang_100m.toml): the laptop 100 m
+    from its access point, TCP bulk under each rate controller of `_KUANG_CONTROLS`."""
+    path = scenario("kuang_100m")
+    names = list(_KUANG_CONTROLS)
+    runs = [s for s, _ in run.many(
+        _Job(path, s, _KUANG_CONTROLS[name], keep="kuang_100m" if s == 1 and name == "mimd" else None)
+        for s in range(1, seeds + 1)
+        for name in names
+    )]
+    by_control = {name: runs[i :: len(names)] for i, name in enumerate(names)}
+    for name in names:
+        r.figures.append(Figure(
+            f"throughput at 100 m, {name}", "lousy with MIMD" if name == "mimd" else "—",
+            [_goodput(s) / 1e6 for s in by_control[name]], "Mbit/s", 2,
+        ))
+    r.figures.append(Figure(
+        "rate changes per second at 100 m, mimd", "thrashing",
+        [_laptop_rate_changes(s) / s["flows"][0]["end_s"] for s in by_control["mimd"]], "/s", 0,
+    ))
+    r.notes.append(
+        "At 100 m (scenarios/kuang_100m.toml; the signal is chosen so that 11 Mbit/s frames mostly fail "
+        "there and 5.5 Mbit/s ones mostly arrive): rate changes per second are the laptop's (summary.json "
+        "network.nodes[].rate_changes) over the run; the study gives no numbers for this experiment."
+    )
+
+
+def _laptop_rate_changes(summary: dict) -> float:
+    """The laptop's rate changes in a run of kuang_100m.toml."""
+    (laptop,) = [n for n in summary["network"]["nodes"] if n["name"] == "laptop"]
+    return float(laptop["rate_changes"])
 
 
 def _mac_retry_rate(summary: dict) -> float:

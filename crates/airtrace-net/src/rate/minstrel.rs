@@ -9,12 +9,17 @@
 //!   that ratio over the air time of a 1500-byte frame at it, with the preamble, DIFS,
 //!   mean backoff, SIFS and ACK of 802.11b ([`FIXED_US`]); ratios under 10 % count as
 //!   none, as in Minstrel.
-//! - **Sampling.** Every [`SAMPLE_EVERY`]-th frame goes at another rate, each in turn
+//! - **Sampling.** Every [`SAMPLE_EVERY`]-th frame samples another rate, each in turn
 //!   (Minstrel draws them at random, 10 % of frames; a fixed turn needs no random
-//!   stream).
+//!   stream). A rate faster than the best is sampled on the frame's first attempt; a
+//!   slower one only on its second, if the first (at the best rate) failed, so that
+//!   sampling a slow rate costs no air time while the best rate works; a slower rate
+//!   left untried over [`MAX_SAMPLE_SKIPPED`] updates is sampled first (Minstrel's
+//!   `sample_skipped`, `rc80211_minstrel.c`).
 //! - **Retry chain.** A frame's first attempt goes at the chosen rate, the second at the
-//!   most reliable rate, the rest at the lowest (Minstrel's chain: best throughput,
-//!   second best, best probability, lowest; the second best is left out).
+//!   most reliable rate (or a deferred sample rate), the rest at the lowest (Minstrel's
+//!   chain: best throughput, second best, best probability, lowest; the second best is
+//!   left out).
 //!
 //! The controller sees attempts, not frames: the attempt after a frame given up at
 //! the retry limit counts as one more retry (at the lowest rate) until one succeeds.
@@ -27,6 +32,8 @@ const UPDATE_EVERY: u32 = 10;
 const EWMA_NEW: f64 = 0.25;
 /// Every this many frames, one goes at a sample rate.
 const SAMPLE_EVERY: u32 = 10;
+/// Updates a slower rate may go untried before it is sampled on a first attempt.
+const MAX_SAMPLE_SKIPPED: u32 = 20;
 /// Per-frame time besides the data bits at 802.11b (long preamble 192 µs, DIFS 50 µs,
 /// mean backoff 15.5 slots of 20 µs, SIFS 10 µs, ACK 304 µs), µs.
 const FIXED_US: f64 = 192.0 + 50.0 + 310.0 + 10.0 + 304.0;
@@ -46,6 +53,10 @@ pub(super) struct Minstrel {
     frames: u32,
     /// The next rate to sample.
     sample: usize,
+    /// A slower rate to sample on the current frame's second attempt, if its first fails.
+    deferred: Option<usize>,
+    /// Per rate, the updates since it was last tried.
+    sample_skipped: [u32; 4],
     /// The rate of the best expected throughput, and the most reliable one.
     best: usize,
     reliable: usize,
@@ -65,6 +76,8 @@ impl Minstrel {
             outcomes: 0,
             frames: 0,
             sample: 0,
+            deferred: None,
+            sample_skipped: [0; 4],
             best: top,
             reliable: top,
             level: top,
@@ -93,14 +106,32 @@ impl Minstrel {
         if acked {
             self.retries = 0;
             self.frames += 1;
+            self.deferred = None;
             self.level = if self.frames % SAMPLE_EVERY == 0 {
-                self.next_sample()
+                self.sample_or_defer()
             } else {
                 self.best
             };
         } else {
             self.retries += 1;
-            self.level = if self.retries == 1 { self.reliable } else { 0 };
+            self.level = match (self.retries, self.deferred.take()) {
+                (1, Some(sample)) => sample,
+                (1, None) => self.reliable,
+                _ => 0,
+            };
+        }
+    }
+
+    /// The first attempt's rate of a sampling frame: the sample rate when it is faster
+    /// than the best (or a slower one untried over [`MAX_SAMPLE_SKIPPED`] updates), else
+    /// the best, with the sample kept for the second attempt.
+    fn sample_or_defer(&mut self) -> usize {
+        let sample = self.next_sample();
+        if sample > self.best || self.sample_skipped[sample] >= MAX_SAMPLE_SKIPPED {
+            sample
+        } else {
+            self.deferred = Some(sample);
+            self.best
         }
     }
 
@@ -120,6 +151,7 @@ impl Minstrel {
     /// the most reliable rate.
     fn update(&mut self) {
         for r in 0..=self.top {
+            self.sample_skipped[r] = if self.attempts[r] > 0 { 0 } else { self.sample_skipped[r] + 1 };
             if self.attempts[r] > 0 {
                 let now = f64::from(self.successes[r]) / f64::from(self.attempts[r]);
                 self.ratio[r] = Some(match self.ratio[r] {
@@ -191,6 +223,48 @@ mod tests {
         let changes = changes_where_eleven_fails(RateAlgorithm::Minstrel, 1000);
         assert!(changes <= 3, "{changes}");
         assert_eq!(changes_where_eleven_fails(RateAlgorithm::Mimd, 1000), 1000);
+    }
+
+    /// While the best rate (5.5 Mbit/s) gets every frame through, a sampling frame for
+    /// a slower rate goes at the best rate and keeps the sample for a retry that never
+    /// comes; only a rate untried over [`super::MAX_SAMPLE_SKIPPED`] updates (200
+    /// attempts) is sampled first. A
+    /// faster rate (11) is still sampled first. Before, every tenth frame went at the
+    /// next rate in turn, slow ones included: 1 and 2 Mbit/s took 65 of 1000 attempts (10 now).
+    #[test]
+    fn slower_rates_are_sampled_on_the_retry_not_the_first_attempt() {
+        let mut c = control(RateAlgorithm::Minstrel);
+        attempts_per_rate(&mut c, 200, |rate, _| rate != 11 * M);
+        let at = attempts_per_rate(&mut c, 1000, |rate, _| rate != 11 * M);
+        assert!(at[0] + at[1] <= 12, "attempts per rate {at:?}");
+        assert!(at[0] > 0 && at[1] > 0, "still sampled now and then: {at:?}");
+        assert!(at[3] >= 25, "11 Mbit/s sampled first: {at:?}");
+    }
+
+    /// A deferred sample rate takes the second attempt when the first, at the best rate,
+    /// fails; the third goes at the lowest rate as before.
+    #[test]
+    fn a_failed_first_attempt_tries_the_deferred_sample() {
+        let mut c = control(RateAlgorithm::Minstrel);
+        attempts_per_rate(&mut c, 200, |rate, _| rate != 11 * M);
+        // Find a sampling frame whose sample was deferred: the frame's first attempt goes
+        // at the best rate (5.5), and its failure sends the retry at a slower rate other
+        // than the most reliable one or the lowest.
+        let mut seen = Vec::new();
+        for _ in 0..200 {
+            let first = c.rate_bps();
+            c.on_failure();
+            let second = c.rate_bps();
+            c.on_failure();
+            let third = c.rate_bps();
+            for _ in 0..12 {
+                let ok = c.rate_bps() != 11 * M;
+                if ok { c.on_success(); } else { c.on_failure(); }
+            }
+            seen.push((first / 100_000, second / 100_000, third / 100_000));
+        }
+        assert!(seen.contains(&(55, 20, 10)), "{seen:?}");
+        assert!(seen.iter().all(|&(_, _, third)| third == 10), "{seen:?}");
     }
 
     /// The best rate is the best expected throughput, not the best delivery ratio:
