@@ -160,6 +160,27 @@ def test_a_cell_s_air_capture_shows_every_collision_the_simulator_made(tmp_path:
     assert not [f for f in airtrace.diagnose(bundle) if f["kind"] == "bad_fcs"], "collisions are not corruption"
 
 
+def test_kuang_at_100_m_is_diagnosed_as_rate_adaptation_thrash(tmp_path: Path) -> None:
+    """Kuang's laptop 100 m from its access point (scenarios/kuang_100m.toml), its card
+    probing rates by MIMD: the laptop's air capture shows the data rate changing hundreds
+    of times a second, and the diagnosis names the thrash as the costliest finding of the
+    laptop's direction. A fixed rate at the same place gives no such
+    finding."""
+    thrash, fixed = tmp_path / "mimd", tmp_path / "fixed"
+    summary = airtrace.simulate(ROOT / "scenarios" / "kuang_100m.toml", thrash, set={"duration": "5 s"})
+    (laptop,) = [n for n in summary["network"]["nodes"] if n["name"] == "laptop"]
+    assert laptop["rate_changes"] > 500
+    findings = [f for f in airtrace.diagnose(thrash) if f["direction"] == "a_to_b"]
+    costliest = max(findings, key=lambda f: f["cost_s"])
+    assert costliest["kind"] == "rate_adaptation_thrash", [(f["kind"], f["cost_s"]) for f in findings]
+    airtrace.simulate(
+        ROOT / "scenarios" / "kuang_100m.toml",
+        fixed,
+        set={"duration": "5 s", "network.rate_control": "fixed", "network.rate": "5.5 Mbit/s"},
+    )
+    assert not [f for f in airtrace.diagnose(fixed) if f["kind"] == "rate_adaptation_thrash"]
+
+
 def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path: Path) -> None:
     """Holland & Vaidya's MANET, movement pattern 2 at 10 m/s: as in the study's event
     table, packets of the flow are dropped for want of a route and the sender's timer
