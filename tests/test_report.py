@@ -159,3 +159,33 @@ def test_building_a_report_shows_a_progress_bar(bursty: views.Run, monkeypatch: 
     for phase in ("reading the sender capture", "drawing connection 0 (1/1)", "compressing the series"):
         assert phase in drawn, drawn
     assert " 100% " in drawn and drawn.endswith("\r"), "full at the end, then taken off the line"
+
+
+def test_an_evidence_frame_is_placed_where_the_plots_draw_it(tmp_path: Path) -> None:
+    """Two requests of 100 bytes, each answered with 5000: the responses are the data
+    drawn; the second request (sequence 101, acknowledging 5001) is drawn on the ACK
+    line, at 5001, not at its own sequence number."""
+    from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
+
+    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
+    cap = Capture()
+
+    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
+        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
+        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+
+    seg(0.00, True, 100, 0, SYN)
+    seg(0.01, False, 500, 101, SYN | ACK)
+    seg(0.02, True, 101, 501, ACK)
+    for k in range(2):
+        seg(0.03 + k, True, 101 + 100 * k, 501 + 5000 * k, ACK | PSH, 100)
+        for j in range(5):
+            seg(0.04 + k + 0.001 * j, False, 501 + 5000 * k + 1000 * j, 201 + 100 * k, ACK, 1000)
+    run = views.load(cap.write(tmp_path / "two.pcap"))
+    p = run.packets(run.sender_name)
+    second, response = p[p["seglen"] == 100].iloc[1], p[p["seglen"] == 1000].iloc[6]
+    assert (second["seq_rel"], second["ack_rel"]) == (101, 5001)
+    findings = [{"title": "x", "conn": 0, "evidence_frames": [int(second["frame"]), int(response["frame"])]}]
+    placed = {x["frame"]: x["y"] for x in meta_of(report.build(run, findings=findings))["findings"][0]["frames"]}
+    assert placed[int(second["frame"])] == 5001
+    assert placed[int(response["frame"])] == float(response["seq_rel"]) == 6001

@@ -363,7 +363,7 @@ class _Frames:
         p = run.packets(name)
         self.first_t = float(p["t"].iloc[0]) if len(p) else 0.0
         self.rows = p.drop_duplicates("frame").set_index("frame") if len(p) else p
-        self.run, self.name = run, name
+        self.run = run
 
     def at(self, frame: int) -> dict[str, Any] | None:
         if frame not in self.rows.index:
@@ -371,7 +371,10 @@ class _Frames:
         r = self.rows.loc[frame]
         conn = r.get("conn")
         conn = None if conn is None or conn != conn else int(conn)
-        y = r["seq_rel"] if (r.get("seglen") or 0) > 0 else r.get("ack_rel")
+        # Where the plots draw it: a data segment of the direction drawn at its sequence
+        # number, anything else (an ACK, the other side's data) on the ACK line.
+        data = conn is not None and r.get("dir") == self.run.data_dir(conn) and (r.get("seglen") or 0) > 0
+        y = r["seq_rel"] if data else r.get("ack_rel")
         y = None if y is None or y != y else float(y)
         return {"frame": int(frame), "t": float(r["t"]), "y": y, "conn": conn}
 
