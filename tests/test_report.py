@@ -86,7 +86,12 @@ def test_the_connection_table_shows_both_directions(tmp_path: Path) -> None:
     body = dict(groups)["0"]
     b_row = re.findall(r'<tr data-dir="b_to_a">(.*?)</tr>', body, re.S)[0]
     assert f"<td>{c['b_to_a.data_bytes']:,}</td>" in b_row and c["b_to_a.data_bytes"] > 0
-    assert "RTT min s" in table, "read from the rtt struct of each direction"
+    # Read from the rtt struct of each direction; times and rates with their SI prefix.
+    rtt = c["a_to_b.rtt"]
+    a_row = re.findall(r'<tr data-dir="a_to_b">(.*?)</tr>', body, re.S)[0]
+    assert f"<td>{rtt['min_s'] * 1e6:.3g} µs</td>" in a_row, a_row
+    assert f"<td>{c['a_to_b.goodput_bps']:.3g} bit/s</td>" in a_row
+    assert f"<td>{c['b_to_a.goodput_bps'] / 1e3:.3g} kbit/s</td>" in b_row
 
 
 def test_the_interactive_multilayer_panel_has_the_rto_markers_and_idle_shading_the_png_has(bursty: views.Run) -> None:

@@ -282,10 +282,10 @@ def _cell(v: Any) -> str:
 
 #: The connection table's columns of one direction: (column after `a_to_b.`, heading).
 DIRECTION_COLUMNS = (
-    ("data_bytes", "data bytes"), ("goodput_bps", "goodput bit/s"), ("retransmitted_packets", "retx"),
+    ("data_bytes", "data bytes"), ("goodput_bps", "goodput"), ("retransmitted_packets", "retx"),
     ("spurious_retransmissions", "spurious"), ("timeout_retransmissions", "by timeout"), ("fast_retransmissions", "fast"),
-    ("sack_retransmissions", "SACK"), ("timeouts", "RTOs"), ("max_retransmit_wait_s", "max wait s"),
-    ("rtt.min_s", "RTT min s"), ("rtt.max_s", "RTT max s"),
+    ("sack_retransmissions", "SACK"), ("timeouts", "RTOs"), ("max_retransmit_wait_s", "max wait"),
+    ("rtt.min_s", "RTT min"), ("rtt.max_s", "RTT max"),
 )
 
 
@@ -296,8 +296,28 @@ def _value(row: Any, key: str) -> Any:
     else:
         head, _, leaf = key.rpartition(".")
         struct = row.get(head)
-        v = struct.get(leaf) if isinstance(struct, Mapping) else None
+        # A direction without RTT samples has no RTT (the struct reads 0).
+        v = struct.get(leaf) if isinstance(struct, Mapping) and struct.get("samples", 1) else None
     return v.item() if hasattr(v, "item") else v
+
+
+def _si_text(v: Any, unit: str) -> str:
+    """A value with its SI prefix and unit, three digits ("858 kbit/s", "25.9 µs"), as the
+    text everywhere writes rates and times; "–" for none."""
+    if v is None or v != v:
+        return "–"
+    prefixes = ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"))
+    scale, prefix = next(((f, p) for f, p in prefixes if abs(v) >= f), (1.0, ""))
+    return f"{v / scale:.3g} {prefix}{unit}"
+
+
+def _direction_cell(key: str, v: Any) -> str:
+    """One cell of a direction's row: rates in bit/s and times in s with SI prefixes."""
+    if key.endswith("_bps"):
+        return _si_text(v, "bit/s")
+    if key.endswith("_s"):
+        return _si_text(v, "s")
+    return _cell(v)
 
 
 def _connection_table(run: Run, utils: Mapping[int, views.Utilization]) -> str:
@@ -312,12 +332,15 @@ def _connection_table(run: Run, utils: Mapping[int, views.Utilization]) -> str:
         u = utils.get(conn)
         rows = []
         for side, arrow in (("a_to_b", "a → b"), ("b_to_a", "b → a")):
-            cells = "".join(f"<td>{_cell(_value(r, f'{side}.{k}'))}</td>" for k, _ in keys)
+            cells = "".join(f"<td>{_direction_cell(k, _value(r, f'{side}.{k}'))}</td>" for k, _ in keys)
             data_dir = (run.data_dir(conn) == 0) == (side == "a_to_b")
             util = f"{u.utilization:.0%}" if u and data_dir else "–"
             shared = ""
             if side == "a_to_b":
-                shared = "".join(f'<td rowspan="2">{_cell(_value(r, k))}</td>' for k in ("id", "a", "b", "duration_s", "state"))
+                shared = "".join(
+                    f'<td rowspan="2"{" class=addr" if k in ("a", "b") else ""}>{_cell(_value(r, k))}</td>'
+                    for k in ("id", "a", "b", "duration_s", "state")
+                )
             rows.append(f'<tr data-dir="{side}">{shared}<td>{arrow}</td>{cells}<td>{util}</td></tr>')
         groups.append(f'<tbody data-conn="{conn}">{"".join(rows)}</tbody>')
     return f'<table id="conns"><thead><tr>{head}</tr></thead>{"".join(groups)}</table>'
