@@ -429,7 +429,7 @@ def throughput_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     fig, (ax,) = _figure(1, 4.5)
     series = views.throughput(run, conn, time=time)
     for s in series.values():
-        _draw(ax, s)
+        _draw(ax, s, label=s.label.replace(" (", "\n(", 1))  # a narrow legend: the bin on its own line
     ax.set_xlabel("time (s)")
     _time_axis(ax)
     ax.set_ylim(bottom=0)
