@@ -367,3 +367,13 @@ def test_a_long_run_marks_and_lists_its_longest_idle_spans(bursty: views.Run, ki
     assert any(b - a == pytest.approx(longest, abs=0.01) for a, b in found), "the longest of all is one of them"
     zoomed = plot.figure(bursty, kind, 0, (20.0, 24.0))
     assert not [t for t in zoomed.axes[0].texts if t.get_text().isdigit()]
+
+
+def test_a_link_hardly_idle_gets_no_marks(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The overbuffered slow link is idle 0.9 s of 110 s: hairline spans, but nothing to
+    point at."""
+    run = views.load(bundle_of("overbuffered_slow", tmp_path_factory))
+    u = views.utilization(run, 0)
+    assert 0 < u.idle_s < plot.IDLE_WORTH * u.duration_s
+    fig = plot.figure(run, "multilayer", 0)
+    assert not [t for t in fig.axes[0].texts if t.get_text().isdigit()]

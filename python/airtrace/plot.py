@@ -182,17 +182,22 @@ def _shade_idle(ax: Axes, run: Run, conn: int, time: tuple[float, float] | None)
 #: Width (inches) below which a span cannot be seen on a figure: then the run is long
 #: for it, and the longest spans are marked and listed.
 SEEN_INCHES = 0.05
+#: The share of the time drawn the link must have sat idle for its idle spans to be pointed at.
+IDLE_WORTH = 0.05
 
 
 def _mark_long_run(ax: Axes, spans: list[tuple[float, float]], time: tuple[float, float] | None) -> list[str]:
     """On a long run, the longest idle spans (at most MAX_ANNOTATIONS, one per place: none
     within three marks' width of a longer one) numbered above the plot, each drawn at
     least SEEN_INCHES wide; returns their list for the facts ("1: 20.10–23.40 s (3.30 s)").
-    Nothing when the longest span can be seen at this scale."""
+    Nothing when the longest span can be seen at this scale, or when the spans add up to
+    less than IDLE_WORTH of the time drawn."""
     shown = [(a, b) for a, b in spans if time is None or (b > time[0] and a < time[1])]
     if not shown:
         return []
     lo, hi = time if time is not None else (min(a for a, _ in shown), max(b for _, b in shown))
+    if sum(min(b, hi) - max(a, lo) for a, b in shown) < IDLE_WORTH * (hi - lo):
+        return []  # the link was hardly idle: nothing to point at
     # The plotting area is about half the figure's width: the legend and facts sit beside it.
     least = (hi - lo) / (0.5 * ax.figure.get_figwidth()) * SEEN_INCHES
     chosen: list[tuple[float, float]] = []
@@ -315,7 +320,7 @@ def _arrow_longest_wait(ax: Axes, layers: dict[str, Series], time: tuple[float, 
         return
     ax.annotate("", (x + wait, y), xytext=(x, y), arrowprops={"arrowstyle": "<->", "color": "k", "lw": 1.2})
     ax.annotate(f"this segment waited {wait:.1f} s\nbetween sender and receiver", (x, y),
-                xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8.5)
+                xytext=(-6, 6), textcoords="offset points", ha="right", va="bottom", fontsize=8.5)  # above-left: the curves rise to the right
 
 
 def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilization) -> list[str]:
