@@ -107,24 +107,30 @@ def test_the_interactive_multilayer_panel_has_the_rto_markers_and_idle_shading_t
     assert idle["style"] == "spans" and idle["n"] == len(shaded) > 0
 
 
-def test_findings_and_their_evidence_frames_sit_on_the_report_clock(bursty: views.Run) -> None:
-    """A finding's times count from the first packet of its capture; the report's from the
-    bundle's epoch. Each evidence frame, placed by its frame number, lies in its finding's
-    span on the report's axis, and links to it."""
-    findings = airtrace.diagnose(bursty.bundle)
-    with_evidence = [f for f in findings if f["evidence"] and f["end_s"] > f["start_s"]]
-    assert with_evidence
-    page = report.build(bursty, findings=findings, findings_capture=bursty.captures["sender"])
+def test_findings_and_their_evidence_frames_sit_on_the_report_clock(tmp_path: Path) -> None:
+    """A flow that starts 5 s into the run: a finding's times count from the first packet
+    of its capture, the report's from the bundle's epoch, 5 s apart. Each evidence frame,
+    placed by its frame number, lies in its finding's span on the report's axis, and
+    links to it."""
+    bundle = tmp_path / "late"
+    airtrace.simulate(ROOT / "scenarios" / "rais_burst_fixed.toml", out=bundle,
+                      set={"flow[1].start": "5 s", "duration": "30 s"})
+    run = views.load(bundle)
+    first = float(run.packets("sender")["t"].iloc[0])
+    assert first >= 5.0
+    findings = [f for f in airtrace.diagnose(bundle) if f["evidence"]]
+    assert findings
+    page = report.build(run, findings=findings, findings_capture=run.captures["sender"])
     meta = meta_of(page)
     for f, placed in zip(findings, meta["findings"]):
         assert placed["conn"] == f["connection"]
         assert [x["frame"] for x in placed["frames"]] == f["evidence"]
         a, b = placed["span"]
+        assert a == pytest.approx(f["start_s"] + first) and b == pytest.approx(f["end_s"] + first)
         for x in placed["frames"]:
-            assert a - 1e-6 <= x["t"] <= b + 1e-6 or f not in with_evidence, (f["kind"], a, b, x)
+            assert a - 1e-6 <= x["t"] <= b + 1e-6, (f["kind"], a, b, x)
             assert x["conn"] == f["connection"]
-    first = with_evidence[0]
-    assert f'data-frame="{first["evidence"][0]}"' in page
+    assert f'data-frame="{findings[0]["evidence"][0]}"' in page
 
 
 def test_thinning_keeps_the_envelope_gaps_and_peaks() -> None:
