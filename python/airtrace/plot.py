@@ -186,7 +186,7 @@ SEEN_INCHES = 0.05
 IDLE_WORTH = 0.05
 
 
-def _mark_long_run(ax: Axes, spans: list[tuple[float, float]], time: tuple[float, float] | None) -> list[str]:
+def _mark_long_run(fig: Figure, ax: Axes, spans: list[tuple[float, float]], time: tuple[float, float] | None) -> list[str]:
     """On a long run, the longest idle spans (at most MAX_ANNOTATIONS, one per place: none
     within three marks' width of a longer one) numbered above the plot, each drawn at
     least SEEN_INCHES wide; returns their list for the facts ("1: 20.10–23.40 s (3.30 s)").
@@ -199,7 +199,7 @@ def _mark_long_run(ax: Axes, spans: list[tuple[float, float]], time: tuple[float
     if sum(min(b, hi) - max(a, lo) for a, b in shown) < IDLE_WORTH * (hi - lo):
         return []  # the link was hardly idle: nothing to point at
     # The plotting area is about half the figure's width: the legend and facts sit beside it.
-    least = (hi - lo) / (0.5 * ax.figure.get_figwidth()) * SEEN_INCHES
+    least = (hi - lo) / (0.5 * fig.get_figwidth()) * SEEN_INCHES
     chosen: list[tuple[float, float]] = []
     for a, b in sorted(shown, key=lambda ab: ab[0] - ab[1]):
         if len(chosen) < MAX_ANNOTATIONS and all(abs((a + b) - (c + d)) / 2 >= 3 * least for c, d in chosen):
@@ -271,7 +271,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
         if lows:
             pad = (max(highs) - min(lows)) * 0.05 + 1
             ax.set_ylim(min(lows) - pad, max(highs) + pad * 4)
-    marked = _mark_long_run(ax, util.idle_spans, time)
+    marked = _mark_long_run(fig, ax, util.idle_spans, time)
     _sized(ax, "sequence number, relative", "B")
     _legend(ax)
     _facts_box(ax, _facts(run, conn, whole, util) + marked)
@@ -282,7 +282,7 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     _sized(axc, "bytes", "B")
     _legend(axc)
     axc.grid(alpha=0.3)
-    if has_queue:
+    if queue is not None and has_queue:
         axq = axes[2]
         _draw(axq, queue)
         axq.set_ylabel("link queue (packets)")
@@ -372,7 +372,7 @@ def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None, ti
     _time_axis(ax)
     _sized(ax, "sequence number, relative", "B")
     _legend(ax)
-    _facts_box(ax, _mark_long_run(ax, util.idle_spans, time))
+    _facts_box(ax, _mark_long_run(fig, ax, util.idle_spans, time))
     ax.grid(alpha=0.3)
     _title(ax, run, f"Time/sequence at {capture or run.sender_name}", conn)
     return fig

@@ -142,7 +142,7 @@ def _panels(run: Run, conn: int, util: views.Utilization) -> list[dict[str, Any]
     `series` are (Series, extra fields) pairs, put in the blob later."""
     import numpy as np
 
-    panels = []
+    panels: list[dict[str, Any]] = []
     timeouts = _timeout_series(run, conn)
     idle = _idle_series(util)
     if run.link is not None or run.receiver_name:
