@@ -101,3 +101,35 @@ def test_report_on_a_full_disk_or_into_a_directory_leaves_nothing(tmp_path: Path
         report(run, directory, findings=[])
     assert str(directory) in str(e.value)
     assert _leftovers(tmp_path) == [] and not (tmp_path / "dir.tmp").exists()
+
+
+def test_cleanup_removes_the_staging_directory_of_an_analyze_killed_with_sigkill(tmp_path: Path) -> None:
+    """`airtrace analyze --parquet OUT` killed with SIGKILL leaves `.OUT.partial-PID-N`;
+    `airtrace simulate --cleanup DIR` removes it once that process is gone (it said
+    "nothing to clean up": the tag was hexadecimal, which the sweep does not take for
+    a writer's). A staging directory of a process still alive stays."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "tables"
+    # Enough copies of the sample that the analysis is still running when it is killed.
+    proc = subprocess.Popen([*CLI, "analyze", "--parquet", str(out), "--no-progress", *[str(SAMPLE)] * 400],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    try:
+        while not _leftovers(tmp_path) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.005)
+        staged = _leftovers(tmp_path)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "killed while it ran"
+    assert len(staged) == 1 and staged[0].startswith(".tables.partial-"), staged
+    live = tmp_path / f".other.partial-{os.getpid()}-7"  # a writer that is still running
+    live.mkdir()
+    done = subprocess.run([*CLI, "simulate", "--cleanup", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"airtrace: removed {tmp_path / staged[0]}\n"
+    assert _leftovers(tmp_path) == [live.name]

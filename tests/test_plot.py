@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,147 @@ def test_a_lone_capture_taken_at_the_receiver_is_drawn_as_the_receiver_s() -> No
     assert "TcpSnd_data" in at_sender and "TcpRcv_data" not in at_sender
     fig = plot.multilayer_figure(views.load([pcaps / "sample-receiver.pcapng"]))
     assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))
+
+
+# ---- figures that do not lie (issue 17 item 3) ------------------------------------------
+
+
+def _scale(label: str) -> float:
+    """The unit an axis label names: 1e3 for "(kB)" or "(kbit/s)", else 1."""
+    import re
+
+    m = re.search(r"\(([GMk]?)(?:B|bit/s)\)$", label)
+    return {"G": 1e9, "M": 1e6, "k": 1e3, "": 1.0}[m[1]] if m else 1.0
+
+
+def assert_ticks_are_the_values(fig) -> int:  # type: ignore[no-untyped-def]
+    """Every numeric tick label, times its axis' unit, is the tick's value to the last
+    digit shown; no offset or exponent beside an axis; no two labels alike. Returns how
+    many labels were checked."""
+    fig.canvas.draw()
+    checked = 0
+    for ax in fig.axes:
+        for axis, limits, label in ((ax.xaxis, ax.get_xlim(), ax.get_xlabel()), (ax.yaxis, ax.get_ylim(), ax.get_ylabel())):
+            lo, hi = sorted(limits)
+            pairs = [(v, t.get_text()) for v, t in zip(axis.get_majorticklocs(), axis.get_ticklabels())
+                     if lo <= v <= hi and t.get_text()]
+            if not pairs or not all(p[1].replace(",", "").replace("−", "-").replace(".", "", 1).lstrip("-").isdigit() for p in pairs):
+                continue  # category labels (the utilization figure's connections)
+            assert axis.get_offset_text().get_text() == "", (label, axis.get_offset_text().get_text())
+            scale = _scale(label)
+            texts = [t for _, t in pairs]
+            assert len(set(texts)) == len(texts), (label, texts)
+            for v, t in pairs:
+                shown = float(t.replace(",", "").replace("−", "-"))
+                decimals = len(t.split(".")[1]) if "." in t else 0
+                assert abs(shown * scale - v) <= 0.5 * 10**-decimals * scale + 1e-9 * abs(v), (label, v, t)
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("time", [None, (120.0, 120.004), (20.0, 30.0)], ids=["whole", "4 ms at 120 s", "10 s"])
+@pytest.mark.parametrize("kind", plot.KINDS)
+def test_tick_labels_are_the_values_at_the_ticks(bursty: views.Run, kind: str, time: tuple[float, float] | None) -> None:
+    fig = plot.figure(bursty, kind, 0, time)
+    if time is not None and kind != "utilization":  # as plot.plot zooms (utilization has no time axis)
+        for ax in fig.axes:
+            ax.set_xlim(*time)
+    assert assert_ticks_are_the_values(fig) >= 4
+
+
+def steady_flow(path: Path) -> Path:
+    """1000-byte segments every 12 ms for 10 s, each ACKed 5 ms later."""
+    from pcapgen import ACK, SYN, Capture, ethernet, ipv4_tcp
+
+    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
+    cap = Capture()
+
+    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
+        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
+        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+
+    seg(0.000, True, 100, 0, SYN)
+    seg(0.001, False, 500, 101, SYN | ACK)
+    seg(0.002, True, 101, 501, ACK)
+    for k in range(834):
+        seg(0.010 + 0.012 * k, True, 101 + 1000 * k, 501, ACK, 1000)
+        seg(0.015 + 0.012 * k, False, 501, 101 + 1000 * (k + 1), ACK)
+    return cap.write(path)
+
+
+def test_throughput_bins_do_not_alias_against_a_steady_flow(tmp_path: Path) -> None:
+    """A flow at exactly 1000 B per 12 ms is 667 kbit/s in every bin; bins of 10 s / 200
+    = 50 ms (4.17 packets) read 640 and 800 kbit/s by turns."""
+    run = views.load(steady_flow(tmp_path / "steady.pcap"))
+    tp = views.throughput(run, 0)
+    inner = tp["sent"].y[1:-1]
+    assert inner.min() > 0 and inner.max() / inner.min() < 1.001, (inner.min(), inner.max())
+    assert inner.mean() == pytest.approx(1000 * 8 / 0.012, rel=0.001)
+    assert "median packet spacing" in tp["sent"].label
+    fig = plot.throughput_figure(run, 0)
+    assert "mean over 0.048 s bins" in fig.axes[0].get_ylabel()
+
+
+def drawn(fig):  # type: ignore[no-untyped-def]
+    """The figure drawn on an Agg canvas; its renderer, for the extents of what was drawn."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _overlap(a, b) -> bool:  # type: ignore[no-untyped-def]
+    return a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5
+
+
+@pytest.mark.parametrize("kind", plot.KINDS)
+def test_legends_and_boxes_hide_no_data(bursty: views.Run, rlp: views.Run, kind: str) -> None:
+    """Each legend and text box lies outside every plotting area, and none on another."""
+    for run in (bursty, rlp):
+        fig = plot.figure(run, kind)
+        r = drawn(fig)
+        boxes = [ax.get_legend().get_window_extent(r) for ax in fig.axes if ax.get_legend() is not None]
+        boxes += [t.get_bbox_patch().get_window_extent(r) for ax in fig.axes for t in ax.texts if t.get_bbox_patch()]
+        assert boxes, kind
+        areas = [ax.get_window_extent(r) for ax in fig.axes]
+        for box in boxes:
+            assert not any(_overlap(box, area) for area in areas), (kind, box, areas)
+        for i, a in enumerate(boxes):
+            assert not any(_overlap(a, b) for b in boxes[i + 1:]), (kind, a)
+
+
+@pytest.mark.parametrize("kind", ["multilayer", "tsg"])
+def test_a_long_run_marks_and_lists_its_longest_idle_spans(bursty: views.Run, kind: str) -> None:
+    """180 s with idle spans of a fraction of a second: each would be a hairline. The
+    longest, one per place, are drawn at least SEEN_INCHES wide, numbered above the plot
+    (the numbers apart, the title clear of them) and listed with their times; a 4 s
+    window, where they can be seen, gets no such marks."""
+    fig = plot.figure(bursty, kind, 0)
+    r = drawn(fig)
+    ax = fig.axes[0]
+    spans = views.utilization(bursty, 0).idle_spans
+    numbers = sorted((t for t in ax.texts if t.get_text().isdigit()), key=lambda t: int(t.get_text()))
+    assert [int(t.get_text()) for t in numbers] == list(range(1, plot.MAX_ANNOTATIONS + 1))
+    boxes = [t.get_window_extent(r) for t in numbers] + [ax.title.get_window_extent(r)]
+    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), "labels do not overlap"
+    marks = [p for p in ax.patches if p.get_alpha() == pytest.approx(0.35)]
+    assert len(marks) == len(numbers)
+    assert all(m.get_window_extent(r).width >= plot.SEEN_INCHES * fig.dpi * 0.95 for m in marks)
+    listed = "\n".join(t.get_text() for t in ax.texts)
+    found = [tuple(map(float, m)) for m in re.findall(r"^\d: ([\d.]+)–([\d.]+) s", listed, re.M)]
+    assert len(found) == len(numbers) and found == sorted(found)
+    longest = max(b - a for a, b in spans)
+    assert any(b - a == pytest.approx(longest, abs=0.01) for a, b in found), "the longest of all is one of them"
+    zoomed = plot.figure(bursty, kind, 0, (20.0, 24.0))
+    assert not [t for t in zoomed.axes[0].texts if t.get_text().isdigit()]
+
+
+def test_a_link_hardly_idle_gets_no_marks(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The overbuffered slow link is idle 0.9 s of 110 s: hairline spans, but nothing to
+    point at."""
+    run = views.load(bundle_of("overbuffered_slow", tmp_path_factory))
+    u = views.utilization(run, 0)
+    assert 0 < u.idle_s < plot.IDLE_WORTH * u.duration_s
+    fig = plot.figure(run, "multilayer", 0)
+    assert not [t for t in fig.axes[0].texts if t.get_text().isdigit()]

@@ -5,10 +5,16 @@ A reader, or the next run after a crash, a full disk or a signal, sees the old o
 the new one, never half of one; the temporary names carry the process id and a random
 tag, so concurrent writers do not meet, and they are removed when the write fails. An
 error names the file it was writing.
+
+A staging directory is named as the simulator names its partial bundles,
+`.OUT.partial-PID-N` (N decimal; crates/airtrace-sim/src/dest.rs), and held under a
+shared flock while it is filled: what a process killed with SIGKILL leaves behind,
+`airtrace simulate --cleanup DIR` recognises and removes.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
@@ -18,7 +24,8 @@ from typing import BinaryIO
 
 
 def _tag() -> str:
-    return f"{os.getpid()}-{secrets.token_hex(4)}"
+    """PID-N, N a random decimal number: the shape dest.rs's sweep recognises."""
+    return f"{os.getpid()}-{secrets.randbelow(10**12)}"
 
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
@@ -69,8 +76,10 @@ def publish_together(out: Path, names: Collection[str], write: Callable[[Path], 
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = out.parent / f".{out.name}.partial-{_tag()}"
     old = out.parent / f".{out.name}.old-{_tag()}"
+    held = None
     try:
         stage.mkdir()
+        held = _hold(stage)
         write(stage)
         if out.exists():
             os.rename(out, old)
@@ -83,8 +92,26 @@ def publish_together(out: Path, names: Collection[str], write: Callable[[Path], 
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            os.close(held)
     shutil.rmtree(old, ignore_errors=True)
     _sync_dir(out.parent)
+
+
+def _hold(directory: Path) -> int:
+    """A shared flock on `directory`, so that a cleanup from another PID namespace (where
+    this PID means nothing) sees it in use; the descriptor to close when done."""
+    import fcntl
+
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError as e:
+        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP):  # else no locks here: the PID alone tells
+            os.close(fd)
+            raise
+    return fd
 
 
 def _sync_dir(path: Path) -> None:

@@ -212,7 +212,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         const=".",
         metavar="DIR",
-        help="remove the partial bundles killed runs left in DIR (default: the current directory), then exit",
+        help="remove the partial bundles (and `analyze --parquet` staging directories) killed runs left in DIR "
+        "(default: the current directory), then exit",
     )
     simulate.add_argument("--seed", type=_seed, help="use this seed instead of the scenario's")
     simulate.add_argument(
@@ -282,6 +283,7 @@ def _parser() -> argparse.ArgumentParser:
         "--findings", metavar="JSON", help="a JSON file with a list of findings to show instead of airtrace diagnose's"
     )
     report.add_argument("--no-findings", action="store_true", help="leave the findings section out")
+    report.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     report.set_defaults(run=_report)
 
     plot = sub.add_parser(
@@ -857,16 +859,19 @@ def _report(args: argparse.Namespace) -> int:
     run = _load_views(args.sources)
     if run is None:
         return 1
+    findings_capture = None
     if findings is None and not args.no_findings:
-        from airtrace.diagnosis import DiagnosisError, diagnose
+        from airtrace.diagnosis import DiagnosisError, diagnose, diagnosed_capture
 
         try:
             findings = diagnose(args.sources[0])
+            findings_capture = diagnosed_capture(args.sources[0])
         except DiagnosisError as e:
             print(f"{PROG}: warning: no findings: {e}", file=sys.stderr)
+    progress = sys.stderr if not args.no_progress and sys.stderr.isatty() else None
     try:
         with _StoppedBySignals():
-            out = report(run, args.out, findings=findings)
+            out = report(run, args.out, findings=findings, findings_capture=findings_capture, progress=progress)
     except (AnalysisError, ValueError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1

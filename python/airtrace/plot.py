@@ -7,13 +7,20 @@
 Kinds: multilayer, tsg, rtt, cwnd, throughput, utilization, all. Each figure names its
 run and connection in the title and says where a series comes from in its legend
 (sender state log, or inferred from the capture).
+
+Figures that do not lie (issue 17 item 3): every tick label is the value at its tick
+(no offset, decimals as many as the tick spacing needs, units with an SI prefix in the
+axis label); throughput bins are a whole number of the data's packet spacing, and the
+bin is said; legends and the facts box sit outside the plotting area, so they hide no
+data; on a long run, the longest idle spans are marked with numbers and listed with
+their times (`--time FROM TO` draws one of them).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from airtrace import views
 from airtrace.atomic import write_atomically
@@ -82,31 +89,64 @@ def _window(s: Series, time: tuple[float, float] | None) -> Series:
 
 
 def _title(ax: Axes, run: Run, what: str, conn: int | None) -> None:
-    """The run and the connection, its data's sender first (the direction drawn)."""
+    """The run and the connection, its data's sender first (the direction drawn); raised
+    above the numbers that mark spans, if any."""
     where = ""
     if conn is not None:
         row = run.connections.loc[conn]
         src, dst = (row["a"], row["b"]) if run.data_dir(conn) == 0 else (row["b"], row["a"])
         where = f" — connection {conn}, data {src} → {dst}"
-    ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left")
+    marked = any(t.get_text().isdigit() for t in ax.texts)
+    ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left", pad=14 if marked else 6)
 
 
-def _kbytes(ax: Axes, axis: str = "y") -> None:
-    """Tick labels in kB, with as many decimals as the tick spacing needs (a range of a
-    few hundred bytes must not read "0, 0, 1, 1")."""
-    import math
+PREFIXES = ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
+
+def _decimals(step: float) -> int:
+    """The decimals that write a tick spacing exactly (2.5 needs one, 0.25 two)."""
+    for d in range(0, 10):
+        if abs(round(step * 10**d) - step * 10**d) < 1e-6 * max(1.0, step * 10**d):
+            return d
+    return 10
+
+
+def _values_at_ticks(axis: Any, scale: float = 1.0) -> None:
+    """Tick labels that are the values at the ticks, divided by `scale`: no offset, no
+    exponent, as many decimals as the spacing of the ticks needs."""
     from matplotlib.ticker import FuncFormatter
 
-    target = ax.yaxis if axis == "y" else ax.xaxis
-
     def label(v: float, _pos: int | None) -> str:
-        ticks = target.get_majorticklocs()
-        step = min((abs(b - a) for a, b in zip(ticks, ticks[1:]) if b != a), default=1000.0)
-        decimals = max(0, min(3, -math.floor(math.log10(step / 1000)))) if step < 1000 else 0
-        return f"{v / 1000:,.{decimals}f}"
+        ticks = axis.get_majorticklocs()
+        step = min((abs(b - a) for a, b in zip(ticks, ticks[1:]) if b != a), default=scale)
+        text = f"{v / scale:,.{_decimals(step / scale)}f}"
+        return "0" if text.lstrip("-").strip("0.,") == "" else text
 
-    target.set_major_formatter(FuncFormatter(label))
+    axis.set_major_formatter(FuncFormatter(label))
+
+
+def _si(ax: Axes, what: str, unit: str, peak: float, axis: str = "y") -> None:
+    """Label the axis "what (kunit)" with the SI prefix that suits `peak`, ticks in that unit."""
+    scale, prefix = next(((f, p) for f, p in PREFIXES if abs(peak) >= f), (1.0, ""))
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    _values_at_ticks(target, scale)
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(f"{what} ({prefix}{unit})")
+
+
+def _time_axis(ax: Axes) -> None:
+    """Seconds as plain numbers at the ticks (never "+1.2e3" beside them)."""
+    _values_at_ticks(ax.xaxis)
+
+
+def _legend(ax: Axes, handles: list[Any] | None = None, labels: list[str] | None = None) -> None:
+    """The legend beside the plotting area, on the right: it hides no data."""
+    args = (handles, labels) if handles is not None else ()
+    ax.legend(*args, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, framealpha=0.9)
+
+
+def _sized(ax: Axes, what: str, unit: str) -> None:
+    """`_si` with the prefix that suits the axis' current limits."""
+    _si(ax, what, unit, max(abs(v) for v in ax.get_ylim()))
 
 
 def _annotate_timeouts(ax: Axes, to: Series | None, offset: float = 0.0) -> None:
@@ -139,14 +179,61 @@ def _shade_idle(ax: Axes, run: Run, conn: int, time: tuple[float, float] | None)
     return util
 
 
+#: Width (inches) below which a span cannot be seen on a figure: then the run is long
+#: for it, and the longest spans are marked and listed.
+SEEN_INCHES = 0.05
+#: The share of the time drawn the link must have sat idle for its idle spans to be pointed at.
+IDLE_WORTH = 0.05
+
+
+def _mark_long_run(fig: Figure, ax: Axes, spans: list[tuple[float, float]], time: tuple[float, float] | None) -> list[str]:
+    """On a long run, the longest idle spans (at most MAX_ANNOTATIONS, one per place: none
+    within three marks' width of a longer one) numbered above the plot, each drawn at
+    least SEEN_INCHES wide; returns their list for the facts ("1: 20.10–23.40 s (3.30 s)").
+    Nothing when the longest span can be seen at this scale, or when the spans add up to
+    less than IDLE_WORTH of the time drawn."""
+    shown = [(a, b) for a, b in spans if time is None or (b > time[0] and a < time[1])]
+    if not shown:
+        return []
+    lo, hi = time if time is not None else (min(a for a, _ in shown), max(b for _, b in shown))
+    if sum(min(b, hi) - max(a, lo) for a, b in shown) < IDLE_WORTH * (hi - lo):
+        return []  # the link was hardly idle: nothing to point at
+    # The plotting area is about half the figure's width: the legend and facts sit beside it.
+    least = (hi - lo) / (0.5 * fig.get_figwidth()) * SEEN_INCHES
+    chosen: list[tuple[float, float]] = []
+    for a, b in sorted(shown, key=lambda ab: ab[0] - ab[1]):
+        if len(chosen) < MAX_ANNOTATIONS and all(abs((a + b) - (c + d)) / 2 >= 3 * least for c, d in chosen):
+            chosen.append((a, b))
+    if chosen[0][1] - chosen[0][0] >= least:
+        return []  # the longest can be seen: so can the place of every long one
+    out = [f"the {len(chosen)} longest idle spans, one per place (--time FROM TO to draw one):"]
+    for n, (a, b) in enumerate(sorted(chosen), start=1):
+        mid, half = (a + b) / 2, max(b - a, least) / 2
+        ax.axvspan(mid - half, mid + half, color="C3", alpha=0.35, lw=0, label="the longest idle spans (numbered)" if n == 1 else None)
+        ax.annotate(str(n), (mid, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 1), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8, color="C3", fontweight="bold")
+        out.append(f"{n}: {a:.2f}–{b:.2f} s ({b - a:.2f} s)")
+    return out
+
+
+def _facts_box(ax: Axes, lines: list[str]) -> None:
+    """Text beside the plotting area, under its legend, at the bottom right: hides no data."""
+    if lines:
+        ax.text(1.01, 0.0, "\n".join(lines), transform=ax.transAxes, ha="left", va="bottom", fontsize=8,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
+
+
 def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     """TCP sender, TCP receiver and link on one time axis, offset as MultiTracer offsets them;
-    cwnd below; link idle while the sender had data shaded."""
+    cwnd below, then the link queue; link idle while the sender had data shaded."""
     conn = run.main_connection() if conn is None else conn
     whole = views.multilayer(run, conn)
     layers = {k: _window(s, time) for k, s in whole.items()}
     gap = views.multilayer_offset(layers)
-    fig, (ax, axc) = _figure(2, 7.5, ratios=[3, 1])
+    queue = _window(views.link_queue(run), time) if run.link is not None else None
+    has_queue = queue is not None and len(queue) > 0
+    fig, axes = _figure(3 if has_queue else 2, 9.0 if has_queue else 7.5, ratios=[3, 1, 0.8] if has_queue else [3, 1])
+    ax, axc = axes[0], axes[1]
     groups = [
         ("link_retx", +gap, "C3"), ("link_collision", +gap, "m"), ("link_data", +gap, "C2"),
         ("TcpSnd_data", 0.0, "C0"), ("TcpSnd_ack", 0.0, "C1"), ("no_route", 0.0, "C3"),
@@ -184,31 +271,26 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
         if lows:
             pad = (max(highs) - min(lows)) * 0.05 + 1
             ax.set_ylim(min(lows) - pad, max(highs) + pad * 4)
-    ax.set_ylabel("sequence number (kB, relative)")
-    _kbytes(ax)
-    facts = _facts(run, conn, whole, util)
-    if facts:
-        ax.text(0.99, 0.02, "\n".join(facts), transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5,
-                bbox={"boxstyle": "round", "fc": "white", "ec": "0.7", "alpha": 0.9})
-    ax.legend(loc="upper left", fontsize=8, ncols=2)
+    marked = _mark_long_run(fig, ax, util.idle_spans, time)
+    _sized(ax, "sequence number, relative", "B")
+    _legend(ax)
+    _facts_box(ax, _facts(run, conn, whole, util) + marked)
     ax.grid(alpha=0.3)
     _title(ax, run, "Multi-layer trace", conn)
     for s in views.cwnd(run, conn).values():
         _draw(axc, _window(s, time), label=s.label)
-    axc.set_ylabel("bytes (kB)")
-    _kbytes(axc)
-    axc.set_xlabel("time (s)")
-    handles, labels = axc.get_legend_handles_labels()
-    queue = _window(views.link_queue(run), time) if run.link is not None else None
-    if queue is not None and len(queue):
-        axq = axc.twinx()
-        _draw(axq, queue, alpha=0.7)
-        axq.set_ylabel("link queue (packets)", color=queue.color)
-        axq.set_ylim(bottom=0)
-        h2, l2 = axq.get_legend_handles_labels()
-        handles, labels = handles + h2, labels + l2
-    (axq if queue is not None and len(queue) else axc).legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.9)
+    _sized(axc, "bytes", "B")
+    _legend(axc)
     axc.grid(alpha=0.3)
+    if queue is not None and has_queue:
+        axq = axes[2]
+        _draw(axq, queue)
+        axq.set_ylabel("link queue (packets)")
+        axq.set_ylim(bottom=0)
+        _legend(axq)
+        axq.grid(alpha=0.3)
+    axes[-1].set_xlabel("time (s)")
+    _time_axis(axes[-1])
     _arrow_longest_wait(ax, whole, time)
     return fig
 
@@ -238,7 +320,7 @@ def _arrow_longest_wait(ax: Axes, layers: dict[str, Series], time: tuple[float, 
         return
     ax.annotate("", (x + wait, y), xytext=(x, y), arrowprops={"arrowstyle": "<->", "color": "k", "lw": 1.2})
     ax.annotate(f"this segment waited {wait:.1f} s\nbetween sender and receiver", (x, y),
-                xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8.5)
+                xytext=(-6, 6), textcoords="offset points", ha="right", va="bottom", fontsize=8.5)  # above-left: the curves rise to the right
 
 
 def _facts(run: Run, conn: int, layers: dict[str, Series], util: views.Utilization) -> list[str]:
@@ -282,11 +364,15 @@ def tsg_figure(run: Run, conn: int | None = None, capture: str | None = None, ti
         if s is not None:
             _draw(ax, s, label=f"{s.label} [{len(s)}]")
     _annotate_timeouts(ax, series.get("timeouts"))
-    _shade_idle(ax, run, conn, time)
+    util = _shade_idle(ax, run, conn, time)
+    if time is not None:
+        ax.set_xlim(*time)
+        _autoscale_y(ax, time)
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("sequence number (kB, relative)")
-    _kbytes(ax)
-    ax.legend(loc="upper left", fontsize=8)
+    _time_axis(ax)
+    _sized(ax, "sequence number, relative", "B")
+    _legend(ax)
+    _facts_box(ax, _mark_long_run(fig, ax, util.idle_spans, time))
     ax.grid(alpha=0.3)
     _title(ax, run, f"Time/sequence at {capture or run.sender_name}", conn)
     return fig
@@ -301,9 +387,11 @@ def rtt_figure(run: Run, conn: int | None = None, time: tuple[float, float] | No
     to = views.tsg(run, conn).get("timeouts")
     _annotate_timeouts(ax, _at_top(None if to is None else _window(to, time), series))
     ax.set_xlabel("time (s)")
+    _time_axis(ax)
     ax.set_ylabel("seconds")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
-    ax.legend(loc="upper left", fontsize=8)
+    _values_at_ticks(ax.yaxis)
+    _legend(ax)
     ax.grid(alpha=0.3)
     _title(ax, run, "RTT and RTO", conn)
     return fig
@@ -332,9 +420,9 @@ def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | N
     for s in series.values():
         _draw(ax, s)
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("bytes (kB)")
-    _kbytes(ax)
-    ax.legend(loc="upper left", fontsize=8)
+    _time_axis(ax)
+    _sized(ax, "bytes", "B")
+    _legend(ax)
     ax.grid(alpha=0.3)
     inferred = any(s.note == "inferred" for s in series.values())
     _title(ax, run, "Congestion window (inferred)" if inferred else "Congestion window and ssthresh", conn)
@@ -344,15 +432,15 @@ def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | N
 def throughput_figure(run: Run, conn: int | None = None, time: tuple[float, float] | None = None) -> Figure:
     conn = run.main_connection() if conn is None else conn
     fig, (ax,) = _figure(1, 4.5)
-    for s in views.throughput(run, conn).values():
-        _draw(ax, _window(s, time))
-    from matplotlib.ticker import FuncFormatter
-
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:,.0f}"))
+    series = views.throughput(run, conn, time=time)
+    for s in series.values():
+        _draw(ax, s, label=s.label.replace(" (", "\n(", 1))  # a narrow legend: the bin on its own line
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("kbit/s")
+    _time_axis(ax)
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left", fontsize=8)
+    width = float(series["sent"].note) if series else 0.0
+    _sized(ax, f"throughput, mean over {width:.3g} s bins", "bit/s")
+    _legend(ax)
     ax.grid(alpha=0.3)
     _title(ax, run, "Throughput", conn)
     return fig

@@ -343,7 +343,7 @@ def link_queue(run: Run, direction: str = "down") -> Series:
 
         return Series("link queue", np.array([]), np.array([]), style="step", color="C8")
     q = link[(link["dir"] == direction) & link["queue_packets"].notna()]
-    return Series("link queue (packets, right axis)", _np(q["t"]), _np(q["queue_packets"]), style="step", color="C8")
+    return Series("link queue (packets)", _np(q["t"]), _np(q["queue_packets"]), style="step", color="C8")
 
 
 def multilayer(run: Run, conn: int) -> dict[str, Series]:
@@ -497,8 +497,29 @@ def cwnd(run: Run, conn: int) -> dict[str, Series]:
     }
 
 
-def throughput(run: Run, conn: int, bins: int = 200) -> dict[str, Series]:
-    """Sent (all bytes), goodput (ACKed bytes) and link-delivered rates per time bin, bit/s."""
+def bin_width(t: np.ndarray, span: float, bins: int) -> tuple[float, float]:
+    """A bin width for about `bins` bins over `span` seconds that does not alias against
+    the data's packet spacing (t: the sending times): a whole number of the median gap
+    between consecutive packets, so that a steady flow puts the same count in every bin
+    (a width of 4.2 spacings would put 4, then 5: a 25 % ripple the flow does not have).
+    Returns (width, spacing); spacing is 0 when the data has no steady one."""
+    import numpy as np
+
+    target = max(span / max(bins, 1), 1e-3)
+    gaps = np.diff(np.sort(t))
+    gaps = gaps[gaps > 0]
+    if len(gaps) < 2:
+        return target, 0.0
+    spacing = float(np.median(gaps))
+    if spacing <= 0 or spacing > target:
+        return target, 0.0
+    return round(target / spacing) * spacing, spacing
+
+
+def throughput(run: Run, conn: int, bins: int = 200, time: tuple[float, float] | None = None) -> dict[str, Series]:
+    """Sent (all bytes) and goodput (newly ACKed bytes) per time bin, bit/s, over the
+    connection or the `time` window; the bin (`bin_width`) is said in the labels, its
+    width in each series' `note` (seconds)."""
     import numpy as np
 
     p = run.conn_in(run.sender_name, conn)
@@ -507,19 +528,22 @@ def throughput(run: Run, conn: int, bins: int = 200) -> dict[str, Series]:
     acks = p[(p["dir"] != d) & (p["tcp_flags"].fillna(0).astype(int) & 0x10 > 0)]
     if len(p) == 0:
         return {}
-    t0, t1 = float(p["t"].min()), float(p["t"].max())
-    width = max((t1 - t0) / bins, 1e-3)
-    edges = np.arange(t0, t1 + width, width)
+    t0, t1 = time if time is not None else (float(p["t"].min()), float(p["t"].max()))
+    sent_t = _np(data["t"])
+    width, spacing = bin_width(sent_t[(sent_t >= t0) & (sent_t <= t1)], t1 - t0, bins)
+    # Edges half a spacing before the first packet: packets at a steady spacing never sit on one.
+    start = t0 - spacing / 2
+    edges = start + width * np.arange(int(np.ceil((t1 - start) / width)) + 1)
     mid = edges[:-1] + width / 2
-    sent, _ = np.histogram(_np(data["t"]), edges, weights=_np(data["seglen"]))
+    sent, _ = np.histogram(sent_t, edges, weights=_np(data["seglen"]))
     ack_rel = np.maximum.accumulate(np.nan_to_num(_np(acks["ack_rel"])))
     acked = np.diff(np.concatenate([[0.0], ack_rel]))
     good, _ = np.histogram(_np(acks["t"]), edges, weights=acked)
-    out = {
-        "sent": Series(f"sent, retransmissions included ({width:.3g} s bins)", mid, sent * 8 / width, style="step", color="C0"),
-        "goodput": Series("goodput (newly ACKed bytes)", mid, good * 8 / width, style="step", color="C2"),
+    how = f"{width:.3g} s bins" + (f" = {round(width / spacing)} × the {spacing:.3g} s median packet spacing" if spacing else "")
+    return {
+        "sent": Series(f"sent, retransmissions included ({how})", mid, sent * 8 / width, style="step", color="C0", note=str(width)),
+        "goodput": Series("goodput (newly ACKed bytes)", mid, good * 8 / width, style="step", color="C2", note=str(width)),
     }
-    return out
 
 
 @dataclass

@@ -2,7 +2,10 @@
 // level-of-detail drawing (per pixel column: min and max of every series, so a gap stays
 // a gap; retransmissions, timeouts and resets are always drawn one by one).
 // Data: JSON in #airtrace-meta, series arrays in #airtrace-blob (zlib, base64).
-// API for tests and scripts: window.airtrace = {ready, range(), setRange(a, b), reset(), panels, selectConnection(id)}.
+// The page opens on the first connection's focus (where its data flowed); a connection
+// row, a finding's span and an evidence frame each select their connection and zoom.
+// API for tests and scripts: window.airtrace = {ready, range(), setRange(a, b), reset(),
+// whole(), panels, selectConnection(id), current(), showing(), highlighted}.
 "use strict";
 (function () {
   const meta = JSON.parse(document.getElementById("airtrace-meta").textContent);
@@ -42,14 +45,19 @@
     for (const m of [1, 2, 2.5, 5, 10]) if (m * mag >= raw) return m * mag;
     return 10 * mag;
   }
+  // The decimals that write x exactly (2.5 needs one, 0.25 two): a tick label is the
+  // value at its tick, never rounded to its neighbour's.
+  function decimals(x) {
+    for (let d = 0; d < 10; d++) { const v = x * Math.pow(10, d); if (Math.abs(Math.round(v) - v) < 1e-6 * Math.max(1, v)) return d; }
+    return 10;
+  }
   function fmt(v, step) {
     const a = Math.abs(step);
-    if (a >= 1e9) return (v / 1e9).toFixed(a >= 1e10 ? 0 : 1) + "G";
-    if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e7 ? 0 : 1) + "M";
-    if (a >= 1e3) return (v / 1e3).toFixed(a >= 1e4 ? 0 : 1) + "k";
-    const d = Math.max(0, Math.min(6, -Math.floor(Math.log10(a))));
-    return v.toFixed(d);
+    const [u, p] = a >= 1e9 ? [1e9, "G"] : a >= 1e6 ? [1e6, "M"] : a >= 1e3 ? [1e3, "k"] : [1, ""];
+    const text = (v / u).toFixed(Math.min(decimals(a / u), 9));
+    return (/^-0(\.0*)?$/.test(text) ? text.slice(1) : text) + p;
   }
+  AT.fmt = fmt;
   function lowerBound(arr, v) {
     let lo = 0, hi = arr.length;
     while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < v) lo = m + 1; else hi = m; }
@@ -97,7 +105,7 @@
     // follows the zoom (as MultiTracer's fixed offsets do for a whole trace).
     offsetGap(x0, x1) {
       if (!this.spec.offset) return 0;
-      const base = this.series.filter((s) => !s.shift && s.style !== "vlines");
+      const base = this.series.filter((s) => !s.shift && s.style !== "vlines" && s.style !== "spans");
       this.gap = 0;
       const [lo, hi] = this.yRange(x0, x1, base);
       const raw = Math.max((hi - lo) * 0.08, 1000);
@@ -110,7 +118,7 @@
     yRange(x0, x1, only) {
       let lo = Infinity, hi = -Infinity;
       for (const s of only || this.series) {
-        if (!s.visible || s.style === "vlines" || !s.n) continue;
+        if (!s.visible || s.style === "vlines" || s.style === "spans" || !s.n) continue;
         const sh = (s.shift || 0) * (this.gap || 0);
         let a = lowerBound(s.X, x0), b = lowerBound(s.X, x1);
         if (s.style === "step" && a > 0) a--;
@@ -150,7 +158,7 @@
       const order = this.series.slice().sort((a, b) => (a.important ? 1 : 0) - (b.important ? 1 : 0));
       for (const s of order) {
         if (!s.visible || !s.n) continue;
-        let a = lowerBound(s.X, x0), b = lowerBound(s.X, x1);
+        let a = s.style === "spans" ? 0 : lowerBound(s.X, x0), b = lowerBound(s.X, x1);
         if (s.style === "step" && a > 0) a--;
         if (b < s.n) b++;
         s.drawn = 0;
@@ -161,11 +169,13 @@
         const Y = sh ? (y) => Y0(y + sh) : Y0;
         let k;
         if (s.style === "vlines") k = this.vlines(ctx, s, a, b, X, ph);
+        else if (s.style === "spans") k = this.spans(ctx, s, a, b, X, ph, x0);
         else if (s.important || b - a <= pw * 2) k = this.exact(ctx, s, a, b, X, Y);
         else k = this.lod(ctx, s, a, b, X, Y, pw, x0, sx);
         s.drawn = k;
         drawn += k;
       }
+      this.highlight(ctx, X, Y0, ph);
       ctx.restore();
       this.drawn = drawn;
       AT.drawCount++;
@@ -178,6 +188,36 @@
       ctx.stroke();
       ctx.setLineDash([]);
       return b - a;
+    }
+
+    // Spans (x: start, y: length in seconds) as shaded bands behind the data.
+    spans(ctx, s, a, b, X, ph, x0) {
+      ctx.save();
+      ctx.globalAlpha = 0.13;
+      let n = 0;
+      for (let i = a; i < b; i++) {
+        if (s.X[i] + s.Y[i] < x0) continue;
+        const l = X(s.X[i]), r = X(s.X[i] + s.Y[i]);
+        ctx.fillRect(l, PAD.t, Math.max(r - l, 1), ph); n++;
+      }
+      ctx.restore();
+      return n;
+    }
+
+    // The evidence frames picked in the findings: a band at their time in every panel,
+    // a ring at their sequence number in the sequence plots.
+    highlight(ctx, X, Y, ph) {
+      if (!AT.highlighted.length) return;
+      ctx.save();
+      ctx.strokeStyle = "#e6007e"; ctx.fillStyle = "rgba(230, 0, 126, 0.18)"; ctx.lineWidth = 2;
+      for (const f of AT.highlighted) {
+        const x = X(f.t);
+        ctx.fillRect(x - 2, PAD.t, 4, ph);
+        if (f.y != null && (this.spec.id === "tsg" || this.spec.id === "multilayer")) {
+          ctx.beginPath(); ctx.arc(x, Y(f.y), 7, 0, 6.2832); ctx.stroke();
+        }
+      }
+      ctx.restore();
     }
 
     mark(ctx, s, x, y) {
@@ -261,14 +301,14 @@
       ctx.textAlign = "center"; ctx.textBaseline = "top";
       const xs = niceStep(x1 - x0, Math.max(2, (w - PAD.l) / 90));
       ctx.beginPath();
-      for (let v = Math.ceil(x0 / xs) * xs; v <= x1; v += xs) {
+      for (let i = Math.ceil(x0 / xs), v = i * xs; v <= x1; v = ++i * xs) {
         const x = Math.round(X(v)) + 0.5;
         ctx.moveTo(x, PAD.t); ctx.lineTo(x, h - PAD.b);
         ctx.fillText(fmt(v, xs), x, h - PAD.b + 4);
       }
       const ys = niceStep(y1 - y0, Math.max(2, (h - PAD.t - PAD.b) / 40));
       ctx.textAlign = "right"; ctx.textBaseline = "middle";
-      for (let v = Math.ceil(y0 / ys) * ys; v <= y1; v += ys) {
+      for (let i = Math.ceil(y0 / ys), v = i * ys; v <= y1; v = ++i * ys) {
         const y = Math.round(Y(v)) + 0.5;
         ctx.moveTo(PAD.l, y); ctx.lineTo(w - PAD.r, y);
         ctx.fillText(fmt(v, ys), PAD.l - 4, y);
@@ -322,7 +362,8 @@
   }
 
   // ---- the page ----
-  let view = [0, 1], full = [0, 1], current = null, buffer = null, frame = 0;
+  let view = [0, 1], full = [0, 1], home = [0, 1], current = null, buffer = null, frame = 0;
+  AT.highlighted = [];
   function setView(a, b) {
     if (!(b > a)) return;
     const minSpan = 1e-6;
@@ -332,9 +373,12 @@
     if (!frame) frame = requestAnimationFrame(() => { frame = 0; drawAll(); });
   }
   function drawAll() { for (const p of AT.panels) p.draw(); }
+  function padded(a, b) { const pad = Math.max((b - a) * 0.01, 0.05); return [a - pad, b + pad]; }
+  function plotted(conn) { return meta.connections_views.find((v) => v.conn === conn); }
 
+  // Plots connection `conn` (the first plotted one if it is not), on its focus.
   function show(conn) {
-    const c = meta.connections_views.find((v) => v.conn === conn) || meta.connections_views[0];
+    const c = plotted(conn) || meta.connections_views[0];
     current = c.conn;
     const host = document.getElementById("panels");
     host.innerHTML = "";
@@ -350,31 +394,57 @@
     if (!isFinite(lo)) { lo = 0; hi = 1; }
     const pad = (hi - lo) * 0.01 || 0.5;
     full = [lo - pad, hi + pad];
-    document.querySelectorAll("#conns tbody tr").forEach((tr) => tr.classList.toggle("current", +tr.dataset.conn === current));
-    view = full.slice();
-    setView(full[0], full[1]);
+    home = padded(c.focus[0], c.focus[1]);
+    document.getElementById("showing").textContent = c.label;
+    document.querySelectorAll("#conns tbody").forEach((tb) => tb.classList.toggle("current", +tb.dataset.conn === current));
+    view = home.slice();
+    setView(home[0], home[1]);
     drawAll();
   }
 
   AT.range = () => view.slice();
   AT.setRange = (a, b) => { setView(a, b); if (frame) { cancelAnimationFrame(frame); frame = 0; } drawAll(); };
-  AT.reset = () => AT.setRange(full[0], full[1]);
+  AT.reset = () => AT.setRange(home[0], home[1]);
+  AT.whole = () => AT.setRange(full[0], full[1]);
   AT.selectConnection = (id) => show(id);
+  AT.current = () => current;
+  AT.showing = () => document.getElementById("showing").textContent;
+
+  // A finding: its connection plotted, zoomed to its span.
+  function openFinding(f) {
+    if (f.conn != null && f.conn !== current) show(f.conn);
+    AT.highlighted = [];
+    if (f.span) { const [a, b] = padded(f.span[0], f.span[1]); AT.setRange(a, b); } else drawAll();
+  }
+  // An evidence frame: its connection plotted, the frame in view and highlighted.
+  function openFrame(f, n) {
+    const fr = f.frames.find((x) => x.frame === n);
+    const conn = fr.conn != null ? fr.conn : f.conn;
+    if (conn != null && conn !== current) show(conn);
+    AT.highlighted = [fr];
+    let [a, b] = view;
+    if (!(fr.t >= a && fr.t <= b)) {
+      const p = f.span ? padded(f.span[0], f.span[1]) : [a, b], w = Math.min(p[1] - p[0], b - a);
+      a = fr.t - w / 2; b = fr.t + w / 2;
+    }
+    AT.setRange(a, b);
+  }
 
   async function main() {
     const t0 = performance.now();
     buffer = await inflate(document.getElementById("airtrace-blob").textContent.trim());
     document.getElementById("reset").onclick = () => AT.reset();
-    document.querySelectorAll("#conns tbody tr").forEach((tr) => {
-      if (meta.connections_views.some((v) => v.conn === +tr.dataset.conn)) tr.onclick = () => show(+tr.dataset.conn);
+    document.getElementById("whole").onclick = () => AT.whole();
+    document.querySelectorAll("#conns tbody").forEach((tb) => {
+      if (plotted(+tb.dataset.conn)) tb.onclick = () => { show(+tb.dataset.conn); document.getElementById("plots").scrollIntoView(); };
+      else { tb.classList.add("unplotted"); tb.title = "not plotted: only the busiest connections are"; }
     });
-    document.querySelectorAll("[data-zoom]").forEach((el) => {
+    document.querySelectorAll("#findings a[data-finding]").forEach((el) => {
       el.onclick = (ev) => {
         ev.preventDefault();
-        const [a, b, conn] = JSON.parse(el.dataset.zoom);
-        if (conn != null && conn !== current) show(conn);
-        AT.setRange(a, b);
-        document.getElementById("panels").scrollIntoView();
+        const f = meta.findings[+el.dataset.finding];
+        if (el.dataset.frame != null) openFrame(f, +el.dataset.frame); else openFinding(f);
+        document.getElementById("plots").scrollIntoView();
       };
     });
     window.addEventListener("resize", () => drawAll());
