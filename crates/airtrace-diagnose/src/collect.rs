@@ -286,6 +286,10 @@ pub struct DirState {
     /// (see [`DirState::sooner_than_any_rto`]) in the current chain of timeouts of the
     /// same data.
     too_soon_in_chain: u8,
+    /// When this direction last sent a FIN: a FIN can be resent only after one was sent.
+    last_fin_ns: Option<i64>,
+    /// The ACK field of this direction's last segment (with ACK set).
+    last_ack_field: Option<u32>,
 }
 
 /// What was gathered about one connection.
@@ -380,6 +384,15 @@ const LONE_SLOW_KEPT: usize = 256;
 /// from the sender, the round trip back to it) was waiting for that ACK.
 const LONE_RELEASE_NS: i64 = 10_000_000;
 
+/// Jitter allowed on the round trip when telling data an ACK released from a timer's
+/// retransmission (at most a quarter of the round trip).
+const ACK_RELEASE_JITTER_NS: i64 = 10_000_000;
+/// No stack's timer resends a SYN or SYN/ACK this soon: the initial RTO is 1 s (RFC 6298
+/// §2.1; 3 s in older stacks), and no common stack's RTO is below Linux's 200 ms
+/// `TCP_RTO_MIN`. A handshake segment repeated sooner is a copy (a router's at its second
+/// interface, a tunnel's) or an application's retry, not a handshake timeout.
+const MIN_HANDSHAKE_RTO_NS: i64 = 200_000_000;
+
 /// Segments remembered for timing ACKs against the data they cover.
 const SENT_RING: usize = 4096;
 /// An ACK is compressed when it follows the previous one this many times faster than
@@ -440,17 +453,42 @@ impl DirState {
     /// came sooner than any RTO could. RFC 6298 keeps the RTO above the smoothed RTT
     /// (§2) and restarts the timer whenever an ACK acknowledges new data (§5.3), so a
     /// retransmission less than half the `round_trip` after the direction's last data or
-    /// its last ACK advance was no retransmission timer: a repacketised copy (alexa conn 31
+    /// its last ACK advance, or seen within one round trip of that ACK advance (what the
+    /// ACK released, seen beside the receiver: suri_tls-subjectaltname conns 4 and 57,
+    /// 18 ms after the ACK on an 18 ms path), was no retransmission timer: a repacketised copy (alexa conn 31
     /// frame 647, 49 µs after its bytes went), a tail-loss probe, RACK, or a partial ACK's
     /// retransmission in fast recovery (an emulated Linux run: 55 µs after the ACK that
     /// advanced to the hole). The later timeouts of the same chain number from it.
-    fn sooner_than_any_rto(&mut self, a: &Annotation, t_ns: i64, round_trip: Option<i64>) -> bool {
+    fn sooner_than_any_rto(
+        &mut self,
+        a: &Annotation,
+        t_ns: i64,
+        round_trip: Option<i64>,
+        handshake_rtt: Option<i64>,
+    ) -> bool {
         if a.backoff == 1 {
             self.too_soon_in_chain = 0;
         }
         let gap = idle_gap_ns(a);
         let quiet = self.last_advance_ns.map_or(gap, |at| gap.min(t_ns - at));
-        let too_soon = round_trip.is_some_and(|r| quiet * 2 < r);
+        // Beside the receiver, data an ACK released passes the capture point one round
+        // trip after the ACK did (the ACK's way to the sender and the data's way back),
+        // where a timer restarted by that ACK (RFC 6298 §5.3) would add its RTO, at
+        // least 200 ms in every common stack. Elsewhere the ACK's way to the sender is
+        // unknown (and Linux re-arms the timer from the head segment's send time after a
+        // probe), so only the half round trip decides.
+        let at_receiver = airtrace_analysis::capture_point(self.rtt.min(), handshake_rtt)
+            == Some(airtrace_analysis::CapturePoint::Receiver);
+        // (An ACK that already covers the segment released nothing: the resend crossed
+        // it, as a timer's does: ndpi_alexa-app conn 9's FIN, 0.97 s after the first.)
+        let after_advance = self.last_advance_ns.map(|at| t_ns - at);
+        let covered = self.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
+        let released_by_ack = |r: i64| {
+            at_receiver
+                && !covered
+                && after_advance.is_some_and(|w| w < r + (r / 4).min(ACK_RELEASE_JITTER_NS))
+        };
+        let too_soon = round_trip.is_some_and(|r| quiet * 2 < r || released_by_ack(r));
         if too_soon {
             self.too_soon_in_chain = self.too_soon_in_chain.saturating_add(1);
         }
@@ -710,7 +748,13 @@ impl PacketSink for Diagnoser {
         let syn = tcp.is_some_and(|h| h.flags & 0x02 != 0);
         let answers_a_syn = is_ack && me.syns_sent < peer.syns_sent;
         let syn_acked = is_ack && me.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
-        let repeated_syn = syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn;
+        let since_last_syn = me.last_syn_ns.map(|l| t - l);
+        let timer_could_send = a.retrans_kind == RetransKind::Timeout
+            && since_last_syn.is_none_or(|w| w >= MIN_HANDSHAKE_RTO_NS);
+        let repeated_syn = syn
+            && a.flags.contains(Flags::RETRANSMISSION)
+            && !answers_a_syn
+            && timer_could_send;
         if repeated_syn && syn_acked {
             me.spurious.push(SpuriousTimeout::already_acked(
                 frame,
@@ -720,7 +764,7 @@ impl PacketSink for Diagnoser {
             ));
         } else if repeated_syn {
             me.syn_retries += 1;
-            let gap = me.last_syn_ns.map_or(0, |l| t - l);
+            let gap = since_last_syn.unwrap_or(0);
             me.timeouts.push(Timeout {
                 frame,
                 t_ns: t,
@@ -774,14 +818,30 @@ impl PacketSink for Diagnoser {
         }
 
         // A bare FIN the timer sent again: the close waited (issue 18 class 8: a FIN
-        // resent five times with backoff went unreported).
+        // resent five times with backoff went unreported). Only after a FIN was sent
+        // (the first FIN is no resend, whatever sequence number it reuses: ndpi_webex,
+        // zeek_fin_retransmission), and not when its ACK field moved since this side's
+        // last segment: then it acknowledges the peer's new data, with the FIN set again
+        // as BSD stacks do on every segment while their FIN is unacknowledged
+        // (zeek_reassembly), or the SYN/ACK it waited for; the timer has no part in it.
         let fin = tcp.is_some_and(|h| h.flags & 0x01 != 0);
+        let ack_field = is_ack.then_some(a.ack_rel);
+        let ack_moved = ack_field.is_some_and(|ack| me.last_ack_field.is_none_or(|l| l != ack));
+        let fin_sent_before = me.last_fin_ns.is_some();
+        if fin {
+            me.last_fin_ns = Some(t);
+        }
+        if ack_field.is_some() {
+            me.last_ack_field = ack_field;
+        }
         if fin
+            && fin_sent_before
+            && !ack_moved
             && a.seglen == 0
             && a.retrans_kind == RetransKind::Timeout
             && a.backoff >= 1
             && !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION)
-            && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer))
+            && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer), handshake_rtt)
         {
             me.timeouts.push(Timeout {
                 frame,
@@ -845,7 +905,7 @@ impl PacketSink for Diagnoser {
                 }
                 RetransKind::Timeout
                     if a.backoff >= 1
-                        && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer)) =>
+                        && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer), handshake_rtt) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,

@@ -1,0 +1,106 @@
+//! Regression tests for the wrong findings the review of the second corpus found
+//! (docs/diagnosis-corpus2.md), each on the capture that showed it (testdata/corpus,
+//! kept in the repository) and named after it; each also checks that a right finding
+//! of the same capture, where it has one, is still there.
+
+mod common;
+
+use airtrace_diagnose::{diagnose_file, Finding};
+
+fn findings(name: &str) -> Vec<Finding> {
+    let path = common::repo().join("testdata/corpus").join(name);
+    diagnose_file(&path)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .1
+}
+
+/// The `timeout_backoff` findings of connection `conn`, direction `dir`: their evidence.
+fn timeouts(found: &[Finding], conn: u32, dir: &str) -> Vec<Vec<u64>> {
+    found
+        .iter()
+        .filter(|f| f.kind == "timeout_backoff" && f.connection == conn && f.direction == dir)
+        .map(|f| f.evidence.clone())
+        .collect()
+}
+
+/// `ndpi_rtsp`: a router captured on all its interfaces; each SYN/ACK is seen again
+/// 74 µs later at the second interface (IP ID 0, TTL one lower). Those copies were five
+/// handshake timeouts "after 0.00 s" (frames 18, 116, 198, 200, 400, 492).
+#[test]
+fn ndpi_rtsp_syn_ack_copies_at_a_second_interface_are_no_handshake_timeout() {
+    let found = findings("ndpi_rtsp.pcap");
+    for conn in [1, 2, 3, 5, 6] {
+        assert_eq!(timeouts(&found, conn, "b_to_a"), Vec::<Vec<u64>>::new(), "conn {conn}");
+    }
+    // The data copies are still what they are: capture duplicates.
+    assert!(found.iter().any(|f| f.kind == "capture_artifact"), "{found:#?}");
+}
+
+/// `zeek_gtp6_gtp_0x32`: two SYNs 1 µs apart (frames 1-2) were a SYN that "went
+/// unanswered and was sent again" after 0.00 s.
+#[test]
+fn zeek_gtp6_two_syns_a_microsecond_apart_are_no_handshake_timeout() {
+    let found = findings("zeek_gtp6_gtp_0x32.pcap");
+    assert!(timeouts(&found, 0, "a_to_b").is_empty(), "{found:#?}");
+}
+
+/// `zeek_ssh.*-half-duplex` conn 16: the SYN (and, on the server's side, the SYN/ACK)
+/// repeated after 0.11 s and 0.10 s, sooner than any stack's handshake timer (1 s,
+/// RFC 6298 §2.1). `ndpi_webex` conn 52: a SYN resent after 1.01 s is a handshake
+/// timeout; the copy 10 ms after it is not a second one.
+#[test]
+fn handshake_segments_repeated_sooner_than_any_rto_are_no_timeout() {
+    let client = findings("zeek_ssh.client-side-half-duplex.pcap");
+    assert!(timeouts(&client, 16, "a_to_b").is_empty(), "{client:#?}");
+    let server = findings("zeek_ssh.server-side-half-duplex.pcap");
+    assert!(timeouts(&server, 16, "b_to_a").is_empty(), "{server:#?}");
+    let webex = findings("ndpi_webex.pcap");
+    assert_eq!(timeouts(&webex, 52, "a_to_b"), [vec![1061]]);
+}
+
+/// `ndpi_webex` conns 19 and 21: the server's first FIN (frames 443, 460), right after
+/// its pure ACK, was "a FIN that went unacknowledged" after 0.00 s: no FIN had been
+/// sent before it.
+#[test]
+fn ndpi_webex_a_first_fin_is_no_fin_resent() {
+    let found = findings("ndpi_webex.pcap");
+    assert!(timeouts(&found, 19, "b_to_a").is_empty(), "{found:#?}");
+    assert!(timeouts(&found, 21, "b_to_a").is_empty(), "{found:#?}");
+}
+
+/// `zeek_fin_retransmission`: the client's first FIN (frame 2) went before the SYN/ACK
+/// came, and its FIN+ACK (frame 4) 2 ms after the SYN/ACK: neither is the timer's (the
+/// first is no resend, the second acknowledges the SYN/ACK it waited for).
+#[test]
+fn zeek_fin_retransmission_fins_around_the_syn_ack_are_no_timeouts() {
+    let found = findings("zeek_fin_retransmission.pcap");
+    assert!(timeouts(&found, 0, "a_to_b").is_empty(), "{found:#?}");
+}
+
+/// `zeek_reassembly`: the server, its FIN unacknowledged, sets FIN again on each ACK of
+/// the client's new data (frames 8, 10, 12, 0.2 ms after each segment): "its FIN went
+/// unacknowledged 3 time(s)" was no timer. The client's loss repair of the same
+/// connection is still reported.
+#[test]
+fn zeek_reassembly_a_fin_set_again_on_acks_of_new_data_is_no_timeout() {
+    let found = findings("zeek_reassembly.pcap");
+    assert!(timeouts(&found, 0, "b_to_a").is_empty(), "{found:#?}");
+    assert!(!timeouts(&found, 0, "a_to_b").is_empty(), "{found:#?}");
+}
+
+/// `suri_tls-subjectaltname`, captured beside the client: the server's segments
+/// released by the client's ACK reach the capture point one round trip (18 ms) after
+/// that ACK (conn 4 frame 96, conn 57 frame 2766); they were "retransmission timeouts"
+/// of 0.02 s. Conn 4's real timeout (frame 94, 0.45 s of silence) stays.
+#[test]
+fn suri_tls_data_an_ack_released_seen_at_the_receiver_is_no_timeout() {
+    let found = findings("suri_tls-subjectaltname.pcap");
+    assert_eq!(timeouts(&found, 4, "b_to_a"), [vec![94]]);
+    assert!(timeouts(&found, 57, "b_to_a").is_empty(), "{found:#?}");
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.kind == "fast_retransmit_impossible" && f.evidence.contains(&2766)),
+        "{found:#?}"
+    );
+}
