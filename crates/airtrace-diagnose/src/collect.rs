@@ -859,6 +859,11 @@ impl PacketSink for Diagnoser {
         if a.seglen == 0 {
             return;
         }
+        // The peer's next data answers this, not the ACK of its lone segment: a
+        // request and its response, not a sender released by a late ACK (ndpi_reddit
+        // conn 21: each lone segment's pure ACK, then the server's data, then the
+        // client's next segment 10 ms later).
+        peer.lone_answered = None;
         if a.flags.contains(Flags::WINDOW_FULL) {
             me.window_full += 1;
             push_evidence(&mut me.window_full_frames, frame);

@@ -104,3 +104,18 @@ fn suri_tls_data_an_ack_released_seen_at_the_receiver_is_no_timeout() {
         "{found:#?}"
     );
 }
+
+/// `ndpi_reddit` conn 21: each of the client's lone segments (frames 1001, 1059, 1763)
+/// got a pure ACK, then the server's data, then the client's next segment 10 ms later:
+/// that segment answered the server's data, not the ACK; no delayed ACK held the
+/// client back.
+#[test]
+fn ndpi_reddit_data_that_answers_the_peers_data_was_not_waiting_for_an_ack() {
+    let found = findings("ndpi_reddit.pcap");
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.kind == "delayed_ack_stall" && f.connection == 21),
+        "{found:#?}"
+    );
+}
