@@ -312,11 +312,17 @@ retransmitted.",
                 gaps[0]
             )
         };
-        let details = BTreeMap::from([
+        let mut details = BTreeMap::from([
             ("timeouts", e.len() as f64),
             ("max_backoff", f64::from(max_backoff)),
             ("first_wait_s", e[0].idle_gap_ns as f64 / 1e9),
         ]);
+        let explanation = if shorter_than_common_rto(e) {
+            details.insert("low_confidence", 1.0);
+            format!("{explanation}{SHORT_WAIT_CAVEAT}")
+        } else {
+            explanation
+        };
         let end = e[e.len() - 1].t_ns;
         b.push(
             "timeout_backoff",
@@ -335,6 +341,24 @@ retransmitted.",
             details,
         );
     }
+}
+
+/// The minimum RTO of the common stacks: Linux's `TCP_RTO_MIN` (Windows keeps 300 ms,
+/// RFC 6298 §2.4 asks for 1 s).
+const COMMON_MIN_RTO_NS: i64 = 200_000_000;
+
+/// Said of data timeouts whose first wait was shorter than [`COMMON_MIN_RTO_NS`]: the
+/// capture cannot tell such a resend from a probe (second corpus review: `ndpi_teams`,
+/// `ndpi_zoom`, `ndpi_opera-vpn`, resends 50-150 ms after the original with nothing
+/// ACK-driven behind them).
+const SHORT_WAIT_CAVEAT: &str = " The first wait is shorter than the 200 ms minimum RTO of the common stacks \
+(Linux; Windows keeps 300 ms): this may have been a tail loss probe (RFC 8985) or a stack with a lower minimum \
+rather than the retransmission timer (low confidence).";
+
+/// A data episode (not a handshake or a close) whose first wait was shorter than any
+/// common stack's minimum RTO.
+fn shorter_than_common_rto(e: &[Timeout]) -> bool {
+    !e[0].handshake && !e[0].closing && e[0].idle_gap_ns < COMMON_MIN_RTO_NS
 }
 
 /// SYNs sent again after RSTs refused them (issue 18 class 8: reported as SYNs that
@@ -530,10 +554,21 @@ fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episode
         .collect();
     flights.sort_by(f64::total_cmp);
     let median = flights[flights.len() / 2];
+    let short = small
+        .iter()
+        .filter(|t| t.idle_gap_ns < COMMON_MIN_RTO_NS)
+        .count();
+    let caveat = match short {
+        0 => String::new(),
+        n => format!(
+            " {n} of them waited less than the 200 ms minimum RTO of the common stacks: perhaps tail loss \
+probes rather than the timer (low confidence)."
+        ),
+    };
     let explanation = format!(
         "{} of the retransmission timeouts came with fewer than four segments in flight (median {:.1}): too \
 few to produce the three duplicate ACKs fast retransmit needs, so each loss waited for the timer instead \
-of about one round trip ({:.2} s lost).",
+of about one round trip ({:.2} s lost).{caveat}",
         small.len(),
         median,
         cost as f64 / 1e9
@@ -547,11 +582,17 @@ of about one round trip ({:.2} s lost).",
         explanation,
         "A larger window (receive buffer, initial window), limited transmit (RFC 3042), early retransmit \
 (RFC 5827) or RACK-TLP (RFC 8985) recover with few segments in flight.",
-        BTreeMap::from([
-            ("timeouts", small.len() as f64),
-            ("median_segments_in_flight", median),
-            (EXPLAINS_TIMEOUT_S, cost as f64 / 1e9),
-        ]),
+        {
+            let mut details = BTreeMap::from([
+                ("timeouts", small.len() as f64),
+                ("median_segments_in_flight", median),
+                (EXPLAINS_TIMEOUT_S, cost as f64 / 1e9),
+            ]);
+            if short == small.len() {
+                details.insert("low_confidence", 1.0);
+            }
+            details
+        },
     );
 }
 

@@ -119,3 +119,30 @@ fn ndpi_reddit_data_that_answers_the_peers_data_was_not_waiting_for_an_ack() {
         "{found:#?}"
     );
 }
+
+/// `ndpi_teams` conn 29 (frame 1018, 88 ms after the original) and `ndpi_zoom` conn 13
+/// (frame 411, 63 ms): resends sooner than any common stack's minimum RTO, with nothing
+/// ACK-driven behind them, were told as plain retransmission timeouts; they now say
+/// that the capture cannot tell them from tail loss probes. A timeout after 0.45 s
+/// (`suri_tls-subjectaltname` conn 4 frame 94) says nothing of the kind.
+#[test]
+fn timeouts_sooner_than_any_common_minimum_rto_say_their_doubt() {
+    for (name, conn, frame) in [("ndpi_teams.pcap", 29, 1018), ("ndpi_zoom.pcap", 13, 411)] {
+        let found = findings(name);
+        for kind in ["timeout_backoff", "fast_retransmit_impossible"] {
+            let f = found
+                .iter()
+                .find(|f| f.kind == kind && f.connection == conn && f.evidence.contains(&frame))
+                .unwrap_or_else(|| panic!("{name} {kind}: {found:#?}"));
+            assert_eq!(f.details.get("low_confidence"), Some(&1.0), "{f:#?}");
+            assert!(f.explanation.contains("tail loss probe"), "{}", f.explanation);
+        }
+    }
+    let found = findings("suri_tls-subjectaltname.pcap");
+    let real = found
+        .iter()
+        .find(|f| f.kind == "timeout_backoff" && f.evidence == [94])
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(!real.details.contains_key("low_confidence"), "{real:#?}");
+    assert!(!real.explanation.contains("tail loss probe"), "{}", real.explanation);
+}
