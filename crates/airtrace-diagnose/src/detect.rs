@@ -911,14 +911,23 @@ read this as a hint.",
         String::new()
     };
     if mean >= BURST_MEAN_SEGMENTS {
-        let explanation = if few {
+        // Several losses in one window can defeat fast recovery; when no timeout
+        // followed, recovery coped (suri_tls-subjectaltname conn 14: "defeat fast
+        // recovery: they caused 0 timeout episodes").
+        let effect = if episodes.is_empty() {
+            "Fast recovery repaired them without a timeout.".to_string()
+        } else {
             format!(
-                "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
-in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).{caveat}",
-                runs.len(),
-                loss_rate * 100.0,
+                "Several losses in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).",
                 episodes.len(),
                 timeout_cost as f64 / 1e9
+            )
+        };
+        let explanation = if few {
+            format!(
+                "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). {effect}{caveat}",
+                runs.len(),
+                loss_rate * 100.0,
             )
         } else {
             // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and

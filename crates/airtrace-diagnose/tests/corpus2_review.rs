@@ -146,3 +146,16 @@ fn timeouts_sooner_than_any_common_minimum_rto_say_their_doubt() {
     assert!(!real.details.contains_key("low_confidence"), "{real:#?}");
     assert!(!real.explanation.contains("tail loss probe"), "{}", real.explanation);
 }
+
+/// `suri_tls-subjectaltname` conn 14: three bursts of losses repaired without a timeout
+/// were said to "defeat fast recovery: they caused 0 timeout episodes".
+#[test]
+fn suri_tls_bursts_repaired_without_a_timeout_are_not_said_to_defeat_fast_recovery() {
+    let found = findings("suri_tls-subjectaltname.pcap");
+    let burst = found
+        .iter()
+        .find(|f| f.kind == "burst_loss" && f.connection == 14)
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(!burst.explanation.contains("defeat"), "{}", burst.explanation);
+    assert!(burst.explanation.contains("without a timeout"), "{}", burst.explanation);
+}
