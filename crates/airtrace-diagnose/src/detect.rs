@@ -355,10 +355,16 @@ const SHORT_WAIT_CAVEAT: &str = " The first wait is shorter than the 200 ms mini
 (Linux; Windows keeps 300 ms): this may have been a tail loss probe (RFC 8985) or a stack with a lower minimum \
 rather than the retransmission timer (low confidence).";
 
+/// A wait measured at the capture runs from the direction's last packet, which may have
+/// left after the timer started, and timers tick coarsely: only a wait this much below
+/// [`COMMON_MIN_RTO_NS`] (by a tenth) is too short for it (`libtrace_vlan` frame 266,
+/// resent 197 ms after its original, is a 200 ms RTO).
+const SHORT_WAIT_NS: i64 = COMMON_MIN_RTO_NS / 10 * 9;
+
 /// A data episode (not a handshake or a close) whose first wait was shorter than any
 /// common stack's minimum RTO.
 fn shorter_than_common_rto(e: &[Timeout]) -> bool {
-    !e[0].handshake && !e[0].closing && e[0].idle_gap_ns < COMMON_MIN_RTO_NS
+    !e[0].handshake && !e[0].closing && e[0].idle_gap_ns < SHORT_WAIT_NS
 }
 
 /// SYNs sent again after RSTs refused them (issue 18 class 8: reported as SYNs that
@@ -556,7 +562,7 @@ fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episode
     let median = flights[flights.len() / 2];
     let short = small
         .iter()
-        .filter(|t| t.idle_gap_ns < COMMON_MIN_RTO_NS)
+        .filter(|t| t.idle_gap_ns < SHORT_WAIT_NS)
         .count();
     let caveat = match short {
         0 => String::new(),
