@@ -163,6 +163,8 @@ pub struct Span {
 /// What was gathered about one direction of data of one connection.
 #[derive(Debug, Clone, Default)]
 pub struct DirState {
+    /// Packets of this direction the capture holds (copies and MAC retries aside).
+    pub packets: u64,
     /// Data segments sent (first transmissions).
     pub data_packets: u64,
     /// Payload bytes sent, retransmissions included.
@@ -640,6 +642,7 @@ impl PacketSink for Diagnoser {
                 (y, x)
             }
         };
+        me.packets += 1;
 
         // This packet as an ACK of the peer's data. Samples from the ACK of a segment
         // sent alone are left out of the RTT: a receiver delays that ACK (up to 200 ms
@@ -672,7 +675,22 @@ impl PacketSink for Diagnoser {
                     // the original had arrived. (Timestamp echoes would be sharper,
                     // RFC 3522, but Linux receivers echo the latest out-of-order
                     // segment's timestamp when a hole fills, which fools that test.)
-                    let too_soon = peer.rtt.min().filter(|&min| (t - sc.t_ns) * 10 < min * 8);
+                    // Beside the receiver every ACK leaves at once, the retransmission's
+                    // own as the original's: there its timing proves nothing
+                    // (libtrace_vlan frame 267, suri_syn_retransmit_with_ts frame 240,
+                    // zeek_reassembly frame 40: each "answered 0 ms later").
+                    // (The quickest data-to-ACK time: RTT samples, or lone segments'
+                    // ACK delays, which are kept apart from them.)
+                    let quickest = match (peer.rtt.min(), peer.lone_ack_delay.min()) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    let beside_receiver = airtrace_analysis::capture_point(quickest, handshake_rtt)
+                        == Some(airtrace_analysis::CapturePoint::Receiver);
+                    let too_soon = peer
+                        .rtt
+                        .min()
+                        .filter(|&min| !beside_receiver && (t - sc.t_ns) * 10 < min * 8);
                     if let Some(min_rtt_ns) = too_soon {
                         peer.spurious.push(SpuriousTimeout {
                             retx_frame: sc.frame,
@@ -751,10 +769,8 @@ impl PacketSink for Diagnoser {
         let since_last_syn = me.last_syn_ns.map(|l| t - l);
         let timer_could_send = a.retrans_kind == RetransKind::Timeout
             && since_last_syn.is_none_or(|w| w >= MIN_HANDSHAKE_RTO_NS);
-        let repeated_syn = syn
-            && a.flags.contains(Flags::RETRANSMISSION)
-            && !answers_a_syn
-            && timer_could_send;
+        let repeated_syn =
+            syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn && timer_could_send;
         if repeated_syn && syn_acked {
             me.spurious.push(SpuriousTimeout::already_acked(
                 frame,
@@ -910,7 +926,12 @@ impl PacketSink for Diagnoser {
                 }
                 RetransKind::Timeout
                     if a.backoff >= 1
-                        && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer), handshake_rtt) =>
+                        && !me.sooner_than_any_rto(
+                            a,
+                            t,
+                            round_trip(handshake_rtt, me, peer),
+                            handshake_rtt,
+                        ) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,
@@ -1083,6 +1104,12 @@ impl Diagnoser {
     pub fn finish(mut self, report: &FileReport) -> (Vec<Finding>, Vec<String>) {
         self.note_file_drops();
         let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
+        // No connection seen both ways: the capture holds one direction of the traffic
+        // (an uplink tap, an asymmetric route), not peers that fell silent.
+        let one_way = self
+            .conns
+            .iter()
+            .all(|c| c.dirs[0].packets == 0 || c.dirs[1].packets == 0);
         let mut findings = Vec::new();
         for (i, c) in self.conns.iter_mut().enumerate() {
             for dir in &mut c.dirs {
@@ -1099,7 +1126,7 @@ impl Diagnoser {
                 }
             }
             let summary = report.connections.iter().find(|s| s.id as usize == i);
-            findings.extend(detect::connection(i as u32, c, summary, bases[i]));
+            findings.extend(detect::connection(i as u32, c, summary, bases[i], one_way));
         }
         findings.sort_by(|a, b| {
             (a.connection, a.start_s, a.kind)

@@ -30,10 +30,17 @@ fn timeouts(found: &[Finding], conn: u32, dir: &str) -> Vec<Vec<u64>> {
 fn ndpi_rtsp_syn_ack_copies_at_a_second_interface_are_no_handshake_timeout() {
     let found = findings("ndpi_rtsp.pcap");
     for conn in [1, 2, 3, 5, 6] {
-        assert_eq!(timeouts(&found, conn, "b_to_a"), Vec::<Vec<u64>>::new(), "conn {conn}");
+        assert_eq!(
+            timeouts(&found, conn, "b_to_a"),
+            Vec::<Vec<u64>>::new(),
+            "conn {conn}"
+        );
     }
     // The data copies are still what they are: capture duplicates.
-    assert!(found.iter().any(|f| f.kind == "capture_artifact"), "{found:#?}");
+    assert!(
+        found.iter().any(|f| f.kind == "capture_artifact"),
+        "{found:#?}"
+    );
 }
 
 /// `zeek_gtp6_gtp_0x32`: two SYNs 1 µs apart (frames 1-2) were a SYN that "went
@@ -135,19 +142,30 @@ fn timeouts_sooner_than_any_common_minimum_rto_say_their_doubt() {
                 .find(|f| f.kind == kind && f.connection == conn && f.evidence.contains(&frame))
                 .unwrap_or_else(|| panic!("{name} {kind}: {found:#?}"));
             assert_eq!(f.details.get("low_confidence"), Some(&1.0), "{f:#?}");
-            assert!(f.explanation.contains("tail loss probe"), "{}", f.explanation);
+            assert!(
+                f.explanation.contains("tail loss probe"),
+                "{}",
+                f.explanation
+            );
         }
     }
     // A 0.45 s wait, and one of 197 ms (libtrace_vlan frame 266: Linux's 200 ms RTO,
     // measured from the last packet), are the timer's.
-    for (name, frame) in [("suri_tls-subjectaltname.pcap", 94), ("libtrace_vlan.pcap", 266)] {
+    for (name, frame) in [
+        ("suri_tls-subjectaltname.pcap", 94),
+        ("libtrace_vlan.pcap", 266),
+    ] {
         let found = findings(name);
         let real = found
             .iter()
             .find(|f| f.kind == "timeout_backoff" && f.evidence == [frame])
             .unwrap_or_else(|| panic!("{found:#?}"));
         assert!(!real.details.contains_key("low_confidence"), "{real:#?}");
-        assert!(!real.explanation.contains("tail loss probe"), "{}", real.explanation);
+        assert!(
+            !real.explanation.contains("tail loss probe"),
+            "{}",
+            real.explanation
+        );
     }
 }
 
@@ -160,6 +178,72 @@ fn suri_tls_bursts_repaired_without_a_timeout_are_not_said_to_defeat_fast_recove
         .iter()
         .find(|f| f.kind == "burst_loss" && f.connection == 14)
         .unwrap_or_else(|| panic!("{found:#?}"));
-    assert!(!burst.explanation.contains("defeat"), "{}", burst.explanation);
-    assert!(burst.explanation.contains("without a timeout"), "{}", burst.explanation);
+    assert!(
+        !burst.explanation.contains("defeat"),
+        "{}",
+        burst.explanation
+    );
+    assert!(
+        burst.explanation.contains("without a timeout"),
+        "{}",
+        burst.explanation
+    );
+}
+
+/// `ndpi_ocs` (uplink only) and `ndpi_whatsapp` (86 connections, each seen one way): the
+/// phone's resends were told as plain timeouts, though no ACK of either direction is in
+/// the capture; they now say that whether the original arrived cannot be told. A
+/// capture of both directions (`ndpi_zoom` conn 0, whose peer fell silent) says no such
+/// thing.
+#[test]
+fn timeouts_in_a_capture_of_one_direction_say_the_acks_are_unseen() {
+    for (name, frame) in [("ndpi_ocs.pcap", 52), ("ndpi_whatsapp.pcap", 88)] {
+        let found = findings(name);
+        let t = found
+            .iter()
+            .find(|f| f.kind == "timeout_backoff" && f.evidence == [frame])
+            .unwrap_or_else(|| panic!("{name}: {found:#?}"));
+        assert!(
+            t.explanation
+                .contains("No connection of the capture has packets both ways"),
+            "{}",
+            t.explanation
+        );
+        assert_eq!(t.details.get("low_confidence"), Some(&1.0));
+    }
+    let found = findings("ndpi_zoom.pcap");
+    let t = found
+        .iter()
+        .find(|f| f.kind == "timeout_backoff" && f.connection == 0)
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(
+        !t.explanation.contains("packets both ways"),
+        "{}",
+        t.explanation
+    );
+}
+
+/// `ivre_ntlm-http` conns 5, 6, 11-13: two-segment requests, the second at the window's
+/// edge, were "50 % window-limited", costing 0 s: a share of two segments says nothing.
+#[test]
+fn ivre_ntlm_two_segment_requests_are_not_receiver_limited() {
+    let found = findings("ivre_ntlm-http.pcap");
+    assert!(
+        found.iter().all(|f| f.kind != "receiver_limited"),
+        "{found:#?}"
+    );
+}
+
+/// `zeek_reassembly` conn 0, captured beside the server: the client's resend (frame 39)
+/// was "answered 0 ms after it went out, sooner than any round trip seen": beside the
+/// receiver every ACK leaves at once, so that timing proves no spurious timeout.
+#[test]
+fn zeek_reassembly_an_ack_at_once_beside_the_receiver_proves_no_spurious_timeout() {
+    let found = findings("zeek_reassembly.pcap");
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.kind == "spurious_timeout" && f.direction == "a_to_b"),
+        "{found:#?}"
+    );
 }
