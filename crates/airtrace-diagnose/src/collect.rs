@@ -873,6 +873,16 @@ impl PacketSink for Diagnoser {
 
         // This packet as data.
         if a.seglen == 0 {
+            // A pure ACK's sequence number is the sender's next byte: past the data
+            // captured, it shows segments sent that the capture never saw, which were in
+            // flight all the same (suri_tls-subjectaltname conn 4 frame 92: sequence
+            // 12001, four segments past the last one captured).
+            if let (Some(high), Some(acked)) = (me.max_sent_end, me.acked) {
+                if syn_fin == 0 && seq_after(a.seq_rel, high) {
+                    let flight = i64::from(a.seq_rel.wrapping_sub(acked));
+                    me.last_flight = me.last_flight.max(flight);
+                }
+            }
             return;
         }
         // The peer's next data answers this, not the ACK of its lone segment: a

@@ -247,3 +247,20 @@ fn zeek_reassembly_an_ack_at_once_beside_the_receiver_proves_no_spurious_timeout
         "{found:#?}"
     );
 }
+
+/// `suri_tls-subjectaltname` conn 4: before its 0.45 s timeout (frame 94) the server's
+/// pure ACK (frame 92) carried sequence 12001, four segments past the last data
+/// captured: they were in flight, lost before the capture. "Fewer than four segments in
+/// flight (median 0.1)" was read from the captured data alone.
+#[test]
+fn suri_tls_a_pure_acks_sequence_number_shows_the_flight_the_capture_missed() {
+    let found = findings("suri_tls-subjectaltname.pcap");
+    let impossible = |dir: &str| {
+        found.iter().any(|f| {
+            f.kind == "fast_retransmit_impossible" && f.connection == 4 && f.direction == dir
+        })
+    };
+    assert!(!impossible("b_to_a"), "{found:#?}");
+    // The client's timeout of the same connection (frame 91, one segment in flight) stays.
+    assert!(impossible("a_to_b"), "{found:#?}");
+}
