@@ -163,6 +163,8 @@ pub struct Span {
 /// What was gathered about one direction of data of one connection.
 #[derive(Debug, Clone, Default)]
 pub struct DirState {
+    /// Packets of this direction the capture holds (copies and MAC retries aside).
+    pub packets: u64,
     /// Data segments sent (first transmissions).
     pub data_packets: u64,
     /// Payload bytes sent, retransmissions included.
@@ -286,6 +288,10 @@ pub struct DirState {
     /// (see [`DirState::sooner_than_any_rto`]) in the current chain of timeouts of the
     /// same data.
     too_soon_in_chain: u8,
+    /// When this direction last sent a FIN: a FIN can be resent only after one was sent.
+    last_fin_ns: Option<i64>,
+    /// The ACK field of this direction's last segment (with ACK set).
+    last_ack_field: Option<u32>,
 }
 
 /// What was gathered about one connection.
@@ -380,6 +386,15 @@ const LONE_SLOW_KEPT: usize = 256;
 /// from the sender, the round trip back to it) was waiting for that ACK.
 const LONE_RELEASE_NS: i64 = 10_000_000;
 
+/// Jitter allowed on the round trip when telling data an ACK released from a timer's
+/// retransmission (at most a quarter of the round trip).
+const ACK_RELEASE_JITTER_NS: i64 = 10_000_000;
+/// No stack's timer resends a SYN or SYN/ACK this soon: the initial RTO is 1 s (RFC 6298
+/// §2.1; 3 s in older stacks), and no common stack's RTO is below Linux's 200 ms
+/// `TCP_RTO_MIN`. A handshake segment repeated sooner is a copy (a router's at its second
+/// interface, a tunnel's) or an application's retry, not a handshake timeout.
+const MIN_HANDSHAKE_RTO_NS: i64 = 200_000_000;
+
 /// Segments remembered for timing ACKs against the data they cover.
 const SENT_RING: usize = 4096;
 /// An ACK is compressed when it follows the previous one this many times faster than
@@ -440,17 +455,42 @@ impl DirState {
     /// came sooner than any RTO could. RFC 6298 keeps the RTO above the smoothed RTT
     /// (§2) and restarts the timer whenever an ACK acknowledges new data (§5.3), so a
     /// retransmission less than half the `round_trip` after the direction's last data or
-    /// its last ACK advance was no retransmission timer: a repacketised copy (alexa conn 31
+    /// its last ACK advance, or seen within one round trip of that ACK advance (what the
+    /// ACK released, seen beside the receiver: suri_tls-subjectaltname conns 4 and 57,
+    /// 18 ms after the ACK on an 18 ms path), was no retransmission timer: a repacketised copy (alexa conn 31
     /// frame 647, 49 µs after its bytes went), a tail-loss probe, RACK, or a partial ACK's
     /// retransmission in fast recovery (an emulated Linux run: 55 µs after the ACK that
     /// advanced to the hole). The later timeouts of the same chain number from it.
-    fn sooner_than_any_rto(&mut self, a: &Annotation, t_ns: i64, round_trip: Option<i64>) -> bool {
+    fn sooner_than_any_rto(
+        &mut self,
+        a: &Annotation,
+        t_ns: i64,
+        round_trip: Option<i64>,
+        handshake_rtt: Option<i64>,
+    ) -> bool {
         if a.backoff == 1 {
             self.too_soon_in_chain = 0;
         }
         let gap = idle_gap_ns(a);
         let quiet = self.last_advance_ns.map_or(gap, |at| gap.min(t_ns - at));
-        let too_soon = round_trip.is_some_and(|r| quiet * 2 < r);
+        // Beside the receiver, data an ACK released passes the capture point one round
+        // trip after the ACK did (the ACK's way to the sender and the data's way back),
+        // where a timer restarted by that ACK (RFC 6298 §5.3) would add its RTO, at
+        // least 200 ms in every common stack. Elsewhere the ACK's way to the sender is
+        // unknown (and Linux re-arms the timer from the head segment's send time after a
+        // probe), so only the half round trip decides.
+        let at_receiver = airtrace_analysis::capture_point(self.rtt.min(), handshake_rtt)
+            == Some(airtrace_analysis::CapturePoint::Receiver);
+        // (An ACK that already covers the segment released nothing: the resend crossed
+        // it, as a timer's does: ndpi_alexa-app conn 9's FIN, 0.97 s after the first.)
+        let after_advance = self.last_advance_ns.map(|at| t_ns - at);
+        let covered = self.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
+        let released_by_ack = |r: i64| {
+            at_receiver
+                && !covered
+                && after_advance.is_some_and(|w| w < r + (r / 4).min(ACK_RELEASE_JITTER_NS))
+        };
+        let too_soon = round_trip.is_some_and(|r| quiet * 2 < r || released_by_ack(r));
         if too_soon {
             self.too_soon_in_chain = self.too_soon_in_chain.saturating_add(1);
         }
@@ -602,6 +642,7 @@ impl PacketSink for Diagnoser {
                 (y, x)
             }
         };
+        me.packets += 1;
 
         // This packet as an ACK of the peer's data. Samples from the ACK of a segment
         // sent alone are left out of the RTT: a receiver delays that ACK (up to 200 ms
@@ -634,7 +675,22 @@ impl PacketSink for Diagnoser {
                     // the original had arrived. (Timestamp echoes would be sharper,
                     // RFC 3522, but Linux receivers echo the latest out-of-order
                     // segment's timestamp when a hole fills, which fools that test.)
-                    let too_soon = peer.rtt.min().filter(|&min| (t - sc.t_ns) * 10 < min * 8);
+                    // Beside the receiver every ACK leaves at once, the retransmission's
+                    // own as the original's: there its timing proves nothing
+                    // (libtrace_vlan frame 267, suri_syn_retransmit_with_ts frame 240,
+                    // zeek_reassembly frame 40: each "answered 0 ms later").
+                    // (The quickest data-to-ACK time: RTT samples, or lone segments'
+                    // ACK delays, which are kept apart from them.)
+                    let quickest = match (peer.rtt.min(), peer.lone_ack_delay.min()) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    let beside_receiver = airtrace_analysis::capture_point(quickest, handshake_rtt)
+                        == Some(airtrace_analysis::CapturePoint::Receiver);
+                    let too_soon = peer
+                        .rtt
+                        .min()
+                        .filter(|&min| !beside_receiver && (t - sc.t_ns) * 10 < min * 8);
                     if let Some(min_rtt_ns) = too_soon {
                         peer.spurious.push(SpuriousTimeout {
                             retx_frame: sc.frame,
@@ -710,7 +766,11 @@ impl PacketSink for Diagnoser {
         let syn = tcp.is_some_and(|h| h.flags & 0x02 != 0);
         let answers_a_syn = is_ack && me.syns_sent < peer.syns_sent;
         let syn_acked = is_ack && me.acked.is_some_and(|ack| seq_after(ack, a.seq_rel));
-        let repeated_syn = syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn;
+        let since_last_syn = me.last_syn_ns.map(|l| t - l);
+        let timer_could_send = a.retrans_kind == RetransKind::Timeout
+            && since_last_syn.is_none_or(|w| w >= MIN_HANDSHAKE_RTO_NS);
+        let repeated_syn =
+            syn && a.flags.contains(Flags::RETRANSMISSION) && !answers_a_syn && timer_could_send;
         if repeated_syn && syn_acked {
             me.spurious.push(SpuriousTimeout::already_acked(
                 frame,
@@ -720,7 +780,7 @@ impl PacketSink for Diagnoser {
             ));
         } else if repeated_syn {
             me.syn_retries += 1;
-            let gap = me.last_syn_ns.map_or(0, |l| t - l);
+            let gap = since_last_syn.unwrap_or(0);
             me.timeouts.push(Timeout {
                 frame,
                 t_ns: t,
@@ -774,14 +834,30 @@ impl PacketSink for Diagnoser {
         }
 
         // A bare FIN the timer sent again: the close waited (issue 18 class 8: a FIN
-        // resent five times with backoff went unreported).
+        // resent five times with backoff went unreported). Only after a FIN was sent
+        // (the first FIN is no resend, whatever sequence number it reuses: ndpi_webex,
+        // zeek_fin_retransmission), and not when its ACK field moved since this side's
+        // last segment: then it acknowledges the peer's new data, with the FIN set again
+        // as BSD stacks do on every segment while their FIN is unacknowledged
+        // (zeek_reassembly), or the SYN/ACK it waited for; the timer has no part in it.
         let fin = tcp.is_some_and(|h| h.flags & 0x01 != 0);
+        let ack_field = is_ack.then_some(a.ack_rel);
+        let ack_moved = ack_field.is_some_and(|ack| me.last_ack_field.is_none_or(|l| l != ack));
+        let fin_sent_before = me.last_fin_ns.is_some();
+        if fin {
+            me.last_fin_ns = Some(t);
+        }
+        if ack_field.is_some() {
+            me.last_ack_field = ack_field;
+        }
         if fin
+            && fin_sent_before
+            && !ack_moved
             && a.seglen == 0
             && a.retrans_kind == RetransKind::Timeout
             && a.backoff >= 1
             && !a.flags.contains(Flags::SPURIOUS_RETRANSMISSION)
-            && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer))
+            && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer), handshake_rtt)
         {
             me.timeouts.push(Timeout {
                 frame,
@@ -797,8 +873,23 @@ impl PacketSink for Diagnoser {
 
         // This packet as data.
         if a.seglen == 0 {
+            // A pure ACK's sequence number is the sender's next byte: past the data
+            // captured, it shows segments sent that the capture never saw, which were in
+            // flight all the same (suri_tls-subjectaltname conn 4 frame 92: sequence
+            // 12001, four segments past the last one captured).
+            if let (Some(high), Some(acked)) = (me.max_sent_end, me.acked) {
+                if syn_fin == 0 && seq_after(a.seq_rel, high) {
+                    let flight = i64::from(a.seq_rel.wrapping_sub(acked));
+                    me.last_flight = me.last_flight.max(flight);
+                }
+            }
             return;
         }
+        // The peer's next data answers this, not the ACK of its lone segment: a
+        // request and its response, not a sender released by a late ACK (ndpi_reddit
+        // conn 21: each lone segment's pure ACK, then the server's data, then the
+        // client's next segment 10 ms later).
+        peer.lone_answered = None;
         if a.flags.contains(Flags::WINDOW_FULL) {
             me.window_full += 1;
             push_evidence(&mut me.window_full_frames, frame);
@@ -845,7 +936,12 @@ impl PacketSink for Diagnoser {
                 }
                 RetransKind::Timeout
                     if a.backoff >= 1
-                        && !me.sooner_than_any_rto(a, t, round_trip(handshake_rtt, me, peer)) =>
+                        && !me.sooner_than_any_rto(
+                            a,
+                            t,
+                            round_trip(handshake_rtt, me, peer),
+                            handshake_rtt,
+                        ) =>
                 {
                     me.timeouts.push(Timeout {
                         frame,
@@ -1018,6 +1114,12 @@ impl Diagnoser {
     pub fn finish(mut self, report: &FileReport) -> (Vec<Finding>, Vec<String>) {
         self.note_file_drops();
         let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
+        // No connection seen both ways: the capture holds one direction of the traffic
+        // (an uplink tap, an asymmetric route), not peers that fell silent.
+        let one_way = self
+            .conns
+            .iter()
+            .all(|c| c.dirs[0].packets == 0 || c.dirs[1].packets == 0);
         let mut findings = Vec::new();
         for (i, c) in self.conns.iter_mut().enumerate() {
             for dir in &mut c.dirs {
@@ -1034,7 +1136,7 @@ impl Diagnoser {
                 }
             }
             let summary = report.connections.iter().find(|s| s.id as usize == i);
-            findings.extend(detect::connection(i as u32, c, summary, bases[i]));
+            findings.extend(detect::connection(i as u32, c, summary, bases[i], one_way));
         }
         findings.sort_by(|a, b| {
             (a.connection, a.start_s, a.kind)

@@ -46,6 +46,8 @@ const MIN_COMPRESSED_ACKS: u64 = 20;
 const COMPRESSED_ACK_SHARE: f64 = 0.2;
 /// The receiver's window is the limit when this share of data segments hit it...
 const RWND_LIMITED_SHARE: f64 = 0.3;
+/// Data segments needed before the share of window-limited ones means anything.
+const MIN_DATA_FOR_WINDOW_SHARE: u64 = 10;
 /// ...while the median RTT stays below this many times the smallest (no standing
 /// queue: the window is below the bandwidth-delay product).
 const NO_QUEUE_RTT_FACTOR: f64 = 1.15;
@@ -145,11 +147,15 @@ impl Builder {
 }
 
 /// Every finding for connection `conn`.
+///
+/// `one_way`: the capture holds one direction of every connection (see
+/// [`Diagnoser::finish`](crate::Diagnoser::finish)).
 pub fn connection(
     conn: u32,
     c: &ConnState,
     summary: Option<&ConnSummary>,
     start_ns: i64,
+    one_way: bool,
 ) -> Vec<Finding> {
     let duration_ns = summary.map_or(c.last_ns - c.first_ns, |s| (s.duration_s * 1e9) as i64);
     let mut b = Builder {
@@ -169,9 +175,12 @@ pub fn connection(
             continue;
         }
         let episodes = episodes(&dir.timeouts);
-        timeout_backoff(&mut b, d, &episodes);
+        // The other direction is not in the capture at all (not a peer that fell silent,
+        // which a capture of both directions shows the same way for one connection).
+        let peer_captured = !one_way || c.dirs[1 - d].packets > 0;
+        timeout_backoff(&mut b, d, &episodes, peer_captured);
         link_outage(&mut b, d, &episodes);
-        fast_retransmit_impossible(&mut b, d, dir, &episodes);
+        fast_retransmit_impossible(&mut b, d, dir, &episodes, peer_captured);
         fast_retransmit_suppressed(&mut b, d, dir);
         spurious_timeouts(&mut b, d, dir);
         spurious_retransmissions(&mut b, d, dir);
@@ -258,7 +267,7 @@ fn silence_start(e: &[Timeout]) -> i64 {
     e[0].t_ns - e[0].idle_gap_ns
 }
 
-fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
+fn timeout_backoff(b: &mut Builder, d: usize, episodes: &[&[Timeout]], peer_captured: bool) {
     if episodes.len() > MAX_EPISODES {
         timeout_backoff_summary(b, d, episodes);
         return;
@@ -312,11 +321,20 @@ retransmitted.",
                 gaps[0]
             )
         };
-        let details = BTreeMap::from([
+        let mut details = BTreeMap::from([
             ("timeouts", e.len() as f64),
             ("max_backoff", f64::from(max_backoff)),
             ("first_wait_s", e[0].idle_gap_ns as f64 / 1e9),
         ]);
+        let mut explanation = explanation;
+        if shorter_than_common_rto(e) {
+            details.insert("low_confidence", 1.0);
+            explanation.push_str(SHORT_WAIT_CAVEAT);
+        }
+        if !peer_captured && !e[0].handshake {
+            details.insert("low_confidence", 1.0);
+            explanation.push_str(ACKS_UNSEEN_CAVEAT);
+        }
         let end = e[e.len() - 1].t_ns;
         b.push(
             "timeout_backoff",
@@ -335,6 +353,36 @@ retransmitted.",
             details,
         );
     }
+}
+
+/// The minimum RTO of the common stacks: Linux's `TCP_RTO_MIN` (Windows keeps 300 ms,
+/// RFC 6298 §2.4 asks for 1 s).
+const COMMON_MIN_RTO_NS: i64 = 200_000_000;
+
+/// Said of data timeouts whose first wait was shorter than [`COMMON_MIN_RTO_NS`]: the
+/// capture cannot tell such a resend from a probe (second corpus review: `ndpi_teams`,
+/// `ndpi_zoom`, `ndpi_opera-vpn`, resends 50-150 ms after the original with nothing
+/// ACK-driven behind them).
+const SHORT_WAIT_CAVEAT: &str = " The first wait is shorter than the 200 ms minimum RTO of the common stacks \
+(Linux; Windows keeps 300 ms): this may have been a tail loss probe (RFC 8985) or a stack with a lower minimum \
+rather than the retransmission timer (low confidence).";
+
+/// A wait measured at the capture runs from the direction's last packet, which may have
+/// left after the timer started, and timers tick coarsely: only a wait this much below
+/// [`COMMON_MIN_RTO_NS`] (by a tenth) is too short for it (`libtrace_vlan` frame 266,
+/// resent 197 ms after its original, is a 200 ms RTO).
+const SHORT_WAIT_NS: i64 = COMMON_MIN_RTO_NS / 10 * 9;
+
+/// Said of timeouts in a capture of one direction (`ndpi_ocs`, `ndpi_whatsapp`): the
+/// resend is seen, the ACK that may have made it needless is not.
+const ACKS_UNSEEN_CAVEAT: &str = " No connection of the capture has packets both ways (it holds one direction \
+of the traffic, or the only peer sent nothing): whether the original arrived cannot be told, so the timeout \
+may have been spurious (low confidence).";
+
+/// A data episode (not a handshake or a close) whose first wait was shorter than any
+/// common stack's minimum RTO.
+fn shorter_than_common_rto(e: &[Timeout]) -> bool {
+    !e[0].handshake && !e[0].closing && e[0].idle_gap_ns < SHORT_WAIT_NS
 }
 
 /// SYNs sent again after RSTs refused them (issue 18 class 8: reported as SYNs that
@@ -510,7 +558,13 @@ route failure, not congestion.",
     }
 }
 
-fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episodes: &[&[Timeout]]) {
+fn fast_retransmit_impossible(
+    b: &mut Builder,
+    d: usize,
+    dir: &DirState,
+    episodes: &[&[Timeout]],
+    peer_captured: bool,
+) {
     let mss = i64::from(dir.mss.max(1));
     let rtt = dir.rtt.quantile(0.5).unwrap_or(0);
     let small: Vec<&Timeout> = episodes
@@ -530,10 +584,24 @@ fn fast_retransmit_impossible(b: &mut Builder, d: usize, dir: &DirState, episode
         .collect();
     flights.sort_by(f64::total_cmp);
     let median = flights[flights.len() / 2];
+    let short = small
+        .iter()
+        .filter(|t| t.idle_gap_ns < SHORT_WAIT_NS)
+        .count();
+    let mut caveat = match short {
+        0 => String::new(),
+        n => format!(
+            " {n} of them waited less than the 200 ms minimum RTO of the common stacks: perhaps tail loss \
+probes rather than the timer (low confidence)."
+        ),
+    };
+    if !peer_captured {
+        caveat.push_str(ACKS_UNSEEN_CAVEAT);
+    }
     let explanation = format!(
         "{} of the retransmission timeouts came with fewer than four segments in flight (median {:.1}): too \
 few to produce the three duplicate ACKs fast retransmit needs, so each loss waited for the timer instead \
-of about one round trip ({:.2} s lost).",
+of about one round trip ({:.2} s lost).{caveat}",
         small.len(),
         median,
         cost as f64 / 1e9
@@ -547,11 +615,17 @@ of about one round trip ({:.2} s lost).",
         explanation,
         "A larger window (receive buffer, initial window), limited transmit (RFC 3042), early retransmit \
 (RFC 5827) or RACK-TLP (RFC 8985) recover with few segments in flight.",
-        BTreeMap::from([
-            ("timeouts", small.len() as f64),
-            ("median_segments_in_flight", median),
-            (EXPLAINS_TIMEOUT_S, cost as f64 / 1e9),
-        ]),
+        {
+            let mut details = BTreeMap::from([
+                ("timeouts", small.len() as f64),
+                ("median_segments_in_flight", median),
+                (EXPLAINS_TIMEOUT_S, cost as f64 / 1e9),
+            ]);
+            if short == small.len() || !peer_captured {
+                details.insert("low_confidence", 1.0);
+            }
+            details
+        },
     );
 }
 
@@ -870,14 +944,23 @@ read this as a hint.",
         String::new()
     };
     if mean >= BURST_MEAN_SEGMENTS {
-        let explanation = if few {
+        // Several losses in one window can defeat fast recovery; when no timeout
+        // followed, recovery coped (suri_tls-subjectaltname conn 14: "defeat fast
+        // recovery: they caused 0 timeout episodes").
+        let effect = if episodes.is_empty() {
+            "Fast recovery repaired them without a timeout.".to_string()
+        } else {
             format!(
-                "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). Several losses \
-in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).{caveat}",
-                runs.len(),
-                loss_rate * 100.0,
+                "Several losses in one window defeat fast recovery: they caused {} timeout episodes ({:.1} s idle).",
                 episodes.len(),
                 timeout_cost as f64 / 1e9
+            )
+        };
+        let explanation = if few {
+            format!(
+                "Losses came {mean:.1} segments at a time: {} loss events ({:.1} % of segments lost). {effect}{caveat}",
+                runs.len(),
+                loss_rate * 100.0,
             )
         } else {
             // Gilbert-Elliott with a lossy bad state: a visit lasts the mean run, and
@@ -939,7 +1022,10 @@ fn receiver_limited(
     let zw = &dir.zero_window;
     // Without the handshake the window scale is unknown and the raw window field says
     // nothing about how much may be in flight: only zero windows count then.
-    let limited_share = if window_scale_known {
+    // A share of a handful of segments says nothing: a two-segment request with its
+    // second segment at the window's edge is "50 % window-limited" (ivre_ntlm-http
+    // conns 5, 6, 11-13, each costing 0 s).
+    let limited_share = if window_scale_known && dir.data_packets >= MIN_DATA_FOR_WINDOW_SHARE {
         (dir.rwnd_limited as f64 / dir.data_packets.max(1) as f64).min(1.0)
     } else {
         0.0
