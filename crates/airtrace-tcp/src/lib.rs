@@ -158,12 +158,13 @@ pub mod autotune;
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod linux_rto;
 pub mod rack;
 pub mod segment;
 pub mod spurious_rto;
 
 pub use cc::{CcAlgorithm, CongestionControl};
-pub use config::{Config, DelayedAck, RtoConfig, Variant};
+pub use config::{Config, DelayedAck, RtoConfig, RtoRule, UndoRule, Variant};
 pub use endpoint::{Endpoint, Phase, SenderState, Stats};
 pub use segment::{Flags, Options, SackBlocks, Segment};
 pub use spurious_rto::SpuriousRtoDetection;

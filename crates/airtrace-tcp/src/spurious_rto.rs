@@ -54,6 +54,30 @@ pub enum SpuriousRtoDetection {
     Eifel,
 }
 
+/// What a timeout does to ssthresh when it comes during a fast recovery, when F-RTO
+/// may start, and how a timeout found spurious is undone ([`Config::undo`]).
+///
+/// [`Config::undo`]: crate::Config::undo
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UndoRule {
+    /// The RFCs (both presets): every first timeout sets ssthresh (RFC 5681 eq. (4)),
+    /// a fast recovery's too, and may start F-RTO; a spurious one is undone by RFC
+    /// 4015's response (ssthresh = pipe_prev = max(FlightSize, ssthresh) at the
+    /// timeout, cwnd = FlightSize + min(bytes_acked, IW), the RTO adapted).
+    #[default]
+    Rfc4015,
+    /// Linux (`tcp_enter_loss`, `tcp_try_undo_loss`, `tcp_undo_cwnd_reduction` in
+    /// net/ipv4/tcp_input.c): each window reduction (a fast recovery, a timeout)
+    /// remembers prior_ssthresh = max(ssthresh, ¾·cwnd) (ssthresh alone during a
+    /// recovery) and prior_cwnd = cwnd; a timeout during a fast recovery keeps the
+    /// recovery's ssthresh (it was reduced in this window already) and starts no
+    /// F-RTO; a spurious timeout is undone with cwnd = max(cwnd, prior_cwnd) and
+    /// ssthresh = max(ssthresh, prior_ssthresh): back to what it was before the
+    /// episode, no RTO adaptation. An ECN-Echo reduction leaves nothing to undo.
+    Linux,
+}
+
 /// What the sender saved at the first timeout (RFC 4015 §4 steps (1)–(3)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Saved {
