@@ -1143,13 +1143,18 @@ impl Endpoint {
                 sample = Some(r.max(0));
             }
         }
-        // Drop what is acknowledged from the queue.
+        // Drop what is acknowledged from the queue; `ca_rtt`: Linux's `ca_rtt_us`,
+        // from the newest segment acknowledged now that was never retransmitted.
         let mut data_acked = acked;
+        let mut ca_rtt = None;
         while let Some(front) = self.rtx.front_mut() {
             if seq::le(front.end(), ack) {
                 let s = *front;
                 self.rtx.pop_front();
                 self.forget(s.flags, s.len);
+                if s.flags & (SACKED | EVER_RETRANS) == 0 {
+                    ca_rtt = Some(now - s.sent_ns);
+                }
                 if let (Some(rack), 0) = (self.rack.as_mut(), s.flags & SACKED) {
                     rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
                 }
@@ -1180,11 +1185,13 @@ impl Endpoint {
             // (tcp_should_expand_sndbuf); see [`autotune`].
             self.snd_buf = self.snd_buf.max(autotune::sndbuf_for(self.cwnd, self.smss));
         }
-        if self.cfg.hystart {
+        if self.cfg.hystart || self.cfg.hystart_linux {
             // RFC 9406: the congestion control sees every ACK of new data and its RTT
             // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
+            // Linux's HyStart takes the sample from the segments' send times.
+            let rtt = if self.cfg.hystart_linux { ca_rtt } else { sample };
             let ctx = self.cc_context(now, 0);
-            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, sample) {
+            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, rtt) {
                 self.ssthresh = ssthresh;
             }
         }
@@ -1317,6 +1324,7 @@ impl Endpoint {
             srtt_ns: self.srtt,
             byte_counting: self.cfg.byte_counting,
             hystart: self.cfg.hystart,
+            hystart_linux: self.cfg.hystart_linux,
             snd_una: self.snd_una,
             snd_nxt: self.snd_max,
         }
