@@ -28,6 +28,10 @@
 //!   timeout), the backoff is cleared and, with an RTT sample from the ACK, SRTT =
 //!   max(SRTT_prev, sample) and RTTVAR = max(RTTVAR_prev, sample/2) (step (8), the
 //!   "RTO adaptation").
+//! - **Linux's response** ([`UndoRule::Linux`], `tcp_undo_cwnd_reduction`) instead:
+//!   cwnd and ssthresh back to what they were before the episode (prior_cwnd,
+//!   prior_ssthresh), no RTO adaptation; and a timeout during a fast recovery neither
+//!   reduces the window again nor starts F-RTO (`tcp_enter_loss`).
 //!
 //! Not modelled: the response's variant for a late detection (LATE_SPUR_TO, RFC 4015
 //! §4 step (7): only an F-RTO or Eifel detection on the first ACKs is made here), the
