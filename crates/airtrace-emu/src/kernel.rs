@@ -713,7 +713,10 @@ mod tests {
         assert!(p.knobs.is_empty());
         assert_eq!(keys(&p.applied), ["rto_rule", "undo", "hystart_linux"]);
         let off = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { rto_rule = \"rfc6298\", undo = \"rfc4015\" }");
-        assert_eq!(keys(&plan(&off, NEW).unwrap().not_applied), ["rto_rule", "undo"]);
+        assert_eq!(
+            keys(&plan(&off, NEW).unwrap().not_applied),
+            ["rto_rule", "undo"]
+        );
     }
 
     #[test]

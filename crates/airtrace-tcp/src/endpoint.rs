@@ -1189,7 +1189,11 @@ impl Endpoint {
             // RFC 9406: the congestion control sees every ACK of new data and its RTT
             // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
             // Linux's HyStart takes the sample from the segments' send times.
-            let rtt = if self.cfg.hystart_linux { ca_rtt } else { sample };
+            let rtt = if self.cfg.hystart_linux {
+                ca_rtt
+            } else {
+                sample
+            };
             let ctx = self.cc_context(now, 0);
             if let Some(ssthresh) = self.cc.pkts_acked(&ctx, rtt) {
                 self.ssthresh = ssthresh;

@@ -89,7 +89,10 @@ fn leaves_slow_start_on_an_ack_train_half_the_min_rtt_long() {
     assert!(e.t - e.round_start - ACK_DELTA_NS <= (e.delay_min + MAX_ACK_DELAY_NS) / 2);
     assert!(e.round_min_rtt.unwrap() < e.delay_min + 4 * MS);
     let a = net.ep[A].stats();
-    assert_eq!((drops(&net), a.retransmitted_segments, a.timeouts), (0, 0, 0));
+    assert_eq!(
+        (drops(&net), a.retransmitted_segments, a.timeouts),
+        (0, 0, 0)
+    );
     let (plain, p) = run(false, 50_000_000, 5 * MS, 1000);
     assert_eq!(p.how, None);
     assert!(drops(&plain) > 400, "{}", drops(&plain));
@@ -109,7 +112,10 @@ fn leaves_slow_start_on_a_delay_increase() {
     let thresh = (e.delay_min / 8).clamp(4 * MS, 16 * MS);
     assert!(e.round_min_rtt.unwrap() > e.delay_min + thresh);
     let a = net.ep[A].stats();
-    assert_eq!((drops(&net), a.retransmitted_segments, a.timeouts), (0, 0, 0));
+    assert_eq!(
+        (drops(&net), a.retransmitted_segments, a.timeouts),
+        (0, 0, 0)
+    );
     let (plain, p) = run(false, 10_000_000, 20 * MS, 200);
     assert_eq!(p.how, None);
     assert!(plain.ep[A].stats().retransmitted_segments > 200);

@@ -164,7 +164,11 @@ fn ack_delay_ns(ctx: &CcContext) -> i64 {
     if ctx.srtt_ns <= 0 {
         return 0;
     }
-    let percent: u64 = if ctx.cwnd < ctx.ssthresh / 2 { 200 } else { 120 };
+    let percent: u64 = if ctx.cwnd < ctx.ssthresh / 2 {
+        200
+    } else {
+        120
+    };
     // bytes per second = percent/100 × cwnd / SRTT.
     let rate = u64::from(ctx.cwnd) * percent * 10_000_000 / ctx.srtt_ns as u64;
     if rate == 0 {
@@ -229,7 +233,10 @@ mod tests {
             exit = exit.or(h.on_ack(&c, Some(60 * MS)));
         }
         assert_eq!((exit, h.found()), (Some(20_000), Some(Exit::Delay)));
-        assert_eq!(h.on_ack(&ctx(2_000 * MS, 20, 150_000, 200_000), Some(60 * MS)), None);
+        assert_eq!(
+            h.on_ack(&ctx(2_000 * MS, 20, 150_000, 200_000), Some(60 * MS)),
+            None
+        );
         h.on_loss(&ctx(3_000 * MS, 1, 150_000, 200_000));
         assert_eq!((h.found(), h.delay_min_ns()), (None, None));
         assert_eq!(h.round_start_ns(), 3_000 * MS);
