@@ -11,8 +11,9 @@ TCP through the simulator's own link, so the same seed loses the same packets), 
 seeds 1..N, and the goodputs are compared. The simulator's TCP is set as close to the
 kernel's as its options allow (`KERNEL_LIKE`: linux profile = SACK, IW10, timestamps,
 window scaling, delayed ACKs; plus PRR, RACK-TLP, F-RTO, min RTO 200 ms, buffer
-autotuning, ssthresh from cwnd as Linux's reno computes it, and HyStart++ for cubic
-where the kernel has its older HyStart). bbr is not
+autotuning, ssthresh from cwnd as Linux's reno computes it, Linux's RTO (at least
+SRTT + min RTO) and Linux's timeout and undo rules, and for cubic the kernel's
+HyStart). bbr is not
 modelled by the simulator: its rows give the kernel's figure alone.
 
 Scenarios (one flow, bulk; the data direction's loss unless said otherwise):
@@ -58,7 +59,7 @@ TOLERANCE = 0.15
 #: emulator lists each as applied by the kernel or not, and changes nothing for them).
 KERNEL_LIKE = (
     'profile = "linux", prr = true, rack_tlp = true, spurious_rto = "frto", min_rto = "200 ms", '
-    "autotune = true, ssthresh_from_cwnd = true"
+    'autotune = true, ssthresh_from_cwnd = true, rto_rule = "linux", undo = "linux"'
 )
 
 
@@ -97,7 +98,7 @@ SIMULATED = {"reno", "cubic"}
 
 def scenario_text(point: Point, cc: str) -> str:
     """The scenario file both the simulator and the emulator run for `point` with `cc`."""
-    hystart = ", hystart = true" if cc == "cubic" else ""
+    hystart = ", hystart_linux = true" if cc == "cubic" else ""
     return f"""name = "kgrid_{point.name}_{cc}"
 duration = "300 s"
 captures = []
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         write_docs(
             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on kernel {platform.release()} "
             f"({minutes:.1f} min), with\n\n```sh\n{command.strip()}\n```\n\n"
-            f"Simulator TCP: `tcp = {{ {KERNEL_LIKE}, cc = ... }}` (and `hystart = true` for cubic); "
+            f"Simulator TCP: `tcp = {{ {KERNEL_LIKE}, cc = ... }}` (and `hystart_linux = true` for cubic); "
             f"the kernel's own defaults otherwise. Scenarios:\n\n{scenarios}\n\n{out}"
         )
     return 0

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use airtrace_sim::scenario::{FlowSpec, TcpSpec};
-use airtrace_tcp::{SpuriousRtoDetection, Variant};
+use airtrace_tcp::{RtoRule, SpuriousRtoDetection, UndoRule, Variant};
 use serde::Serialize;
 
 /// A kernel knob that holds for a whole namespace.
@@ -518,6 +518,45 @@ impl FlowPlan<'_> {
                 action,
             )?;
         }
+        if t.rto_rule.is_some() {
+            let value = format!("{:?}", c.rto_rule).to_lowercase();
+            let action = if c.rto_rule == RtoRule::Linux {
+                Action::Kernel("Linux floors the RTO's variance term at the minimum RTO (tcp_rtt_estimator): RTO ≥ SRTT + rto_min".into())
+            } else {
+                Action::None("Linux's RTO is its own (SRTT + a variance term of at least rto_min); no knob makes it RFC 6298's".into())
+            };
+            self.record("rto_rule", value, "set".into(), action)?;
+        }
+        if t.undo.is_some() {
+            let value = format!("{:?}", c.undo).to_lowercase();
+            let action = if c.undo == UndoRule::Linux {
+                Action::Kernel("Linux keeps a recovery's ssthresh on a timeout during it and undoes a spurious timeout to prior_ssthresh and prior_cwnd (tcp_enter_loss, tcp_undo_cwnd_reduction)".into())
+            } else {
+                Action::None("Linux's timeout and undo rules are its own (tcp_enter_loss, tcp_undo_cwnd_reduction); no knob makes them RFC 4015's".into())
+            };
+            self.record("undo", value, "set".into(), action)?;
+        }
+        if t.hystart_linux.is_some() {
+            // The emulator's congestion control: `cc`, else cubic unless a variant
+            // is given (reno then).
+            let cubic = match t.cc.as_deref() {
+                Some(name) => name == "cubic",
+                None => t.variant.is_none(),
+            };
+            let action = if !cubic {
+                Action::None("only the kernel's cubic has HyStart".into())
+            } else if c.hystart_linux {
+                Action::Kernel("the kernel's cubic has this HyStart on by default (module parameter tcp_cubic.hystart = 1, ACK train and delay detection)".into())
+            } else {
+                Action::None("the kernel's cubic uses HyStart by default; the emulator does not change the module parameter tcp_cubic.hystart".into())
+            };
+            self.record(
+                "hystart_linux",
+                c.hystart_linux.to_string(),
+                "set".into(),
+                action,
+            )?;
+        }
         Ok(())
     }
 }
@@ -664,6 +703,19 @@ mod tests {
         assert_eq!(
             keys(&plan(&cwnd, NEW).unwrap().applied),
             ["ssthresh_from_cwnd"]
+        );
+    }
+
+    #[test]
+    fn the_linux_rto_undo_and_hystart_are_the_kernels_own() {
+        let on = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { rto_rule = \"linux\", undo = \"linux\", hystart_linux = true }");
+        let p = plan(&on, NEW).unwrap();
+        assert!(p.knobs.is_empty());
+        assert_eq!(keys(&p.applied), ["rto_rule", "undo", "hystart_linux"]);
+        let off = flows("[[flow]]\napp = \"bulk\"\nbytes = \"1 MB\"\ntcp = { rto_rule = \"rfc6298\", undo = \"rfc4015\" }");
+        assert_eq!(
+            keys(&plan(&off, NEW).unwrap().not_applied),
+            ["rto_rule", "undo"]
         );
     }
 

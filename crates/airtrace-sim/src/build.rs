@@ -601,6 +601,15 @@ pub fn tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     if let Some(v) = spec.ssthresh_from_cwnd {
         c.ssthresh_from_cwnd = v;
     }
+    if let Some(v) = spec.rto_rule {
+        c.rto_rule = v;
+    }
+    if let Some(v) = spec.undo {
+        c.undo = v;
+    }
+    if let Some(v) = spec.hystart_linux {
+        c.hystart_linux = v;
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -638,6 +647,29 @@ mod tests {
         };
         let c = sim_tcp_config(Some(&on)).unwrap();
         assert!(c.autotune && c.ssthresh_from_cwnd);
+    }
+
+    #[test]
+    fn rto_rule_undo_and_hystart_linux_default_off_and_are_set_by_their_keys() {
+        use airtrace_tcp::{RtoRule, UndoRule};
+        let c = sim_tcp_config(None).unwrap();
+        assert_eq!((c.rto_rule, c.undo), (RtoRule::Rfc6298, UndoRule::Rfc4015));
+        assert!(!c.hystart_linux);
+        let on = TcpSpec {
+            rto_rule: Some(RtoRule::Linux),
+            undo: Some(UndoRule::Linux),
+            hystart_linux: Some(true),
+            ..TcpSpec::default()
+        };
+        let c = sim_tcp_config(Some(&on)).unwrap();
+        assert_eq!((c.rto_rule, c.undo), (RtoRule::Linux, UndoRule::Linux));
+        assert!(c.hystart_linux);
+        let both = TcpSpec {
+            hystart: Some(true),
+            hystart_linux: Some(true),
+            ..TcpSpec::default()
+        };
+        assert!(sim_tcp_config(Some(&both)).unwrap_err().contains("exclude"));
     }
 
     fn with_cc(cc: Option<&str>) -> Result<Config, String> {

@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::cc::CcAlgorithm;
-use crate::spurious_rto::SpuriousRtoDetection;
+pub use crate::linux_rto::RtoRule;
+pub use crate::spurious_rto::{SpuriousRtoDetection, UndoRule};
 
 /// Loss recovery / congestion-control variant of the sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +176,23 @@ pub struct Config {
     /// [`spurious_rto`](crate::spurious_rto).
     #[serde(default)]
     pub spurious_rto: SpuriousRtoDetection,
+    /// How a timeout during a fast recovery sets ssthresh and how a spurious timeout
+    /// is undone: [`UndoRule::Rfc4015`] (both presets, as before this field existed)
+    /// or [`UndoRule::Linux`] (the window before the episode restored). See
+    /// [`spurious_rto`](crate::spurious_rto).
+    #[serde(default)]
+    pub undo: UndoRule,
+    /// How the RTO follows the RTT samples: [`RtoRule::Rfc6298`] (both presets, as
+    /// before this field existed) or [`RtoRule::Linux`] (RTO ≥ SRTT + min RTO). See
+    /// [`linux_rto`](crate::linux_rto).
+    #[serde(default)]
+    pub rto_rule: RtoRule,
+    /// Linux's HyStart (the kernel's cubic: ACK-train and delay-increase detection)
+    /// in slow start, with [`cc`](Config::cc) cubic (ignored by reno, which has none
+    /// in Linux); see [`cc::hystart_linux`](crate::cc::hystart_linux). Excludes
+    /// [`hystart`](Config::hystart). False in both presets.
+    #[serde(default)]
+    pub hystart_linux: bool,
     /// Buffer autotuning as Linux does it: the receive window grows by dynamic
     /// right-sizing (about twice the bytes delivered per RTT, `tcp_rcv_space_adjust`)
     /// up to half of `tcp_rmem[2]` (6 MiB), the send buffer with the congestion window
@@ -231,6 +249,9 @@ impl Config {
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            undo: UndoRule::Rfc4015,
+            rto_rule: RtoRule::Rfc6298,
+            hystart_linux: false,
             autotune: false,
         }
     }
@@ -275,6 +296,9 @@ impl Config {
             hystart: false,
             rack_tlp: false,
             spurious_rto: SpuriousRtoDetection::Off,
+            undo: UndoRule::Rfc4015,
+            rto_rule: RtoRule::Rfc6298,
+            hystart_linux: false,
             autotune: false,
         }
     }
@@ -356,6 +380,9 @@ impl Config {
         if self.ssthresh_from_pipe && self.ssthresh_from_cwnd {
             return Err("ssthresh_from_pipe and ssthresh_from_cwnd exclude each other".into());
         }
+        if self.hystart && self.hystart_linux {
+            return Err("hystart (RFC 9406) and hystart_linux exclude each other".into());
+        }
         if self.dupack_threshold == 0 {
             return Err("dupack_threshold must be at least 1".into());
         }
@@ -385,5 +412,9 @@ mod tests {
         c.ssthresh_from_pipe = true;
         c.ssthresh_from_cwnd = true;
         assert!(c.validate().unwrap_err().contains("exclude"));
+        let mut c = Config::linux();
+        c.hystart = true;
+        c.hystart_linux = true;
+        assert!(c.validate().unwrap_err().contains("hystart_linux"));
     }
 }

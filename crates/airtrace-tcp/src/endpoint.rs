@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::autotune::{self, RcvSpace};
 use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
-use crate::config::{Config, Variant};
+use crate::config::{Config, RtoRule, UndoRule, Variant};
+use crate::linux_rto::LinuxRttVar;
 use crate::rack::{Rack, TlpOutcome, Verdict};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
 use crate::spurious_rto::{AckInfo, Decision, Saved, SpuriousRto};
@@ -260,6 +261,12 @@ pub struct Endpoint {
     has_rtt: bool,
     srtt: i64,
     rttvar: i64,
+    /// Linux's variance term of the RTO, with [`RtoRule::Linux`] once a sample came.
+    linux_rttvar: Option<LinuxRttVar>,
+    /// Linux's `prior_ssthresh` (0: nothing to undo) and `prior_cwnd`: the window
+    /// before the last reduction, which [`UndoRule::Linux`] restores.
+    prior_ssthresh: u32,
+    prior_cwnd: u32,
     backoff: u32,
     /// Without timestamps: the segment being timed (seq, send time), BSD `t_rtseq`.
     timing: Option<(u32, i64)>,
@@ -376,6 +383,9 @@ impl Endpoint {
             has_rtt: false,
             srtt: 0,
             rttvar: 0,
+            linux_rttvar: None,
+            prior_ssthresh: 0,
+            prior_cwnd: 0,
             backoff: 0,
             timing: None,
             rto_deadline: None,
@@ -559,13 +569,19 @@ impl Endpoint {
     // ------------------------------------------------------------------
 
     /// RTO before backoff: RFC 6298 (2.1) initial value, (2.2)/(2.3)
-    /// SRTT + max(G, K·RTTVAR), (2.4)/(2.5) clamped to [min, max].
+    /// SRTT + max(G, K·RTTVAR), (2.4)/(2.5) clamped to [min, max]; with
+    /// [`RtoRule::Linux`] SRTT + max(G, Linux's rttvar), which is at least min_rto
+    /// (see [`crate::linux_rto`]).
     fn base_rto(&self) -> i64 {
         let r = &self.cfg.rto;
         if !self.has_rtt {
             return r.initial_ns;
         }
-        let v = self.srtt + r.granularity_ns.max(4 * self.rttvar);
+        let var = match self.linux_rttvar {
+            Some(v) => v.rttvar(),
+            None => 4 * self.rttvar,
+        };
+        let v = self.srtt + r.granularity_ns.max(var);
         v.clamp(r.min_ns, r.max_ns)
     }
 
@@ -615,19 +631,31 @@ impl Endpoint {
     }
 
     /// RFC 6298 (2.2), (2.3) with α = 1/8, β = 1/4, in integer nanoseconds (truncated).
-    /// A sample clears the backoff (Karn's algorithm keeps it until then).
-    fn rtt_sample(&mut self, r: i64) {
+    /// A sample clears the backoff (Karn's algorithm keeps it until then). With
+    /// [`RtoRule::Linux`], RTTVAR is Linux's mean deviation and the RTO's variance
+    /// term Linux's ([`LinuxRttVar`]); `snd_una` is after the ACK that gave the
+    /// sample.
+    fn rtt_sample(&mut self, r: i64, snd_una: u32) {
         let r = r.max(0);
         self.stats.rtt_samples += 1;
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rtt_sample(r);
         }
+        let linux = self.cfg.rto_rule == RtoRule::Linux;
+        let min_rto = self.cfg.rto.min_ns;
         if !self.has_rtt {
             self.has_rtt = true;
             self.srtt = r;
             self.rttvar = r / 2;
+            if linux {
+                self.linux_rttvar = Some(LinuxRttVar::first(r, min_rto, self.snd_max));
+            }
         } else {
             self.rttvar = (3 * self.rttvar + (self.srtt - r).abs()) / 4;
+            if let Some(v) = self.linux_rttvar.as_mut() {
+                v.update(self.srtt, r, min_rto, snd_una, self.snd_max);
+                self.rttvar = v.mean_deviation();
+            }
             self.srtt = (7 * self.srtt + r) / 8;
         }
         self.backoff = 0;
@@ -797,12 +825,12 @@ impl Endpoint {
             if let Some((_, tsecr)) = seg.options.timestamps {
                 if tsecr != 0 {
                     let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
-                    self.rtt_sample(r);
+                    self.rtt_sample(r, self.snd_una);
                 }
             }
         } else if let Some((_, sent)) = self.timing.take() {
             let r = self.measured_rtt(sent, now);
-            self.rtt_sample(r);
+            self.rtt_sample(r, self.snd_una);
         }
         self.timing = None;
         self.rto_deadline = None;
@@ -934,6 +962,8 @@ impl Endpoint {
             return;
         }
         let fs = self.flight_size();
+        // Linux's tcp_enter_cwr: congestion proven by ECN, nothing to undo.
+        self.prior_ssthresh = 0;
         self.ssthresh = self.cc_ssthresh(now, fs);
         self.cwnd = self.ssthresh;
         self.cc_event(now, CaEvent::Cwr);
@@ -1101,7 +1131,7 @@ impl Endpoint {
             if let Some((_, tsecr)) = seg.options.timestamps {
                 if tsecr != 0 {
                     let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
-                    self.rtt_sample(r);
+                    self.rtt_sample(r, ack);
                     sample = Some(r.max(0));
                 }
             }
@@ -1109,17 +1139,22 @@ impl Endpoint {
             if seq::gt(ack, tseq) {
                 self.timing = None;
                 let r = self.measured_rtt(sent, now);
-                self.rtt_sample(r);
+                self.rtt_sample(r, ack);
                 sample = Some(r.max(0));
             }
         }
-        // Drop what is acknowledged from the queue.
+        // Drop what is acknowledged from the queue; `ca_rtt`: Linux's `ca_rtt_us`,
+        // from the newest segment acknowledged now that was never retransmitted.
         let mut data_acked = acked;
+        let mut ca_rtt = None;
         while let Some(front) = self.rtx.front_mut() {
             if seq::le(front.end(), ack) {
                 let s = *front;
                 self.rtx.pop_front();
                 self.forget(s.flags, s.len);
+                if s.flags & (SACKED | EVER_RETRANS) == 0 {
+                    ca_rtt = Some(now - s.sent_ns);
+                }
                 if let (Some(rack), 0) = (self.rack.as_mut(), s.flags & SACKED) {
                     rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
                 }
@@ -1150,11 +1185,17 @@ impl Endpoint {
             // (tcp_should_expand_sndbuf); see [`autotune`].
             self.snd_buf = self.snd_buf.max(autotune::sndbuf_for(self.cwnd, self.smss));
         }
-        if self.cfg.hystart {
+        if self.cfg.hystart || self.cfg.hystart_linux {
             // RFC 9406: the congestion control sees every ACK of new data and its RTT
             // sample; HyStart++ may end slow start (ssthresh = cwnd) after its CSS.
+            // Linux's HyStart takes the sample from the segments' send times.
+            let rtt = if self.cfg.hystart_linux {
+                ca_rtt
+            } else {
+                sample
+            };
             let ctx = self.cc_context(now, 0);
-            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, sample) {
+            if let Some(ssthresh) = self.cc.pkts_acked(&ctx, rtt) {
                 self.ssthresh = ssthresh;
             }
         }
@@ -1287,6 +1328,7 @@ impl Endpoint {
             srtt_ns: self.srtt,
             byte_counting: self.cfg.byte_counting,
             hystart: self.cfg.hystart,
+            hystart_linux: self.cfg.hystart_linux,
             snd_una: self.snd_una,
             snd_nxt: self.snd_max,
         }
@@ -1402,7 +1444,10 @@ impl Endpoint {
             .take()
             .is_some_and(|c| seq::lt(self.snd_una, c));
         if !halved_for_ece {
+            self.remember_prior_window();
             self.ssthresh = self.cc_ssthresh(now, fs);
+        } else {
+            self.prior_ssthresh = 0;
         }
         self.cc_event(now, CaEvent::Recovery);
         self.recover = self.snd_max;
@@ -1474,6 +1519,15 @@ impl Endpoint {
             return;
         }
         let first = !(self.phase == Phase::Loss && self.loss_by_rto);
+        // Linux's tcp_enter_loss: a timeout during a fast recovery neither reduces the
+        // window again (it was reduced in this window already) nor starts F-RTO.
+        let (reduce, may_detect) = match self.cfg.undo {
+            UndoRule::Rfc4015 => (first, first),
+            UndoRule::Linux => {
+                let fresh = first && self.phase != Phase::Recovery;
+                (fresh, fresh)
+            }
+        };
         // RFC 4015 §4 steps (1)–(3): what a spurious timeout's response restores.
         let saved = Saved {
             pipe_prev: self.flight_size().max(self.ssthresh),
@@ -1482,9 +1536,10 @@ impl Endpoint {
         };
         let retransmit_ts = self.ts_ok.then(|| self.ts_now(now));
         self.spurious
-            .on_timeout(first, self.snd_max, saved, retransmit_ts);
+            .on_timeout(may_detect, self.snd_max, saved, retransmit_ts);
         self.backoff = self.backoff.saturating_add(1);
-        if first {
+        if reduce {
+            self.remember_prior_window();
             let fs = self.flight_size();
             self.ssthresh = self.cc_ssthresh(now, fs);
         }
@@ -1565,11 +1620,25 @@ impl Endpoint {
         }
     }
 
-    /// RFC 4015 §4, the Eifel response to a spurious timeout: retransmissions not
-    /// yet sent are cancelled (step (6), SND.NXT ← SND.MAX), cwnd = FlightSize +
-    /// min(bytes_acked, IW), ssthresh = pipe_prev (step (7)), the backoff cleared and,
-    /// with a timestamp echo, SRTT = max(SRTT_prev, sample), RTTVAR =
-    /// max(RTTVAR_prev, sample/2) (step (8)).
+    /// Linux's `prior_ssthresh` and `prior_cwnd` before a window reduction (a fast
+    /// recovery or a timeout): `tcp_current_ssthresh`, max(ssthresh, ¾·cwnd), or
+    /// ssthresh alone during a recovery (the reduction under way).
+    fn remember_prior_window(&mut self) {
+        self.prior_ssthresh = if self.phase == Phase::Recovery {
+            self.ssthresh
+        } else {
+            self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4)
+        };
+        self.prior_cwnd = self.cwnd;
+    }
+
+    /// The response to a spurious timeout: retransmissions not yet sent are cancelled
+    /// (RFC 4015 step (6), SND.NXT ← SND.MAX; Linux unmarks the losses too) and the
+    /// backoff cleared. Then, by [`Config::undo`]: RFC 4015 §4, cwnd = FlightSize +
+    /// min(bytes_acked, IW), ssthresh = pipe_prev (step (7)) and, with a timestamp
+    /// echo, SRTT = max(SRTT_prev, sample), RTTVAR = max(RTTVAR_prev, sample/2) (step
+    /// (8)); or Linux's `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, prior_cwnd) and
+    /// ssthresh = max(ssthresh, prior_ssthresh), the window before the episode.
     fn undo_spurious_rto(&mut self, now: i64, seg: &Segment, bytes_acked: u32, saved: Saved) {
         for s in self.rtx.iter_mut() {
             if s.flags & (LOST | RETRANS | SACKED) == LOST {
@@ -1577,14 +1646,24 @@ impl Endpoint {
                 self.lost_bytes -= s.len;
             }
         }
-        let iw = self.cfg.initial_cwnd_segments * self.smss;
-        self.cwnd = self.flight_size() + bytes_acked.min(iw);
-        self.ssthresh = saved.pipe_prev;
         self.backoff = 0;
-        if let (true, Some((_, tsecr))) = (self.ts_ok, seg.options.timestamps) {
-            let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
-            self.srtt = saved.srtt_prev.max(r);
-            self.rttvar = saved.rttvar_prev.max(r / 2);
+        match self.cfg.undo {
+            UndoRule::Rfc4015 => {
+                let iw = self.cfg.initial_cwnd_segments * self.smss;
+                self.cwnd = self.flight_size() + bytes_acked.min(iw);
+                self.ssthresh = saved.pipe_prev;
+                if let (true, Some((_, tsecr))) = (self.ts_ok, seg.options.timestamps) {
+                    let r = i64::from(self.ts_now(now).wrapping_sub(tsecr) as i32) * NS_PER_MS;
+                    self.srtt = saved.srtt_prev.max(r);
+                    self.rttvar = saved.rttvar_prev.max(r / 2);
+                }
+            }
+            UndoRule::Linux => {
+                if self.prior_ssthresh != 0 {
+                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    self.ssthresh = self.ssthresh.max(self.prior_ssthresh);
+                }
+            }
         }
         self.loss_by_rto = false;
         self.force_rtx = false;

@@ -44,6 +44,7 @@
 //!   [`cc::reno`] (the default) and [`cc::cubic`] (RFC 9438), selected by
 //!   [`Config::cc`] ([`CcAlgorithm`]).
 //! - [`rack`]: RACK-TLP (RFC 8985) state and rules, [`Config::rack_tlp`].
+//! - [`linux_rto`]: Linux's RTO, [`Config::rto_rule`].
 //! - [`spurious_rto`]: F-RTO (RFC 5682) and Eifel (RFC 3522) detection of spurious
 //!   timeouts with the Eifel response (RFC 4015), [`Config::spurious_rto`].
 //! - [`autotune`]: Linux's receive- and send-buffer autotuning, [`Config::autotune`].
@@ -63,7 +64,8 @@
 //!   one SMSS per cwnd of bytes acknowledged); cwnd grows only while it limits the
 //!   sender. Or CUBIC, RFC 9438 (`cc = cubic`): β = 0.7, C = 0.4, the Reno-friendly
 //!   region, fast convergence, the epoch restarted after a timeout; Reno's slow start.
-//!   Either with HyStart++ (RFC 9406, [`Config::hystart`], off by default). The
+//!   Either with HyStart++ (RFC 9406, [`Config::hystart`], off by default), or CUBIC
+//!   with the kernel's own HyStart ([`Config::hystart_linux`], off by default). The
 //!   algorithm sets ssthresh on a congestion event and grows cwnd; the loss recovery
 //!   ([`Variant`]) around it is the same for both. SACK recovery reduces the window
 //!   at once (RFC 6675) or with PRR (RFC 6937, [`Config::prr`], off by default).
@@ -76,7 +78,11 @@
 //! - Spurious timeouts ([`Config::spurious_rto`], off by default): F-RTO (RFC 5682,
 //!   SACK-enhanced as §3 on SACK connections) or Eifel detection with timestamps (RFC
 //!   3522), and the Eifel response (RFC 4015): cwnd and ssthresh restored, new data
-//!   instead of go-back-N, the RTO adapted.
+//!   instead of go-back-N, the RTO adapted; or Linux's undo ([`Config::undo`]): the
+//!   window before the episode restored, and a timeout during a fast recovery that
+//!   keeps the recovery's ssthresh.
+//! - The RTO of RFC 6298, or Linux's ([`Config::rto_rule`], [`linux_rto`]): its
+//!   variance term at least the minimum RTO, so RTO ≥ SRTT + min RTO.
 //! - Loss recovery by [`Variant`]: Tahoe (ns-2's: fast retransmit, cwnd = 1 SMSS,
 //!   go-back-N), Reno (RFC 5681 §3.2), NewReno (RFC 6582, partial ACKs, `recover`,
 //!   "Impatient" timer), SACK (RFC 6675 scoreboard, IsLost, pipe, NextSeg rule 1; no
@@ -158,12 +164,13 @@ pub mod autotune;
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod linux_rto;
 pub mod rack;
 pub mod segment;
 pub mod spurious_rto;
 
 pub use cc::{CcAlgorithm, CongestionControl};
-pub use config::{Config, DelayedAck, RtoConfig, Variant};
+pub use config::{Config, DelayedAck, RtoConfig, RtoRule, UndoRule, Variant};
 pub use endpoint::{Endpoint, Phase, SenderState, Stats};
 pub use segment::{Flags, Options, SackBlocks, Segment};
 pub use spurious_rto::SpuriousRtoDetection;

@@ -28,6 +28,10 @@
 //!   timeout), the backoff is cleared and, with an RTT sample from the ACK, SRTT =
 //!   max(SRTT_prev, sample) and RTTVAR = max(RTTVAR_prev, sample/2) (step (8), the
 //!   "RTO adaptation").
+//! - **Linux's response** ([`UndoRule::Linux`], `tcp_undo_cwnd_reduction`) instead:
+//!   cwnd and ssthresh back to what they were before the episode (prior_cwnd,
+//!   prior_ssthresh), no RTO adaptation; and a timeout during a fast recovery neither
+//!   reduces the window again nor starts F-RTO (`tcp_enter_loss`).
 //!
 //! Not modelled: the response's variant for a late detection (LATE_SPUR_TO, RFC 4015
 //! §4 step (7): only an F-RTO or Eifel detection on the first ACKs is made here), the
@@ -52,6 +56,30 @@ pub enum SpuriousRtoDetection {
     Frto,
     /// The Eifel detection algorithm with timestamps, RFC 3522.
     Eifel,
+}
+
+/// What a timeout does to ssthresh when it comes during a fast recovery, when F-RTO
+/// may start, and how a timeout found spurious is undone ([`Config::undo`]).
+///
+/// [`Config::undo`]: crate::Config::undo
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UndoRule {
+    /// The RFCs (both presets): every first timeout sets ssthresh (RFC 5681 eq. (4)),
+    /// a fast recovery's too, and may start F-RTO; a spurious one is undone by RFC
+    /// 4015's response (ssthresh = pipe_prev = max(FlightSize, ssthresh) at the
+    /// timeout, cwnd = FlightSize + min(bytes_acked, IW), the RTO adapted).
+    #[default]
+    Rfc4015,
+    /// Linux (`tcp_enter_loss`, `tcp_try_undo_loss`, `tcp_undo_cwnd_reduction` in
+    /// net/ipv4/tcp_input.c): each window reduction (a fast recovery, a timeout)
+    /// remembers prior_ssthresh = max(ssthresh, ¾·cwnd) (ssthresh alone during a
+    /// recovery) and prior_cwnd = cwnd; a timeout during a fast recovery keeps the
+    /// recovery's ssthresh (it was reduced in this window already) and starts no
+    /// F-RTO; a spurious timeout is undone with cwnd = max(cwnd, prior_cwnd) and
+    /// ssthresh = max(ssthresh, prior_ssthresh): back to what it was before the
+    /// episode, no RTO adaptation. An ECN-Echo reduction leaves nothing to undo.
+    Linux,
 }
 
 /// What the sender saved at the first timeout (RFC 4015 §4 steps (1)–(3)).

@@ -200,3 +200,64 @@ fn linux_backoff_stops_at_max_rto() {
         [300, 600, 1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 76_800, 120_000, 120_000, 120_000]
     );
 }
+
+/// Linux's rule (`rto_rule = linux`, `tcp_rtt_estimator`): the same samples as in
+/// `rto_follows_rfc6298_from_samples`, a steady 100 ms. RFC 6298's RTTVAR decays and
+/// its RTO comes down to the 200 ms minimum; Linux's variance term is never below
+/// the minimum, so the RTO stays SRTT + 200 ms = 300 ms.
+#[test]
+fn linux_rto_at_srtt_100_ms_is_300_ms() {
+    let mut c = Config::linux();
+    c.rto_rule = airtrace_tcp::RtoRule::Linux;
+    let mut a = Endpoint::client(c, 0, 1_000);
+    a.poll_transmit(0).unwrap();
+    a.on_segment(100 * MS, &from_b(1, 1_000, 100, true));
+    // First sample: SRTT 100 ms, mean deviation 50 ms, RTO 300 ms (as RFC 6298).
+    let s = a.sender_state();
+    assert_eq!(
+        (s.srtt_ns, s.rttvar_ns, s.rto_ns),
+        (100 * MS, 50 * MS, 300 * MS)
+    );
+    a.write(u64::from(10 * SEG));
+    while a.poll_transmit(100 * MS).is_some() {}
+    for i in 1..=9u32 {
+        a.on_segment(200 * MS, &from_b(1 + i * SEG, 1_100, 200, false));
+        let s = a.sender_state();
+        assert_eq!((s.srtt_ns, s.rto_ns), (100 * MS, 300 * MS), "ACK {i}");
+        assert_eq!(a.poll_at(), Some(500 * MS));
+    }
+    // The mean deviation shrinks by a quarter per sample as RFC 6298's RTTVAR does,
+    // to 50 ms × (3/4)^9 (less the truncations); the RTO does not follow.
+    let expect = 50.0e6 * 0.75f64.powi(9);
+    assert!((a.sender_state().rttvar_ns as f64 - expect).abs() < 10.0);
+}
+
+/// A tail loss on a 100 ms path: the last segment of 60 is lost, no duplicate ACK
+/// comes, and the timer, restarted by the last ACK, expires SRTT + 200 ms later
+/// under Linux's rule, 200 ms later (the minimum) under RFC 6298's. (Every segment
+/// acknowledged at once, so that each sample is the path's 100 ms.)
+#[test]
+fn a_tail_loss_waits_srtt_plus_the_minimum_under_linux_rule() {
+    let run = |rule| {
+        let mut c = Config::linux();
+        c.rto_rule = rule;
+        c.delayed_ack.enabled = false;
+        let mut net = Net::same(c, 50 * MS).send_open(u64::from(60 * SEG));
+        net.drop_seg(59, 1);
+        net.run();
+        assert_eq!(net.delivered, u64::from(60 * SEG));
+        assert_eq!(net.ep[A].sender_state().srtt_ns, 100 * MS);
+        let rtx = net.retransmissions();
+        assert_eq!(rtx.len(), 1);
+        let last_ack = net
+            .log
+            .iter()
+            .filter(|s| s.from == B && s.t < rtx[0].t)
+            .map(|s| s.t + 50 * MS)
+            .max()
+            .unwrap();
+        (rtx[0].t - last_ack) / MS
+    };
+    assert_eq!(run(airtrace_tcp::RtoRule::Rfc6298), 200);
+    assert_eq!(run(airtrace_tcp::RtoRule::Linux), 300);
+}

@@ -9,7 +9,7 @@
 //! stall behind the originals, so the first ACKs after it acknowledge the originals.
 mod common;
 
-use airtrace_tcp::{Config, Phase, SenderState, SpuriousRtoDetection};
+use airtrace_tcp::{Config, Phase, SenderState, SpuriousRtoDetection, UndoRule};
 use common::*;
 
 const SEG: u32 = 1448;
@@ -118,6 +118,71 @@ fn frto_declares_the_timeout_spurious_on_the_second_ack_and_restores_the_window(
         (a.timeouts, a.retransmitted_segments, a.spurious_rtos),
         (1, 2, 1)
     );
+}
+
+/// The same spurious timeout undone as Linux does (`undo = linux`,
+/// `tcp_undo_cwnd_reduction`): ssthresh goes back to prior_ssthresh, its value
+/// before the episode (max(ssthresh, ¾·cwnd) at the timeout: the 10 segments the
+/// earlier loss left), not to RFC 4015's pipe_prev (the 12 in flight), and cwnd to
+/// its value before the timeout; the RTO is not adapted.
+#[test]
+fn linux_undo_restores_the_ssthresh_before_the_episode() {
+    let mut c = Config::linux();
+    c.spurious_rto = SpuriousRtoDetection::Frto;
+    c.undo = UndoRule::Linux;
+    c.rcvbuf = 20 * SEG;
+    let mut net = Net::same(c, 20 * MS)
+        .rate(10_000_000)
+        .send_open(u64::from(200 * SEG));
+    net.stall(A, 300 * MS, 600 * MS);
+    net.drop_seg(40, 1);
+    net.run();
+    assert_eq!(net.delivered, u64::from(200 * SEG));
+    let (t, before, after) = timeout(&net);
+    let prior = before.ssthresh.max(before.cwnd / 2 + before.cwnd / 4);
+    assert_eq!((before.ssthresh, prior), (10 * SEG, 10 * SEG));
+    // The timeout halved the 12 in flight (RFC 5681 eq. (4)).
+    assert_eq!(after.ssthresh, 6 * SEG);
+    let undone = states_after(&net, t)
+        .into_iter()
+        .find(|(_, s)| s.phase == Phase::Open)
+        .unwrap()
+        .1;
+    assert_eq!(undone.ssthresh, 10 * SEG);
+    assert_eq!(undone.cwnd, before.cwnd);
+    assert_eq!(net.ep[A].stats().spurious_rtos, 1);
+}
+
+/// A timeout during a fast recovery (the fast retransmission of segment 30 is lost
+/// too), with ssthresh from cwnd (`ssthresh_from_cwnd`, as Linux's reno). The RFCs
+/// take it as a new congestion event: ssthresh is halved again. Linux's
+/// `tcp_enter_loss` keeps the recovery's ssthresh: the window was reduced in this
+/// window of data already. (It starts no F-RTO either; here F-RTO would fall back
+/// at once, the first ACK reaching the recovery point.)
+#[test]
+fn linux_keeps_the_recoverys_ssthresh_on_a_timeout_during_it() {
+    let run = |undo| {
+        let mut c = Config::linux();
+        c.spurious_rto = SpuriousRtoDetection::Frto;
+        c.undo = undo;
+        c.ssthresh_from_cwnd = true;
+        c.rcvbuf = 20 * SEG;
+        let mut net = Net::same(c, 20 * MS)
+            .rate(10_000_000)
+            .send_open(u64::from(100 * SEG));
+        net.drop_seg(30, 1);
+        net.drop_seg(30, 2);
+        net.run();
+        assert_eq!(net.delivered, u64::from(100 * SEG));
+        let (_, before, after) = timeout(&net);
+        assert_eq!(before.phase, Phase::Recovery);
+        (before, after)
+    };
+    let (before, after) = run(UndoRule::Linux);
+    assert_eq!(after.ssthresh, before.ssthresh);
+    let (before_rfc, after_rfc) = run(UndoRule::Rfc4015);
+    assert_eq!(before_rfc.ssthresh, before.ssthresh);
+    assert_eq!(after_rfc.ssthresh, before.ssthresh / 2);
 }
 
 /// Eifel (RFC 3522): the first ACK after the retransmission echoes the timestamp of

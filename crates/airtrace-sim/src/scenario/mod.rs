@@ -563,6 +563,22 @@ pub struct TcpSpec {
     /// FlightSize (simulator; default false).
     #[serde(default)]
     pub ssthresh_from_cwnd: Option<bool>,
+    /// How the RTO follows the RTT samples: `"rfc6298"` (default) or `"linux"`
+    /// (the variance term at least the minimum RTO: RTO ≥ SRTT + min_rto)
+    /// (simulator; the emulated kernel always uses its own).
+    #[serde(default)]
+    pub rto_rule: Option<airtrace_tcp::RtoRule>,
+    /// A timeout during a fast recovery and the undo of a spurious timeout:
+    /// `"rfc4015"` (default) or `"linux"` (the recovery's ssthresh kept, no F-RTO
+    /// then; a spurious timeout undone to the window before the episode)
+    /// (simulator; the emulated kernel always uses its own).
+    #[serde(default)]
+    pub undo: Option<airtrace_tcp::UndoRule>,
+    /// Linux's HyStart (the kernel cubic's ACK-train and delay-increase detection) in
+    /// slow start, with `cc = "cubic"`; excludes `hystart` (simulator; default
+    /// false).
+    #[serde(default)]
+    pub hystart_linux: Option<bool>,
 }
 
 /// RPC settings, with NFS-over-UDP defaults.

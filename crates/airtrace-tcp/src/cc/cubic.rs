@@ -24,7 +24,7 @@
 //! treatment of application-limited periods (the epoch's clock keeps running, though
 //! cwnd only grows while it limits the sender).
 
-use super::{CaEvent, CcContext, CongestionOps, HyStart};
+use super::{CaEvent, CcContext, CongestionOps, HyStart, LinuxHyStart};
 
 /// C, RFC 9438 §4.2 / §5 (segments per second³).
 pub const C: f64 = 0.4;
@@ -92,12 +92,19 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// HyStart++ in the initial slow start (inert unless `Config::hystart`).
     hystart: HyStart,
+    /// Linux's HyStart (inert unless `Config::hystart_linux`).
+    hystart_linux: LinuxHyStart,
 }
 
 impl Cubic {
     /// The HyStart++ state.
     pub fn hystart(&self) -> &HyStart {
         &self.hystart
+    }
+
+    /// Linux's HyStart state.
+    pub fn hystart_linux(&self) -> &LinuxHyStart {
+        &self.hystart_linux
     }
 
     /// W_max, segments.
@@ -198,16 +205,29 @@ impl CongestionOps for Cubic {
     /// A reduction ends the epoch (the next begins with the first ACK in congestion
     /// avoidance). After a timeout W_max is cleared, so that the next epoch has K = 0
     /// and W_max = its cwnd_epoch (RFC 9438 §4.8).
-    fn cwnd_event(&mut self, _ctx: &CcContext, ev: CaEvent) {
+    fn cwnd_event(&mut self, ctx: &CcContext, ev: CaEvent) {
         self.epoch = None;
         self.hystart.end();
         if ev == CaEvent::Loss {
             self.w_max = 0.0;
+            self.hystart_linux.on_loss(ctx);
         }
     }
 
-    /// HyStart++ (RFC 9406).
+    /// HyStart++ (RFC 9406), or Linux's HyStart, which, as Linux's
+    /// `cubictcp_acked`, takes no sample in the first second of an epoch (just after
+    /// a fast recovery).
     fn pkts_acked(&mut self, ctx: &CcContext, rtt_ns: Option<i64>) -> Option<u32> {
+        if ctx.hystart_linux {
+            let fresh_epoch = self
+                .epoch
+                .as_ref()
+                .is_some_and(|e| ctx.now_ns - e.start_ns < 1_000_000_000);
+            if fresh_epoch {
+                return None;
+            }
+            return self.hystart_linux.on_ack(ctx, rtt_ns);
+        }
         self.hystart.on_ack(ctx, rtt_ns)
     }
 }
@@ -271,6 +291,7 @@ mod tests {
             srtt_ns: 100_000_000,
             byte_counting: true,
             hystart: false,
+            hystart_linux: false,
             snd_una: 0,
             snd_nxt: 0,
         }

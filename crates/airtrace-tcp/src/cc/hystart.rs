@@ -195,6 +195,7 @@ mod tests {
             srtt_ns: 0,
             byte_counting: true,
             hystart: true,
+            hystart_linux: false,
             snd_una,
             snd_nxt,
         }

@@ -17,7 +17,9 @@
 //! counters or its epoch. With [`Config::hystart`](crate::Config::hystart) it also
 //! shows the algorithm every ACK of new data and its RTT sample
 //! ([`CongestionOps::pkts_acked`]), whose answer may end slow start ([`hystart`],
-//! RFC 9406, shared by the algorithms).
+//! RFC 9406, shared by the algorithms; with
+//! [`Config::hystart_linux`](crate::Config::hystart_linux), cubic's
+//! [`hystart_linux`], the kernel's HyStart).
 //!
 //! The algorithms, one file each: [`reno`] (RFC 5681 AIMD, the default and what every
 //! scenario used before congestion control was selectable) and [`cubic`] (RFC 9438).
@@ -27,12 +29,14 @@
 
 pub mod cubic;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod reno;
 
 use serde::{Deserialize, Serialize};
 
 pub use cubic::Cubic;
 pub use hystart::HyStart;
+pub use hystart_linux::LinuxHyStart;
 pub use reno::Reno;
 
 /// The congestion-control algorithm of a sender (Linux's `TCP_CONGESTION` name).
@@ -93,6 +97,9 @@ pub struct CcContext {
     /// [`Config::hystart`](crate::Config::hystart): HyStart++ (RFC 9406) in the
     /// initial slow start.
     pub hystart: bool,
+    /// [`Config::hystart_linux`](crate::Config::hystart_linux): Linux's HyStart in
+    /// cubic's slow start.
+    pub hystart_linux: bool,
     /// Oldest unacknowledged sequence number (after the ACK being processed).
     pub snd_una: u32,
     /// Next new sequence number (SND.NXT, the highest sent + 1).
