@@ -64,6 +64,9 @@ pub enum DropReason {
     SendBufferTimeout,
     /// DSR: the send buffer was full; the oldest packet made room.
     SendBufferFull,
+    /// Roaming: the packet waited at an access point for a station that has since
+    /// associated with another one.
+    NotAssociated,
 }
 
 impl DropReason {
@@ -79,6 +82,7 @@ impl DropReason {
             DropReason::NotRouter => "not_router",
             DropReason::SendBufferTimeout => "send_buffer_timeout",
             DropReason::SendBufferFull => "send_buffer_full",
+            DropReason::NotAssociated => "not_associated",
         }
     }
 }

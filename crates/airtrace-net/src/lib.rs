@@ -15,6 +15,9 @@
 //!   802.11b DSSS/CCK error curves in [`dsss`].
 //! - [`rate`]: per-neighbour rate controllers (ARF, AARF, MIMD probing, a
 //!   Minstrel-like sampler).
+//! - [`roam`]: a station's roaming between access points (beacons heard, hysteresis,
+//!   handoff gap); the network sends the beacons and moves the routes
+//!   ([`Network::with_roaming`]).
 //! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
 //!   standard's settings and ns-2's.
 //! - [`wireless`]: the stations on one channel and the events between them; the
@@ -44,6 +47,7 @@ pub mod network;
 pub mod phy;
 pub mod radio;
 pub mod rate;
+pub mod roam;
 pub mod routing;
 pub mod signal;
 pub mod wired;

@@ -26,7 +26,8 @@
 //! Nodes may also be joined by wires ([`Network::with_wired`]; [`crate::wired`]): a
 //! hop to a wired neighbour goes down the wire, with no ARP. An access point
 //! ([`Network::with_bridges`]) passes packets between its radio and its wire as a
-//! layer-2 bridge does, leaving the TTL as it is.
+//! layer-2 bridge does, leaving the TTL as it is. With [`Network::with_roaming`] the
+//! access points send beacons and stations hand off between them (`roaming.rs`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -39,11 +40,14 @@ use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::dsr::agent::{Action, RouteEvent};
 use crate::dsr::{DsrAgent, DsrConfig};
-use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
+use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
+use crate::roam::RoamEvent;
 use crate::routing::Routes;
 use crate::wired::{WireEvent, WiredLinks};
 use crate::wireless::{Wireless, WirelessEvent};
+
+mod roaming;
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
 pub const ARP_BYTES: u32 = 28;
@@ -104,6 +108,15 @@ pub enum NetEvent {
         /// The new rate, bit/s.
         to_bps: u64,
     },
+    /// Roaming station `node` handed off or associated.
+    Roam {
+        /// When, ns.
+        at_ns: i64,
+        /// The station.
+        node: NodeId,
+        /// What.
+        event: RoamEvent,
+    },
     /// `node` dropped `packet`.
     Dropped {
         /// When, ns.
@@ -150,6 +163,12 @@ enum Deferred {
     Send { packet: IpPacket, next_hop: NodeId },
     /// Run the DSR send-buffer check.
     CheckBuffer,
+    /// An access point sends its beacon.
+    Beacon,
+    /// A station is associated (at the start, or at the end of a handoff's gap).
+    Associated,
+    /// A station checks that it still hears its access point's beacons.
+    BeaconCheck,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +218,8 @@ pub struct Network {
     wire_events: Vec<WireEvent>,
     /// Which nodes forward as layer-2 bridges (access points), by id.
     bridges: Vec<bool>,
+    /// Beacons and handoffs (`None`: associations are static, the routes decide).
+    roaming: Option<Box<roaming::Roaming>>,
 }
 
 impl Network {
@@ -224,6 +245,7 @@ impl Network {
             wired: WiredLinks::default(),
             wire_events: Vec::new(),
             bridges: vec![false; nodes],
+            roaming: None,
         }
     }
 
@@ -408,6 +430,9 @@ impl Network {
                     self.run_actions(at, timer.node, &mut actions, out);
                     self.dsr_actions = actions;
                 }
+                what @ (Deferred::Beacon | Deferred::Associated | Deferred::BeaconCheck) => {
+                    self.roam_timer(at, timer.node, what, out)
+                }
             }
         }
         while let Some(&(at, key)) = self.spent_broadcasts.front() {
@@ -566,6 +591,10 @@ impl Network {
             } => {
                 if payload.ethertype == ETHERTYPE_ARP {
                     self.on_arp(at_ns, node, payload.token, out);
+                    return;
+                }
+                if payload.ethertype == ETHERTYPE_BEACON {
+                    self.heard_beacon(at_ns, node, from, out);
                     return;
                 }
                 let Some(&packet) = self.hops.get(key_of(payload.token)) else {
@@ -728,6 +757,9 @@ impl Network {
 
     /// `node` sends `packet` on towards its destination.
     fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        if self.roaming.is_some() && self.held_for_handoff(now, node, packet, out) {
+            return;
+        }
         if !self.dsr.is_empty() {
             self.hold_in_routing(&packet);
             let mut actions = std::mem::take(&mut self.dsr_actions);

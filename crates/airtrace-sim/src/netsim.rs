@@ -17,6 +17,7 @@ use airtrace_link::rng::Streams;
 use airtrace_net::dsr::agent::{ReplyBy, RouteEvent};
 use airtrace_net::dsr::{LinkError, Path};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
+use airtrace_net::roam::RoamEvent;
 use airtrace_net::{Mobility, NodeId, Routes, TxCounters, BROADCAST};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -44,7 +45,7 @@ pub struct NetworkSummary {
     pub nodes: Vec<NodeSummary>,
     /// Packets dropped in the network, by reason (`retry_limit`, `queue`, `arp_hold`,
     /// `arp_unanswered`, `no_route`, `ttl_expired`, `not_router`,
-    /// `send_buffer_timeout`, `send_buffer_full`).
+    /// `send_buffer_timeout`, `send_buffer_full`, `not_associated`).
     pub drops: BTreeMap<&'static str, u64>,
     /// What the routing did, when routes are discovered (DSR).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +110,9 @@ pub struct NodeSummary {
     /// Changes of data rate its rate adaptation made (left out when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub rate_changes: u64,
+    /// Handoffs it started, as a roaming station (left out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoffs: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -368,6 +372,8 @@ struct World {
     mac_drops: Vec<u64>,
     /// Rate changes per node.
     rate_changes: Vec<u64>,
+    /// Handoffs per node.
+    handoffs: Vec<u64>,
     queue_drops: Vec<u64>,
     bodies: Vec<Body>,
     /// DSR's counts (`None`: static routes).
@@ -468,6 +474,7 @@ pub(crate) fn run(
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
         rate_changes: vec![0; n],
+        handoffs: vec![0; n],
         queue_drops: vec![0; n],
         bodies: Vec::new(),
         routing: dynamic_routing.then(RoutingSummary::default),
@@ -606,6 +613,12 @@ impl World {
                 } => {
                     self.rate_changes[node as usize] += 1;
                     self.log_rate(at_ns, node, neighbour, from_bps, to_bps)?;
+                }
+                NetEvent::Roam { at_ns, node, event } => {
+                    if matches!(event, RoamEvent::Handoff { .. }) {
+                        self.handoffs[node as usize] += 1;
+                    }
+                    self.log_roam(at_ns, node, event)?;
                 }
                 NetEvent::Dropped {
                     at_ns,
@@ -821,6 +834,39 @@ impl World {
             name(peer)
         )?;
         self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    /// A `handoff` or `association` record in link.jsonl (docs/link-log.md): station
+    /// `node` left `from_peer` for `peer`, or is associated with `peer`.
+    fn log_roam(&mut self, at_ns: i64, node: NodeId, event: RoamEvent) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        self.line.clear();
+        let name = |n: Option<NodeId>| match n.and_then(|n| self.nodes.get(n as usize)) {
+            Some(n) => format!("\"{}\"", n.name),
+            None => "null".to_string(),
+        };
+        let (kind, peer, from, reason) = match event {
+            RoamEvent::Handoff { from, to, reason } => (
+                "handoff",
+                to,
+                Some(name(from)),
+                format!("\"{}\"", reason.name()),
+            ),
+            RoamEvent::Associated { ap } => ("association", Some(ap), None, "null".into()),
+        };
+        write!(
+            self.line,
+            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{kind}","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":{reason},"fragments":null,"flow":null,"ip_id":null,"peer":{}"#,
+            name(Some(node)),
+            name(peer)
+        )?;
+        if let Some(from) = from {
+            write!(self.line, r#","from_peer":{from}"#)?;
+        }
+        self.line.extend_from_slice(b"}\n");
         log.write_all(&self.line)
     }
 
@@ -1220,6 +1266,7 @@ impl World {
                     frames_sent: w.sent(i as NodeId),
                     mac_drops: self.mac_drops[i],
                     rate_changes: self.rate_changes[i],
+                    handoffs: self.handoffs[i],
                     queue_drops: self.queue_drops[i],
                 })
                 .collect(),

@@ -25,7 +25,7 @@ mod network;
 mod signal;
 pub use network::{
     ArpProfile, ChainSpec, MacProfile, MobilityModel, MobilitySpec, NetworkSpec, NodeSpec,
-    RandomSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
+    RandomSpec, RoamingSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
 };
 pub use signal::{RateControlSpec, SignalSpec, WallSpec};
 
