@@ -42,11 +42,13 @@ use crate::dsr::agent::{Action, RouteEvent};
 use crate::dsr::{DsrAgent, DsrConfig};
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
+use crate::mobile_ip::MipEvent;
 use crate::roam::RoamEvent;
 use crate::routing::Routes;
 use crate::wired::{WireEvent, WiredLinks};
 use crate::wireless::{Wireless, WirelessEvent};
 
+mod mobile_ip;
 mod roaming;
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
@@ -117,6 +119,15 @@ pub enum NetEvent {
         /// What.
         event: RoamEvent,
     },
+    /// Mobile node `node` sent a registration or heard its reply.
+    MobileIp {
+        /// When, ns.
+        at_ns: i64,
+        /// The mobile node.
+        node: NodeId,
+        /// What.
+        event: MipEvent,
+    },
     /// `node` dropped `packet`.
     Dropped {
         /// When, ns.
@@ -169,6 +180,10 @@ enum Deferred {
     Associated,
     /// A station checks that it still hears its access point's beacons.
     BeaconCheck,
+    /// A Mobile IP agent advertises.
+    Advertise,
+    /// A mobile node sends its registration `id` again if no reply came.
+    RegistrationRetry { id: u64 },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -220,6 +235,8 @@ pub struct Network {
     bridges: Vec<bool>,
     /// Beacons and handoffs (`None`: associations are static, the routes decide).
     roaming: Option<Box<roaming::Roaming>>,
+    /// Mobile IP's agents and mobile nodes (`None`: no Mobile IP).
+    mobile_ip: Option<Box<mobile_ip::MobileIp>>,
 }
 
 impl Network {
@@ -246,6 +263,7 @@ impl Network {
             wire_events: Vec::new(),
             bridges: vec![false; nodes],
             roaming: None,
+            mobile_ip: None,
         }
     }
 
@@ -432,6 +450,9 @@ impl Network {
                 }
                 what @ (Deferred::Beacon | Deferred::Associated | Deferred::BeaconCheck) => {
                     self.roam_timer(at, timer.node, what, out)
+                }
+                what @ (Deferred::Advertise | Deferred::RegistrationRetry { .. }) => {
+                    self.mip_timer(at, timer.node, what, out)
                 }
             }
         }
@@ -674,6 +695,9 @@ impl Network {
             from,
             packet,
         });
+        if self.mobile_ip.is_some() && self.mip_arrived(at_ns, node, packet, out) {
+            return;
+        }
         if !self.dsr.is_empty() {
             self.hold_in_routing(&packet);
             let mut actions = std::mem::take(&mut self.dsr_actions);
@@ -757,7 +781,7 @@ impl Network {
 
     /// `node` sends `packet` on towards its destination.
     fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
-        if self.roaming.is_some() && self.held_for_handoff(now, node, packet, out) {
+        if self.roaming.is_some() && self.roaming_takes(now, node, packet, out) {
             return;
         }
         if !self.dsr.is_empty() {
@@ -768,7 +792,7 @@ impl Network {
             self.dsr_actions = actions;
             return;
         }
-        let Some(next_hop) = self.routes.next_hop(node, packet.dst) else {
+        let Some(next_hop) = self.routes.next_hop(node, packet.hop_dst()) else {
             out.push(NetEvent::Dropped {
                 at_ns: now,
                 node,

@@ -315,14 +315,35 @@ impl Wireless {
     /// Takes station `node`'s radio away (a node on wires only): it hears no frame
     /// and decodes no one. Its MAC must be given nothing to send.
     pub fn remove_radio(&mut self, node: NodeId) {
-        self.set_listening(node, false);
+        self.stations[node as usize].radio = false;
     }
 
-    /// Station `node`'s radio hears the channel (`on`) or not: a station switching
-    /// channels in a handoff hears no frame sent meanwhile (those already reaching it
-    /// go on); what its MAC still sends goes out.
-    pub fn set_listening(&mut self, node: NodeId, on: bool) {
+    /// From `now` station `node`'s radio hears the channel (`on`) or not: a station
+    /// switching channels in a handoff hears no frame sent meanwhile (those already
+    /// reaching it go on); what its MAC still sends goes out. Back on the channel it
+    /// senses the frames already on the air that reach it (distance alone) until they
+    /// end, and defers to them.
+    pub fn set_listening(&mut self, now: i64, node: NodeId, on: bool) {
         self.stations[node as usize].radio = on;
+        if !on {
+            return;
+        }
+        let sensed_until = (0..self.stations.len() as NodeId)
+            .filter(|&s| s != node)
+            .filter_map(|s| {
+                let (start, frame) = self.stations[s as usize].sending?;
+                (self.received_w(s, node) >= self.phy.cs_threshold_w)
+                    .then_some(start + frame.airtime_ns)
+            })
+            .max();
+        if let Some(until) = sensed_until.filter(|&t| t > now) {
+            let mut macs = std::mem::take(&mut self.mac_out);
+            self.stations[node as usize]
+                .mac
+                .busy_until(now, until, &mut macs);
+            self.apply(now, node, &mut macs);
+            self.mac_out = macs;
+        }
     }
 
     /// The number of stations.

@@ -12,6 +12,7 @@ use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{CcAlgorithm, Config, Variant};
 
+use airtrace_net::mobile_ip::MipConfig;
 use airtrace_net::mobility::random_waypoint::RandomWaypoint;
 use airtrace_net::mobility::setdest::MovementFile;
 use airtrace_net::radio::{dbm_to_w, PhyProfile, Position, Propagation};
@@ -228,7 +229,27 @@ pub fn network(
                 .map(|name| id(name).ok_or_else(|| format!("network.roaming: no node {name:?}")))
                 .collect()
         };
-        network = network.with_roaming(roam_config(r), &ids(aps)?, &ids(stations)?);
+        let stations = ids(stations)?;
+        network = network.with_roaming(roam_config(r), &ids(aps)?, &stations);
+        if let Some(m) = &spec.mobile_ip {
+            let one = |name: &String| ids(vec![name.clone()]).map(|v| v[0]);
+            let mobiles = match &m.mobiles {
+                Some(names) => ids(names.clone())?,
+                None => stations,
+            };
+            let d = MipConfig::default();
+            let cfg = MipConfig {
+                advertisement_interval_ns: m
+                    .advertisement_interval
+                    .map_or(d.advertisement_interval_ns, |t| t.0),
+                solicit: m.solicit.unwrap_or(d.solicit),
+                lifetime_s: m
+                    .lifetime
+                    .map_or(d.lifetime_s, |t| (t.0 / 1_000_000_000) as u16),
+            };
+            let fas = ids(m.foreign_agents.clone())?;
+            network = network.with_mobile_ip(cfg, one(&m.home_agent)?, &fas, &mobiles);
+        }
     }
     Ok((network, nodes))
 }

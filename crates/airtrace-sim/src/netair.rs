@@ -40,6 +40,7 @@ use airtrace_net::{AirFrame, Carried, FrameKind, Network, NodeId, BROADCAST};
 use rustc_hash::FxHashMap;
 
 use crate::bundle::{BundleWriter, EPOCH_NS};
+use crate::mipwire::MipWriter;
 use crate::netsim::{address, routing_hosts};
 use crate::packet::{Encoder, Packet};
 use crate::wlan::{
@@ -164,6 +165,7 @@ pub(crate) struct AirCaptures {
     ip: Encoder,
     /// Scratch buffer for a packet's DSR header.
     dsr: Vec<u8>,
+    mip: MipWriter,
     record: Record,
 }
 
@@ -188,6 +190,7 @@ impl AirCaptures {
             released: Vec::new(),
             ip: Encoder::default(),
             dsr: Vec::new(),
+            mip: MipWriter::default(),
             record: Record::default(),
         }
     }
@@ -213,7 +216,9 @@ impl AirCaptures {
                     &arp
                 }
                 Carried::Ip(ip) => {
-                    let Some(bytes) = ip_bytes(&mut self.ip, &self.held, ip, &mut self.dsr) else {
+                    let bytes =
+                        ip_bytes(&mut self.ip, &mut self.mip, &self.held, ip, &mut self.dsr);
+                    let Some(bytes) = bytes else {
                         debug_assert!(false, "a packet on the air is held");
                         continue;
                     };
@@ -245,9 +250,11 @@ impl AirCaptures {
 }
 
 /// The IPv4 packet `ip` with the TTL of its hop, whole: a held transport packet, with
-/// its DSR header when it has one, or a DSR routing packet.
+/// its DSR header when it has one, or a DSR routing packet; a Mobile IP message or
+/// tunnelled packet.
 fn ip_bytes<'a>(
     encoder: &'a mut Encoder,
+    mip: &mut MipWriter,
     held: &FxHashMap<u64, (Packet, u64)>,
     ip: IpPacket,
     dsr: &mut Vec<u8>,
@@ -255,6 +262,10 @@ fn ip_bytes<'a>(
     dsr.clear();
     if let Some(h) = &ip.dsr {
         h.write(0, address, dsr);
+    }
+    if ip.mip.is_some() {
+        let inner = held.get(&ip.user).map(|(p, offset)| (p, *offset));
+        return mip.packet(encoder, &ip, inner, dsr);
     }
     if ip.is_control() {
         return Some(encoder.encode_routing(ip.ttl, routing_hosts(&ip), dsr));

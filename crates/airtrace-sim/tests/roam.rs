@@ -1,5 +1,6 @@
 //! Roaming between access points (`[network.roaming]`, issue 14 item 3): the layer-2
-//! handoff of `scenarios/roam_l2.toml` told as its link log tells it, its cost to TCP,
+//! handoff of `scenarios/roam_l2.toml` and the Mobile IP handoff of
+//! `scenarios/roam_mobileip.toml` told as their link logs tell them, their cost to TCP,
 //! the checks of the keys, and the same bytes from the same seed.
 
 use std::path::{Path, PathBuf};
@@ -25,7 +26,12 @@ fn load(name: &str, overrides: &[&str]) -> Result<(Scenario, String), String> {
 
 /// Runs roam_l2 with `overrides` into a bundle named `tag`: its link log and summary.
 fn walk(tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {
-    let (scenario, text) = load("roam_l2.toml", overrides).unwrap();
+    walk_in("roam_l2.toml", tag, overrides)
+}
+
+/// Runs `scenario` with `overrides` into a bundle named `tag`.
+fn walk_in(scenario: &str, tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {
+    let (scenario, text) = load(scenario, overrides).unwrap();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("roam-{tag}"));
     let _ = std::fs::remove_dir_all(&out);
     run(
@@ -195,6 +201,117 @@ fn bad_roaming_keys_are_refused_naming_the_key() {
         ("network.roaming.gap=1", "unknown field `gap`"),
     ] {
         let err = load("roam_l2.toml", &[set])
+            .err()
+            .unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(err.contains(want), "{set}: {err}");
+    }
+}
+
+/// The Mobile IP walk, seed 1: the layer-2 handoff to ap2 (a foreign agent); ap2's
+/// next agent advertisement (1 s apart) starts a registration through it, answered
+/// by the home agent ap1 within milliseconds; from then on the home agent tunnels the
+/// node's packets to ap2 (IP in IP at the router) and TCP goes on.
+#[test]
+fn a_walk_into_a_foreign_subnet_registers_at_the_next_advertisement() {
+    let (log, summary, out) = walk_in(
+        "roam_mobileip.toml",
+        "mip",
+        &["network.captures=[\"router\"]", "network.air_captures=[]"],
+    );
+    let handoff = kind(&log, "handoff")[0];
+    assert_eq!(
+        (&handoff["from_peer"], &handoff["peer"]),
+        (&"ap1".into(), &"ap2".into())
+    );
+    let requests = kind(&log, "registration_request");
+    let replies = kind(&log, "registration_reply");
+    assert_eq!(
+        (requests.len(), replies.len()),
+        (1, 1),
+        "{requests:?} {replies:?}"
+    );
+    let (req, rep) = (requests[0], replies[0]);
+    for e in [req, rep] {
+        assert_eq!(e["node"], "mn");
+        assert_eq!(
+            (&e["peer"], &e["care_of"], &e["home_agent"]),
+            (&"ap2".into(), &"ap2".into(), &"ap1".into())
+        );
+        assert_eq!(e["registration"], 1);
+    }
+    assert_eq!(
+        (&req["attempt"], &rep["reason"]),
+        (&1.into(), &"accepted".into())
+    );
+    let after = t_s(req) - t_s(handoff);
+    assert!(
+        (0.05..1.05).contains(&after),
+        "registered {after:.3} s after the handoff"
+    );
+    assert!(
+        t_s(rep) - t_s(req) < 0.02,
+        "one round trip through ap2 to ap1"
+    );
+    // The tunnel: IP-in-IP packets (protocol 4) from ap1 to ap2 at the router.
+    let pcap = std::fs::read(out.join("router.pcap")).unwrap();
+    let tunnelled = pcap
+        .windows(12)
+        .filter(|w| w[0] == 0x45 && w[9] == 4 && w[..2] != [0, 0])
+        .count();
+    assert!(tunnelled > 100, "{tunnelled} tunnelled packets");
+    let flow = &summary["flows"][0];
+    assert!(flow["bytes_delivered"].as_u64().unwrap() > 5_000_000);
+}
+
+/// With advertisements every 100 ms the registration follows the handoff within one
+/// interval (and a little); with solicitation, at once.
+#[test]
+fn faster_advertisements_or_a_solicitation_register_sooner() {
+    for (set, within) in [
+        ("network.mobile_ip.advertisement_interval=\"100 ms\"", 0.2),
+        ("network.mobile_ip.solicit=true", 0.08),
+    ] {
+        let (log, _, _) = walk_in(
+            "roam_mobileip.toml",
+            "mip-fast",
+            &[
+                "network.captures=[]",
+                "network.air_captures=[]",
+                "duration=\"26 s\"",
+                set,
+            ],
+        );
+        let handoff = kind(&log, "handoff")[0];
+        let reply = kind(&log, "registration_reply")[0];
+        let after = t_s(reply) - t_s(handoff);
+        assert!(
+            after < within,
+            "{set}: registered {after:.3} s after the handoff"
+        );
+    }
+}
+
+#[test]
+fn bad_mobile_ip_keys_are_refused_naming_the_key() {
+    for (set, want) in [
+        (
+            "network.mobile_ip.home_agent=\"router\"",
+            "network.mobile_ip.home_agent: \"router\" is not an access point of [network.roaming]",
+        ),
+        (
+            "network.mobile_ip.foreign_agents=[\"ap2\", \"ap2\"]",
+            "network.mobile_ip.foreign_agents[2]: \"ap2\" is named twice",
+        ),
+        (
+            "network.mobile_ip.advertisement_interval=\"0 s\"",
+            "network.mobile_ip.advertisement_interval: must be between 1 ms and 60 s",
+        ),
+        (
+            "network.mobile_ip.lifetime=\"70000 s\"",
+            "network.mobile_ip.lifetime: must be between 1 s and 65534 s",
+        ),
+    ] {
+        let err = load("roam_mobileip.toml", &[set])
             .err()
             .unwrap_or_else(|| panic!("{set} accepted"));
         assert!(err.contains(want), "{set}: {err}");

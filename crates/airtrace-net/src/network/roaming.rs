@@ -18,6 +18,9 @@
 //!   does: the access points share one channel in this model, and the station would
 //!   otherwise go on taking frames from the one it left.
 //!
+//! An access point drops (`not_associated`) what it would send over its radio to a
+//! station associated with another access point, or in a handoff.
+//!
 //! At the start each station is associated with the access point it hears strongest on
 //! a quiet channel (mean SNR, no shadowing), with no gap.
 
@@ -105,33 +108,56 @@ impl Network {
     }
 
     /// Where packets go once `station` is associated with `ap` (see the module
-    /// documentation).
+    /// documentation). A Mobile IP agent's cell is a subnet of its own: there only the
+    /// station's routes and the access point's route to it move.
     fn ds_learns(&mut self, ds: &Routes, station: NodeId, ap: NodeId) {
+        let subnet_of_its_own = self.mobile_ip.as_ref().is_some_and(|m| m.is_agent(ap));
         for node in 0..self.routers.len() as NodeId {
             if node == station {
                 continue;
             }
             if node == ap {
                 self.routes.set(ap, station, station);
-            } else if let Some(via) = ds.next_hop(node, ap) {
+            } else if let (Some(via), false) = (ds.next_hop(node, ap), subnet_of_its_own) {
                 self.routes.set(node, station, via);
             }
             self.routes.set(station, node, ap);
         }
     }
 
-    /// `node`'s packet waits for its association, if it is a station in a handoff:
-    /// true when it was taken (held, or dropped with the hold queue full).
-    pub(super) fn held_for_handoff(
+    /// Roaming takes `node`'s packet: it waits for the association if `node` is a
+    /// station in a handoff (dropped when the hold queue is full), and an access point
+    /// drops it (`not_associated`) rather than send it over its radio to a station
+    /// associated elsewhere or nowhere. True when taken.
+    pub(super) fn roaming_takes(
         &mut self,
         now: i64,
         node: NodeId,
         packet: IpPacket,
         out: &mut Vec<NetEvent>,
     ) -> bool {
-        let Some(r) = self.roaming.as_mut().filter(|r| r.holds(node)) else {
+        let Some(r) = self.roaming.as_mut() else {
             return false;
         };
+        let dst = packet.hop_dst();
+        let elsewhere = r.aps.get(node as usize) == Some(&true)
+            && r.stations
+                .get(dst as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| s.ap() != Some(node))
+            && self.routes.next_hop(node, dst) == Some(dst);
+        if elsewhere {
+            out.push(NetEvent::Dropped {
+                at_ns: now,
+                node,
+                packet,
+                reason: DropReason::NotAssociated,
+            });
+            return true;
+        }
+        if !r.holds(node) {
+            return false;
+        }
         let held = &mut r.held[node as usize];
         if held.len() >= r.hold_limit {
             out.push(NetEvent::Dropped {
@@ -198,8 +224,9 @@ impl Network {
                 for other in others {
                     self.flush_for(now, other, node, out);
                 }
-                self.wireless.set_listening(node, true);
+                self.wireless.set_listening(now, node, true);
                 self.schedule_beacon_check(node);
+                self.mip_associated(now, node, out);
                 if let Some(r) = self.roaming.as_mut() {
                     r.ds = ds;
                 }
@@ -218,7 +245,7 @@ impl Network {
                     }
                 }
             }
-            Deferred::Send { .. } | Deferred::CheckBuffer => {}
+            _ => {}
         }
     }
 
@@ -296,7 +323,7 @@ impl Network {
         }
         if to.is_some() {
             let gap = self.roaming.as_ref().map_or(0, |r| r.cfg.handoff_gap_ns);
-            self.wireless.set_listening(station, false);
+            self.wireless.set_listening(now, station, false);
             self.defer(now + gap, station, Deferred::Associated);
         }
     }

@@ -94,6 +94,33 @@ pub struct NetworkSpec {
     /// associations are static and the routes decide.
     #[serde(default)]
     pub roaming: Option<RoamingSpec>,
+    /// Mobile IP between the roaming access points (`[network.mobile_ip]`).
+    #[serde(default)]
+    pub mobile_ip: Option<MobileIpSpec>,
+}
+
+/// `[network.mobile_ip]`: Mobile IP (RFC 5944, `airtrace_net::mobile_ip`) whose agents
+/// are access points of `[network.roaming]`, each one's cell a subnet of its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobileIpSpec {
+    /// The mobile nodes' home agent (an access point).
+    pub home_agent: String,
+    /// The foreign agents (access points).
+    pub foreign_agents: Vec<String>,
+    /// The mobile nodes. Default: the roaming stations.
+    #[serde(default)]
+    pub mobiles: Option<Vec<String>>,
+    /// Time between an agent's advertisements. Default 1 s.
+    #[serde(default)]
+    pub advertisement_interval: Option<Duration>,
+    /// A mobile node solicits an advertisement as soon as it is associated. Default
+    /// false.
+    #[serde(default)]
+    pub solicit: Option<bool>,
+    /// Registration lifetime asked for. Default 1800 s.
+    #[serde(default)]
+    pub lifetime: Option<Duration>,
 }
 
 /// `[network.roaming]`: access points that send beacons, stations that hand off
@@ -610,6 +637,9 @@ impl Scenario {
         if let Some(r) = &net.roaming {
             validate_roaming(net, r)?;
         }
+        if let Some(m) = &net.mobile_ip {
+            validate_mobile_ip(net, m)?;
+        }
         super::signal::validate(
             net.signal.as_ref(),
             &net.walls,
@@ -801,6 +831,73 @@ fn validate_mobility(net: &NetworkSpec, m: &MobilitySpec) -> Result<(), Invalid>
             Ok(())
         }
     }
+}
+
+/// Checks `[network.mobile_ip]`: with roaming, its agents among the access points
+/// and once each, its mobile nodes among the stations, settings in range.
+fn validate_mobile_ip(net: &NetworkSpec, m: &MobileIpSpec) -> Result<(), Invalid> {
+    use Key::*;
+    let at = |key| vec![Name("network"), Name("mobile_ip"), Name(key)];
+    let Some(r) = &net.roaming else {
+        return Err(invalid(
+            &at("home_agent"),
+            "Mobile IP's agents are access points: add [network.roaming]",
+        ));
+    };
+    let (aps, stations) = net.roaming_nodes(r);
+    if !aps.contains(&m.home_agent) {
+        return Err(invalid(
+            &at("home_agent"),
+            format!(
+                "{:?} is not an access point of [network.roaming]",
+                m.home_agent
+            ),
+        ));
+    }
+    for (i, fa) in m.foreign_agents.iter().enumerate() {
+        let here = vec![
+            Name("network"),
+            Name("mobile_ip"),
+            Name("foreign_agents"),
+            Index(i),
+        ];
+        if !aps.contains(fa) {
+            return Err(invalid(
+                &here,
+                format!("{fa:?} is not an access point of [network.roaming]"),
+            ));
+        }
+        if *fa == m.home_agent || m.foreign_agents[..i].contains(fa) {
+            return Err(invalid(&here, format!("{fa:?} is named twice")));
+        }
+    }
+    for (i, mn) in m.mobiles.iter().flatten().enumerate() {
+        if !stations.contains(mn) {
+            return Err(invalid(
+                &[
+                    Name("network"),
+                    Name("mobile_ip"),
+                    Name("mobiles"),
+                    Index(i),
+                ],
+                format!("{mn:?} is not a station of [network.roaming]"),
+            ));
+        }
+    }
+    if m.advertisement_interval
+        .is_some_and(|d| !(1_000_000..=60_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(
+            &at("advertisement_interval"),
+            "must be between 1 ms and 60 s",
+        ));
+    }
+    if m.lifetime
+        .is_some_and(|d| !(1_000_000_000..=65_534_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(&at("lifetime"), "must be between 1 s and 65534 s"));
+    }
+    Ok(())
 }
 
 /// Checks `[network.roaming]`: named nodes with radios, at least one access point, no
