@@ -13,17 +13,17 @@ import tempfile
 from pathlib import Path
 
 import airtrace
-from airtrace.handoff import cost
+from airtrace.handoff import HandoffCost, cost
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = {
+SETTINGS: dict[str, dict[str, object]] = {
     "advertisements every 1 s": {"network.mobile_ip.advertisement_interval": "1 s"},
     "advertisements every 100 ms": {"network.mobile_ip.advertisement_interval": "100 ms"},
     "1 s, and solicitation": {"network.mobile_ip.solicit": True},
 }
 
 
-def measure(settings: dict[str, object], seeds: range, workdir: Path) -> list:
+def measure(settings: dict[str, object], seeds: range, workdir: Path) -> list[HandoffCost]:
     """The cost of the first handoff of each seed's run with `settings`."""
     costs = []
     for seed in seeds:
