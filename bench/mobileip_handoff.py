@@ -12,7 +12,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import airtrace
+from airtrace.simulation import simulate
 from airtrace.handoff import HandoffCost, cost
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ def measure(settings: dict[str, object], seeds: range, workdir: Path) -> list[Ha
     for seed in seeds:
         out = workdir / f"seed{seed}"
         sets = {"seed": seed, "network.captures": ["mn"], "network.air_captures": [], **settings}
-        airtrace.simulate(ROOT / "scenarios" / "roam_mobileip.toml", out=out, set=sets)
+        simulate(ROOT / "scenarios" / "roam_mobileip.toml", out=out, set=sets)
         costs.append(cost(out))
     return costs
 
