@@ -213,11 +213,6 @@ impl MobileNode {
         }
     }
 
-    /// Its home agent.
-    pub fn home_agent(&self) -> NodeId {
-        self.home_agent
-    }
-
     /// The care-of address it is registered with (`None`: at home).
     pub fn care_of(&self) -> Option<NodeId> {
         self.care_of

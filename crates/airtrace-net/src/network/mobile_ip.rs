@@ -85,13 +85,6 @@ impl Network {
         self
     }
 
-    /// The care-of address mobile node `mobile` is registered with (`None`: at home,
-    /// or not a mobile node).
-    pub fn care_of(&self, mobile: NodeId) -> Option<NodeId> {
-        let m = self.mobile_ip.as_ref()?;
-        m.mobiles.get(mobile as usize)?.as_ref()?.care_of()
-    }
-
     /// `node` sends Mobile IP message `m` to `to` ([`BROADCAST`]: on its cell).
     fn send_mip(
         &mut self,
