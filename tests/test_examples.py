@@ -57,6 +57,8 @@ def test_each_copy_runs_as_the_original_does(kind: str, tmp_path: Path) -> None:
             "bachmann_walk/scenarios/traces/bachmann_walk.movements",
             "delivery_trace/scenarios/traces/fading-3mbit.trace",
             "loss_trace/scenarios/traces/losses-2000.txt",
+            "roam_l2/scenarios/traces/roam_l2.movements",
+            "roam_mobileip/scenarios/traces/roam_mobileip.movements",
         ]
 
 

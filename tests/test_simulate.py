@@ -178,9 +178,12 @@ def test_a_bad_override_is_one_line_naming_it_and_the_rule(override: str, rule: 
     assert done.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq", "wlan_collisions"])
+@pytest.mark.parametrize(
+    "scenario", ["nfs_read_bursts", "overbuffered_codel_ecn", "gsm_rlp", "wlan_arq", "wlan_collisions", "roam_l2", "roam_mobileip"]
+)
 def test_tshark_reads_other_link_kinds_cleanly(tshark: str, tmp_path: Path, scenario: str) -> None:
-    """UDP fragments (RPC), ECN bits, RLP and 802.11-like ARQ links: still clean captures."""
+    """UDP fragments (RPC), ECN bits, RLP and 802.11-like ARQ links, beacons and a handoff,
+    Mobile IP's advertisements, registrations and tunnel: still clean captures."""
     out = tmp_path / scenario
     done = cli("simulate", str(SCENARIOS / f"{scenario}.toml"), "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr

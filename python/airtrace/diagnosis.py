@@ -167,6 +167,9 @@ def _diagnose_bundle(bundle: Path) -> list[dict[str, Any]]:
     routes = _route_failures(bundle, meta, findings, capture)
     _shares(routes, bundle)
     findings.extend(routes)
+    moves = _handoffs(bundle, meta, findings, capture)
+    _shares(moves, bundle)
+    findings.extend(moves)
     findings.sort(key=lambda f: (f["connection"], f["start_s"], f["kind"]))
     return findings
 
@@ -300,6 +303,126 @@ def _header_compression_failures(log: Path) -> list[dict[str, Any]]:
 ROUTE_LEAD_S = 1.0
 
 
+def _capture_start_s(bundle: Path, meta: dict[str, Any], capture: Path, what: str) -> float | None:
+    """The simulated time of the capture's first packet, s: link.jsonl's and
+    routes.jsonl's times less this are the findings' times. None (with a warning that
+    `what` is left out) when the bundle's clock cannot be read."""
+    from airtrace.trace import read
+
+    first = read(capture).packets(columns=["time"])["time"].iloc[0]
+    try:
+        epoch = bundlefiles.epoch_ns(bundle, meta)
+    except BundleError as e:
+        warnings.warn(f"{e}; {what} left out", DamagedInput)
+        return None
+    return float(first.value / 1e9 - epoch / 1e9)
+
+
+#: How long after a handoff its silence is looked for, s.
+HANDOFF_WINDOW_S = 5.0
+#: The shortest silence of the receiver's ACKs that makes a handoff a finding, s
+#: (Linux's smallest retransmission timeout).
+HANDOFF_SILENCE_S = 0.2
+
+
+def _handoffs(
+    bundle: Path, meta: dict[str, Any], findings: list[dict[str, Any]], capture: Path
+) -> list[dict[str, Any]]:
+    """Handoffs of one of the first flow's ends (`handoff` in link.jsonl; with Mobile
+    IP, the registration after it) followed by a silence of the receiver's ACKs and
+    retransmissions: the move between access points cost that time, not congestion.
+    The time is a timeout finding's when one spans the silence (counted once, in
+    `explains_timeout_s`), else the silence's."""
+    flows = _network_flows(meta)
+    log = bundle / "link.jsonl"
+    if not flows or not log.is_file():
+        return []
+    ends = (flows[0]["from"], flows[0]["to"])
+    handoffs: list[dict[str, Any]] = []
+    later: list[dict[str, Any]] = []
+    for e in bundlefiles.records(log, bundlefiles.LINK_LOG):
+        if e["kind"] == "handoff" and e.get("node") in ends:
+            handoffs.append(e)
+        elif e["kind"] in ("association", "registration_reply") and e.get("node") in ends:
+            later.append(e)
+        elif e["kind"] == "packet_dropped" and e.get("reason") == "not_associated" and e.get("flow") == 0:
+            later.append(e)
+    if not handoffs:
+        return []
+    t0 = _capture_start_s(bundle, meta, capture, "handoffs")
+    if t0 is None:
+        return []
+    from airtrace.trace import read
+
+    packets = read(capture).packets(columns=["frame", "time_rel", "conn", "dir", "retransmission"])
+    flow = packets[packets["conn"] == 0]
+    acks = flow[flow["dir"] == 1]["time_rel"].to_numpy(dtype=float)
+    resent = flow[(flow["dir"] == 0) & flow["retransmission"]]
+    found = []
+    for h in handoffs:
+        t_h = h["t_ns"] / 1e9 - t0
+        # The longest silence of the receiver that begins in the window.
+        times = [t for t in acks if t_h - HANDOFF_SILENCE_S <= t <= t_h + HANDOFF_WINDOW_S]
+        gaps = [(b - a, a, b) for a, b in zip(times, times[1:])]
+        if not gaps:
+            continue
+        silence, quiet_from, quiet_to = max(gaps)
+        frames = resent[(resent["time_rel"] >= quiet_from) & (resent["time_rel"] <= quiet_to + 0.001)]
+        if silence < HANDOFF_SILENCE_S or frames.empty:
+            continue
+        spans = [
+            f for f in findings
+            if f["kind"] == "timeout_backoff" and f["connection"] == 0 and f["direction"] == "a_to_b"
+            and f["start_s"] <= quiet_to and f["end_s"] >= quiet_from
+        ]
+        after = [e for e in later if t_h <= e["t_ns"] / 1e9 - t0 <= quiet_to]
+        joined = next((e["t_ns"] / 1e9 - t0 for e in after if e["kind"] == "association" and e["node"] == h["node"]), None)
+        registered = next((e["t_ns"] / 1e9 - t0 for e in after if e["kind"] == "registration_reply"), None)
+        dropped = sum(e["kind"] == "packet_dropped" for e in after)
+        parts = [f"{h['node']} handed off from {h.get('from_peer')} to {h.get('peer')} at {t_h:.2f} s ({h.get('reason')})"]
+        details = {"handoffs": 1.0, "not_associated_drops": float(dropped), "silence_s": silence}
+        if joined is not None:
+            parts.append(f"it was off the air {(joined - t_h) * 1e3:.0f} ms")
+            details["handoff_gap_s"] = joined - t_h
+        if dropped:
+            parts.append(f"{dropped} packet(s) of the flow were dropped at the access point it left")
+        if registered is not None and joined is not None:
+            parts.append(
+                f"Mobile IP registered it through the new agent {registered - joined:.2f} s after it associated "
+                "(until then its packets still went home)"
+            )
+            details["registration_s"] = registered - joined
+        if spans:
+            details["explains_timeout_s"] = sum(f["cost_s"] for f in spans)
+        found.append(
+            {
+                "kind": "handoff",
+                "connection": 0,
+                "direction": "a_to_b",
+                "start_s": t_h,
+                "end_s": quiet_to,
+                # A timeout finding's time is counted there, once.
+                "cost_s": 0.0 if spans else silence,
+                "throughput_share": 0.0,
+                "evidence": [int(x) for x in frames["frame"].to_numpy()[:20]],
+                "explanation": (
+                    "; ".join(parts)
+                    + f". The receiver's ACKs stopped for {silence:.2f} s and {len(frames)} segment(s) were sent "
+                    "again: TCP took the silence and the loss burst for congestion (a retransmission timeout and a "
+                    "slow start)."
+                ),
+                "fix": (
+                    "Detect the move sooner: agent advertisements more often (`advertisement_interval` in "
+                    "[network.mobile_ip]) or a solicitation on association (`solicit = true`), a shorter handoff "
+                    "gap; or hand the old access point's packets over and warn the sender (a hinted handoff) so "
+                    "that TCP neither loses a window nor backs off its timer."
+                ),
+                "details": details,
+            }
+        )
+    return found
+
+
 def _route_failures(
     bundle: Path, meta: dict[str, Any], findings: list[dict[str, Any]], capture: Path
 ) -> list[dict[str, Any]]:
@@ -325,15 +448,9 @@ def _route_failures(
                 events.append((e["t_ns"] / 1e9, e["reason"]))
     if not events:
         return []
-    from airtrace.trace import read
-
-    first = read(capture).packets(columns=["time"])["time"].iloc[0]
-    try:
-        epoch = bundlefiles.epoch_ns(bundle, meta)
-    except BundleError as e:
-        warnings.warn(f"{e}; route failures left out", DamagedInput)
+    t0 = _capture_start_s(bundle, meta, capture, "route failures")
+    if t0 is None:
         return []
-    t0 = first.value / 1e9 - epoch / 1e9
     found = []
     for f in findings:
         if f["kind"] != "timeout_backoff" or f["connection"] != 0 or f["direction"] != "a_to_b":

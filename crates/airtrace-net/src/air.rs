@@ -16,7 +16,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::frame::{NodeId, ETHERTYPE_ARP, ETHERTYPE_IPV4};
+use crate::frame::{NodeId, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 use crate::network::{arp_fields, IpPacket};
 use crate::wireless::AirRecord;
 
@@ -35,6 +35,11 @@ pub enum Carried {
         sender: NodeId,
         /// The node asked for (request) or answered (reply).
         target: NodeId,
+    },
+    /// An access point's beacon (a management frame; the sender is the access point).
+    Beacon {
+        /// The beacon interval, TU (1.024 ms).
+        interval_tu: u16,
     },
 }
 
@@ -92,6 +97,9 @@ impl AirLog {
                     let (op, sender, target) = arp_fields(p.token);
                     Carried::Arp { op, sender, target }
                 }
+                Some(p) if p.ethertype == ETHERTYPE_BEACON => Carried::Beacon {
+                    interval_tu: p.token as u16,
+                },
                 Some(p) => {
                     debug_assert_eq!(p.ethertype, ETHERTYPE_IPV4);
                     let Some(packet) = hop(p.token) else {

@@ -507,6 +507,13 @@ impl Dcf {
         }
     }
 
+    /// The station, back on the channel, senses the medium busy until `until` (frames
+    /// already on the air that it starts hearing mid-way): it defers as for its NAV.
+    pub fn busy_until(&mut self, now: i64, until: i64, out: &mut Vec<MacOut>) {
+        self.set_nav(now, until);
+        self.try_access(now, out);
+    }
+
     /// Transmits `frame` now.
     fn transmit(&mut self, now: i64, frame: Frame, out: &mut Vec<MacOut>) {
         if self.medium_idle(now) {

@@ -27,6 +27,15 @@ pub const ETHERTYPE_IPV4: u16 = 0x0800;
 /// EtherType of ARP.
 pub const ETHERTYPE_ARP: u16 = 0x0806;
 
+/// The payload type of an access point's beacon, not an EtherType: the frame is a
+/// management frame (IEEE 802.11-2020 §9.3.3.2), its token the beacon interval in TU.
+pub const ETHERTYPE_BEACON: u16 = 0x0000;
+/// Length of a beacon's MSDU as the DCF counts it: the beacon body (timestamp,
+/// interval, capability, an 8-byte SSID, four rates, the DS parameter: 31 bytes) less
+/// the 8 bytes of LLC/SNAP header the DCF adds to every data frame's MSDU, so the frame
+/// is the beacon's 59 bytes on the air.
+pub const BEACON_MSDU_BYTES: u32 = 23;
+
 /// What a data frame carries: the upper layer's token for its packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Payload {
@@ -34,7 +43,8 @@ pub struct Payload {
     pub token: u64,
     /// The packet's length, bytes (the MSDU).
     pub len: u32,
-    /// Its protocol: [`ETHERTYPE_IPV4`] or [`ETHERTYPE_ARP`].
+    /// Its protocol: [`ETHERTYPE_IPV4`] or [`ETHERTYPE_ARP`]; [`ETHERTYPE_BEACON`] for
+    /// a beacon.
     pub ethertype: u16,
 }
 

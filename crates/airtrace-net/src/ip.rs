@@ -2,6 +2,7 @@
 
 use crate::dsr::DsrHeader;
 use crate::frame::NodeId;
+use crate::mobile_ip::Mip;
 
 /// `IpPacket::user` of a packet that carries no transport packet (DSR routing).
 pub const NO_PACKET: u64 = u64::MAX;
@@ -24,12 +25,25 @@ pub struct IpPacket {
     /// The DSR options header (RFC 4728 §6), in a network routed by DSR; `len`
     /// includes it.
     pub dsr: Option<DsrHeader>,
+    /// Mobile IP: a message of its own, or the packet in an IP-in-IP tunnel
+    /// ([`crate::mobile_ip`]).
+    pub mip: Option<Mip>,
 }
 
 impl IpPacket {
-    /// A packet of routing only (a DSR request, reply or error), no transport payload.
+    /// A packet of routing only (a DSR request, reply or error; a Mobile IP message),
+    /// no transport payload.
     pub fn is_control(&self) -> bool {
-        self.dsr.is_some_and(|h| h.control)
+        self.dsr.is_some_and(|h| h.control) || matches!(self.mip, Some(Mip::Message(_)))
+    }
+
+    /// The node the packet is sent towards now: the tunnel's end while tunnelled,
+    /// else its destination.
+    pub fn hop_dst(&self) -> NodeId {
+        match self.mip {
+            Some(Mip::Tunnel { to, .. }) => to,
+            _ => self.dst,
+        }
     }
 
     /// The packet with `header` as its DSR header, its length adjusted.
@@ -64,6 +78,9 @@ pub enum DropReason {
     SendBufferTimeout,
     /// DSR: the send buffer was full; the oldest packet made room.
     SendBufferFull,
+    /// Roaming: the packet waited at an access point for a station that has since
+    /// associated with another one.
+    NotAssociated,
 }
 
 impl DropReason {
@@ -79,6 +96,7 @@ impl DropReason {
             DropReason::NotRouter => "not_router",
             DropReason::SendBufferTimeout => "send_buffer_timeout",
             DropReason::SendBufferFull => "send_buffer_full",
+            DropReason::NotAssociated => "not_associated",
         }
     }
 }

@@ -15,6 +15,11 @@
 //!   802.11b DSSS/CCK error curves in [`dsss`].
 //! - [`rate`]: per-neighbour rate controllers (ARF, AARF, MIMD probing, a
 //!   Minstrel-like sampler).
+//! - [`roam`]: a station's roaming between access points (beacons heard, hysteresis,
+//!   handoff gap); the network sends the beacons and moves the routes
+//!   ([`Network::with_roaming`]).
+//! - [`mobile_ip`]: Mobile IP (RFC 5944): agent advertisements, a mobile node's
+//!   movement detection and registration, IP-in-IP tunnels ([`Network::with_mobile_ip`]).
 //! - [`dcf`]: one station's 802.11 DCF (IEEE 802.11-2020 §10.3), sans-IO, with the
 //!   standard's settings and ns-2's.
 //! - [`wireless`]: the stations on one channel and the events between them; the
@@ -39,11 +44,13 @@ pub mod dsr;
 pub mod dsss;
 pub mod frame;
 pub mod ip;
+pub mod mobile_ip;
 pub mod mobility;
 pub mod network;
 pub mod phy;
 pub mod radio;
 pub mod rate;
+pub mod roam;
 pub mod routing;
 pub mod signal;
 pub mod wired;

@@ -26,7 +26,8 @@
 //! Nodes may also be joined by wires ([`Network::with_wired`]; [`crate::wired`]): a
 //! hop to a wired neighbour goes down the wire, with no ARP. An access point
 //! ([`Network::with_bridges`]) passes packets between its radio and its wire as a
-//! layer-2 bridge does, leaving the TTL as it is.
+//! layer-2 bridge does, leaving the TTL as it is. With [`Network::with_roaming`] the
+//! access points send beacons and stations hand off between them (`roaming.rs`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -39,11 +40,16 @@ use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::dsr::agent::{Action, RouteEvent};
 use crate::dsr::{DsrAgent, DsrConfig};
-use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_IPV4};
+use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
+use crate::mobile_ip::MipEvent;
+use crate::roam::RoamEvent;
 use crate::routing::Routes;
 use crate::wired::{WireEvent, WiredLinks};
 use crate::wireless::{Wireless, WirelessEvent};
+
+mod mobile_ip;
+mod roaming;
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
 pub const ARP_BYTES: u32 = 28;
@@ -104,6 +110,24 @@ pub enum NetEvent {
         /// The new rate, bit/s.
         to_bps: u64,
     },
+    /// Roaming station `node` handed off or associated.
+    Roam {
+        /// When, ns.
+        at_ns: i64,
+        /// The station.
+        node: NodeId,
+        /// What.
+        event: RoamEvent,
+    },
+    /// Mobile node `node` sent a registration or heard its reply.
+    MobileIp {
+        /// When, ns.
+        at_ns: i64,
+        /// The mobile node.
+        node: NodeId,
+        /// What.
+        event: MipEvent,
+    },
     /// `node` dropped `packet`.
     Dropped {
         /// When, ns.
@@ -150,6 +174,16 @@ enum Deferred {
     Send { packet: IpPacket, next_hop: NodeId },
     /// Run the DSR send-buffer check.
     CheckBuffer,
+    /// An access point sends its beacon.
+    Beacon,
+    /// A station is associated (at the start, or at the end of a handoff's gap).
+    Associated,
+    /// A station checks that it still hears its access point's beacons.
+    BeaconCheck,
+    /// A Mobile IP agent advertises.
+    Advertise,
+    /// A mobile node sends its registration `id` again if no reply came.
+    RegistrationRetry { id: u64 },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +233,10 @@ pub struct Network {
     wire_events: Vec<WireEvent>,
     /// Which nodes forward as layer-2 bridges (access points), by id.
     bridges: Vec<bool>,
+    /// Beacons and handoffs (`None`: associations are static, the routes decide).
+    roaming: Option<Box<roaming::Roaming>>,
+    /// Mobile IP's agents and mobile nodes (`None`: no Mobile IP).
+    mobile_ip: Option<Box<mobile_ip::MobileIp>>,
 }
 
 impl Network {
@@ -224,6 +262,8 @@ impl Network {
             wired: WiredLinks::default(),
             wire_events: Vec::new(),
             bridges: vec![false; nodes],
+            roaming: None,
+            mobile_ip: None,
         }
     }
 
@@ -408,6 +448,12 @@ impl Network {
                     self.run_actions(at, timer.node, &mut actions, out);
                     self.dsr_actions = actions;
                 }
+                what @ (Deferred::Beacon | Deferred::Associated | Deferred::BeaconCheck) => {
+                    self.roam_timer(at, timer.node, what, out)
+                }
+                what @ (Deferred::Advertise | Deferred::RegistrationRetry { .. }) => {
+                    self.mip_timer(at, timer.node, what, out)
+                }
             }
         }
         while let Some(&(at, key)) = self.spent_broadcasts.front() {
@@ -568,6 +614,10 @@ impl Network {
                     self.on_arp(at_ns, node, payload.token, out);
                     return;
                 }
+                if payload.ethertype == ETHERTYPE_BEACON {
+                    self.heard_beacon(at_ns, node, from, out);
+                    return;
+                }
                 let Some(&packet) = self.hops.get(key_of(payload.token)) else {
                     debug_assert!(false, "a frame's packet outlives its hop");
                     return;
@@ -645,6 +695,9 @@ impl Network {
             from,
             packet,
         });
+        if self.mobile_ip.is_some() && self.mip_arrived(at_ns, node, packet, out) {
+            return;
+        }
         if !self.dsr.is_empty() {
             self.hold_in_routing(&packet);
             let mut actions = std::mem::take(&mut self.dsr_actions);
@@ -728,6 +781,9 @@ impl Network {
 
     /// `node` sends `packet` on towards its destination.
     fn route(&mut self, now: i64, node: NodeId, packet: IpPacket, out: &mut Vec<NetEvent>) {
+        if self.roaming.is_some() && self.roaming_takes(now, node, packet, out) {
+            return;
+        }
         if !self.dsr.is_empty() {
             self.hold_in_routing(&packet);
             let mut actions = std::mem::take(&mut self.dsr_actions);
@@ -736,7 +792,7 @@ impl Network {
             self.dsr_actions = actions;
             return;
         }
-        let Some(next_hop) = self.routes.next_hop(node, packet.dst) else {
+        let Some(next_hop) = self.routes.next_hop(node, packet.hop_dst()) else {
             out.push(NetEvent::Dropped {
                 at_ns: now,
                 node,

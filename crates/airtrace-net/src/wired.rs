@@ -151,6 +151,7 @@ mod tests {
             len,
             user,
             dsr: None,
+            mip: None,
         }
     }
 

@@ -209,6 +209,10 @@ pub struct Wireless {
     moved_at: i64,
     /// Walls, shadowing and SNR-driven frame errors (`None`: distance alone decides).
     signal: Option<SignalModel>,
+    /// The power of the last data frame each station decoded from each other one, W,
+    /// at `receiver * stations + sender` (`None`: not kept; see
+    /// [`Wireless::keep_rx_power`]).
+    rx_power: Option<Vec<f64>>,
 }
 
 impl Wireless {
@@ -228,7 +232,27 @@ impl Wireless {
             mobility: None,
             moved_at: i64::MIN,
             signal: None,
+            rx_power: None,
         }
+    }
+
+    /// Keeps the received power of the last data frame each station decoded from
+    /// each other one ([`Wireless::rx_power_w`]), what a card reports as a beacon's
+    /// RSSI. Call it after adding every station.
+    pub fn keep_rx_power(&mut self) {
+        let n = self.stations.len();
+        self.rx_power = Some(vec![0.0; n * n]);
+    }
+
+    /// The power, W, of the last data frame `node` decoded from `from`, if kept and
+    /// one was decoded.
+    pub fn rx_power_w(&self, node: NodeId, from: NodeId) -> Option<f64> {
+        let n = self.stations.len();
+        let w = *self
+            .rx_power
+            .as_ref()?
+            .get(node as usize * n + from as usize)?;
+        (w > 0.0).then_some(w)
     }
 
     /// Adds walls, shadowing and SNR-driven frame errors to the distance law (see
@@ -292,6 +316,34 @@ impl Wireless {
     /// and decodes no one. Its MAC must be given nothing to send.
     pub fn remove_radio(&mut self, node: NodeId) {
         self.stations[node as usize].radio = false;
+    }
+
+    /// From `now` station `node`'s radio hears the channel (`on`) or not: a station
+    /// switching channels in a handoff hears no frame sent meanwhile (those already
+    /// reaching it go on); what its MAC still sends goes out. Back on the channel it
+    /// senses the frames already on the air that reach it (distance alone) until they
+    /// end, and defers to them.
+    pub fn set_listening(&mut self, now: i64, node: NodeId, on: bool) {
+        self.stations[node as usize].radio = on;
+        if !on {
+            return;
+        }
+        let sensed_until = (0..self.stations.len() as NodeId)
+            .filter(|&s| s != node)
+            .filter_map(|s| {
+                let (start, frame) = self.stations[s as usize].sending?;
+                (self.received_w(s, node) >= self.phy.cs_threshold_w)
+                    .then_some(start + frame.airtime_ns)
+            })
+            .max();
+        if let Some(until) = sensed_until.filter(|&t| t > now) {
+            let mut macs = std::mem::take(&mut self.mac_out);
+            self.stations[node as usize]
+                .mac
+                .busy_until(now, until, &mut macs);
+            self.apply(now, node, &mut macs);
+            self.mac_out = macs;
+        }
     }
 
     /// The number of stations.
@@ -642,10 +694,16 @@ impl Wireless {
         let idle = !st.rx.busy();
         let heard = match ev {
             RxEvent::Frame { frame, power_w } => {
+                if let (Some(kept), FrameKind::Data) = (self.rx_power.as_mut(), frame.kind) {
+                    let n = self.stations.len();
+                    kept[node as usize * n + frame.src as usize] = power_w;
+                }
+                let st = &mut self.stations[node as usize];
                 st.mac.on_rx(now, &frame, macs);
                 Some((frame, power_w, true))
             }
             RxEvent::Error { frame, power_w } => {
+                let st = &mut self.stations[node as usize];
                 st.mac.on_rx_error(now, macs);
                 Some((frame, power_w, false))
             }

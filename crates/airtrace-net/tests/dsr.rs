@@ -22,6 +22,7 @@ fn data(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
         len: 1500,
         user,
         dsr: None,
+        mip: None,
     }
 }
 
@@ -47,6 +48,7 @@ fn request(from: NodeId, record: &[NodeId], id: u16, target: NodeId, max: u8) ->
         len: 20 + h.wire_len(),
         user: 0,
         dsr: Some(h),
+        mip: None,
     }
 }
 

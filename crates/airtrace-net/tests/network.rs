@@ -35,6 +35,7 @@ fn packet(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
         len: 1000,
         user,
         dsr: None,
+        mip: None,
     }
 }
 

@@ -12,10 +12,12 @@ use airtrace_link::rng::Streams;
 use airtrace_link::trace::DeliveryTrace;
 use airtrace_tcp::{CcAlgorithm, Config, Variant};
 
+use airtrace_net::mobile_ip::MipConfig;
 use airtrace_net::mobility::random_waypoint::RandomWaypoint;
 use airtrace_net::mobility::setdest::MovementFile;
 use airtrace_net::radio::{dbm_to_w, PhyProfile, Position, Propagation};
 use airtrace_net::rate::{RateAlgorithm, RateConfig};
+use airtrace_net::roam::RoamConfig;
 use airtrace_net::wired::{WiredConfig, WiredLinks};
 use airtrace_net::{
     ArpConfig, DcfConfig, DsrConfig, Mobility, NodeId, Routes, SignalConfig, SignalModel, Wall,
@@ -26,7 +28,7 @@ use rand::RngExt;
 use crate::links::{Link, PacketId};
 use crate::scenario::{
     self, ArpProfile, ArqSpec, DirSpec, LinkSpec, MacProfile, MobilityModel, MobilitySpec,
-    NetworkSpec, RateControlSpec, Role, RoutingProfile, SignalSpec, TcpSpec, WallSpec,
+    NetworkSpec, RateControlSpec, RoamingSpec, Role, RoutingProfile, SignalSpec, TcpSpec, WallSpec,
 };
 
 /// Default queue limit, in packets, when a scenario gives none.
@@ -219,7 +221,48 @@ pub fn network(
         }
         network = network.with_dsr(cfg, streams);
     }
+    if let Some(r) = &spec.roaming {
+        let (aps, stations) = spec.roaming_nodes(r);
+        let ids = |names: Vec<String>| -> Result<Vec<NodeId>, String> {
+            names
+                .iter()
+                .map(|name| id(name).ok_or_else(|| format!("network.roaming: no node {name:?}")))
+                .collect()
+        };
+        let stations = ids(stations)?;
+        network = network.with_roaming(roam_config(r), &ids(aps)?, &stations);
+        if let Some(m) = &spec.mobile_ip {
+            let one = |name: &String| ids(vec![name.clone()]).map(|v| v[0]);
+            let mobiles = match &m.mobiles {
+                Some(names) => ids(names.clone())?,
+                None => stations,
+            };
+            let d = MipConfig::default();
+            let cfg = MipConfig {
+                advertisement_interval_ns: m
+                    .advertisement_interval
+                    .map_or(d.advertisement_interval_ns, |t| t.0),
+                solicit: m.solicit.unwrap_or(d.solicit),
+                lifetime_s: m
+                    .lifetime
+                    .map_or(d.lifetime_s, |t| (t.0 / 1_000_000_000) as u16),
+            };
+            let fas = ids(m.foreign_agents.clone())?;
+            network = network.with_mobile_ip(cfg, one(&m.home_agent)?, &fas, &mobiles);
+        }
+    }
     Ok((network, nodes))
+}
+
+/// The roaming settings of `[network.roaming]`, defaults where it gives none.
+fn roam_config(r: &RoamingSpec) -> RoamConfig {
+    let d = RoamConfig::default();
+    RoamConfig {
+        beacon_interval_ns: r.beacon_interval.map_or(d.beacon_interval_ns, |t| t.0),
+        handoff_gap_ns: r.handoff_gap.map_or(d.handoff_gap_ns, |t| t.0),
+        hysteresis_db: r.hysteresis_db.unwrap_or(d.hysteresis_db),
+        beacon_loss: r.beacon_loss.unwrap_or(d.beacon_loss),
+    }
 }
 
 /// The rate controller of `network.rate_control`, up to `max_rate_bps`.

@@ -44,6 +44,7 @@ pub mod bundle;
 pub mod dest;
 mod flows;
 pub mod links;
+pub mod mipwire;
 pub mod netair;
 pub mod netsim;
 pub mod overrides;

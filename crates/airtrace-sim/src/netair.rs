@@ -15,7 +15,12 @@
 //!   sequence number (the same on every attempt) and Retry bit the MAC gave them, and
 //!   an RFC 1042 LLC/SNAP header before the IPv4 packet (the bytes the node's
 //!   `<node>.pcap` holds, with the TTL of this hop) or the ARP packet (RFC 826);
-//! - RTS (§9.3.1.2), CTS (§9.3.1.3) and ACK (§9.3.1.4) frames with their Duration.
+//! - RTS (§9.3.1.2), CTS (§9.3.1.3) and ACK (§9.3.1.4) frames with their Duration;
+//! - an access point's beacons (§9.3.3.2, with `[network.roaming]`): to the broadcast
+//!   address from the access point, which is also their BSSID, with the TSF timestamp,
+//!   the beacon interval, the ESS capability, the SSID "airtrace", the four 802.11b
+//!   rates and the DS parameter set (channel 1). Data frames keep the IBSS addressing
+//!   above (an infrastructure BSS's To DS / From DS is not modelled).
 //!
 //! Node `i` has the MAC address 02:00:00:00:x:y, where 198.18.x.y is its IPv4 address
 //! (x.y = i + 1; locally administered, as [`crate::air`]'s); the IBSS's BSSID is
@@ -35,10 +40,12 @@ use airtrace_net::{AirFrame, Carried, FrameKind, Network, NodeId, BROADCAST};
 use rustc_hash::FxHashMap;
 
 use crate::bundle::{BundleWriter, EPOCH_NS};
+use crate::mipwire::MipWriter;
 use crate::netsim::{address, routing_hosts};
 use crate::packet::{Encoder, Packet};
 use crate::wlan::{
-    self, Radiotap, Record, FC_RETRY, SUBTYPE_ACK, SUBTYPE_CTS, SUBTYPE_DATA, SUBTYPE_RTS,
+    self, Radiotap, Record, FC_RETRY, SUBTYPE_ACK, SUBTYPE_BEACON, SUBTYPE_CTS, SUBTYPE_DATA,
+    SUBTYPE_RTS,
 };
 
 /// The IBSS's BSSID.
@@ -81,6 +88,24 @@ fn arp_packet(op: u16, sender: NodeId, target: NodeId) -> [u8; 28] {
     p
 }
 
+/// The SSID of every access point's beacons.
+const SSID: &[u8; 8] = b"airtrace";
+
+/// A beacon's body (IEEE 802.11-2020 §9.3.3.2): timestamp (TSF, µs), beacon interval
+/// (TU), capability (ESS), then the SSID, Supported Rates (1, 2, 5.5, 11 Mbit/s, all
+/// basic) and DS Parameter Set (channel 1) elements (§9.4.2).
+fn beacon_body(tsf_us: u64, interval_tu: u16) -> [u8; 31] {
+    let mut b = [0u8; 31];
+    b[..8].copy_from_slice(&tsf_us.to_le_bytes());
+    b[8..10].copy_from_slice(&interval_tu.to_le_bytes());
+    b[10..12].copy_from_slice(&1u16.to_le_bytes());
+    b[12..14].copy_from_slice(&[0, SSID.len() as u8]);
+    b[14..22].copy_from_slice(SSID);
+    b[22..28].copy_from_slice(&[1, 4, 0x82, 0x84, 0x8b, 0x96]);
+    b[28..31].copy_from_slice(&[3, 1, 1]);
+    b
+}
+
 /// What the radios share for their radiotap headers.
 #[derive(Debug, Clone, Copy)]
 pub struct Radio {
@@ -94,8 +119,9 @@ pub struct Radio {
 pub fn encode<'a>(record: &'a mut Record, radio: Radio, f: &AirFrame, body: &[u8]) -> &'a [u8] {
     let r = &f.record;
     let frame = &r.frame;
+    let tsft_us = ((r.start_ns + radio.plcp_ns).max(0) / 1000) as u64;
     record.begin(&Radiotap {
-        tsft_us: Some(((r.start_ns + radio.plcp_ns).max(0) / 1000) as u64),
+        tsft_us: Some(tsft_us),
         rate_500kbps: (frame.rate_bps / 500_000).clamp(1, 255) as u8,
         bad_fcs: !r.intact,
         signal_dbm: Some(wlan::dbm(r.signal_w)),
@@ -104,8 +130,13 @@ pub fn encode<'a>(record: &'a mut Record, radio: Radio, f: &AirFrame, body: &[u8
     let (ra, ta) = (mac_address(frame.dst), mac_address(frame.src));
     let retry = if frame.retry { FC_RETRY } else { 0 };
     let duration = frame.duration_us();
-    match frame.kind {
-        FrameKind::Data => {
+    match (frame.kind, f.carried) {
+        (FrameKind::Data, Carried::Beacon { interval_tu }) => {
+            record.header(SUBTYPE_BEACON, 0, 0, &[ra, ta, ta]);
+            record.sequence(frame.seq);
+            record.extend(&beacon_body(tsft_us, interval_tu));
+        }
+        (FrameKind::Data, _) => {
             record.header(SUBTYPE_DATA, retry, duration, &[ra, ta, BSSID]);
             record.sequence(frame.seq);
             if let Some(p) = frame.payload {
@@ -113,9 +144,9 @@ pub fn encode<'a>(record: &'a mut Record, radio: Radio, f: &AirFrame, body: &[u8
             }
             record.extend(body);
         }
-        FrameKind::Rts => record.header(SUBTYPE_RTS, retry, duration, &[ra, ta]),
-        FrameKind::Cts => record.header(SUBTYPE_CTS, 0, duration, &[ra]),
-        FrameKind::Ack => record.header(SUBTYPE_ACK, 0, duration, &[ra]),
+        (FrameKind::Rts, _) => record.header(SUBTYPE_RTS, retry, duration, &[ra, ta]),
+        (FrameKind::Cts, _) => record.header(SUBTYPE_CTS, 0, duration, &[ra]),
+        (FrameKind::Ack, _) => record.header(SUBTYPE_ACK, 0, duration, &[ra]),
     }
     record.finish(!r.intact)
 }
@@ -134,6 +165,7 @@ pub(crate) struct AirCaptures {
     ip: Encoder,
     /// Scratch buffer for a packet's DSR header.
     dsr: Vec<u8>,
+    mip: MipWriter,
     record: Record,
 }
 
@@ -158,6 +190,7 @@ impl AirCaptures {
             released: Vec::new(),
             ip: Encoder::default(),
             dsr: Vec::new(),
+            mip: MipWriter::default(),
             record: Record::default(),
         }
     }
@@ -177,13 +210,15 @@ impl AirCaptures {
             };
             let arp;
             let body: &[u8] = match f.carried {
-                Carried::Nothing => &[],
+                Carried::Nothing | Carried::Beacon { .. } => &[],
                 Carried::Arp { op, sender, target } => {
                     arp = arp_packet(op, sender, target);
                     &arp
                 }
                 Carried::Ip(ip) => {
-                    let Some(bytes) = ip_bytes(&mut self.ip, &self.held, ip, &mut self.dsr) else {
+                    let bytes =
+                        ip_bytes(&mut self.ip, &mut self.mip, &self.held, ip, &mut self.dsr);
+                    let Some(bytes) = bytes else {
                         debug_assert!(false, "a packet on the air is held");
                         continue;
                     };
@@ -215,9 +250,11 @@ impl AirCaptures {
 }
 
 /// The IPv4 packet `ip` with the TTL of its hop, whole: a held transport packet, with
-/// its DSR header when it has one, or a DSR routing packet.
+/// its DSR header when it has one, or a DSR routing packet; a Mobile IP message or
+/// tunnelled packet.
 fn ip_bytes<'a>(
     encoder: &'a mut Encoder,
+    mip: &mut MipWriter,
     held: &FxHashMap<u64, (Packet, u64)>,
     ip: IpPacket,
     dsr: &mut Vec<u8>,
@@ -225,6 +262,10 @@ fn ip_bytes<'a>(
     dsr.clear();
     if let Some(h) = &ip.dsr {
         h.write(0, address, dsr);
+    }
+    if ip.mip.is_some() {
+        let inner = held.get(&ip.user).map(|(p, offset)| (p, *offset));
+        return mip.packet(encoder, &ip, inner, dsr);
     }
     if ip.is_control() {
         return Some(encoder.encode_routing(ip.ttl, routing_hosts(&ip), dsr));

@@ -16,7 +16,9 @@ use std::io::{self, Write};
 use airtrace_link::rng::Streams;
 use airtrace_net::dsr::agent::{ReplyBy, RouteEvent};
 use airtrace_net::dsr::{LinkError, Path};
+use airtrace_net::mobile_ip::{Mip, MipEvent};
 use airtrace_net::network::{IpPacket, NetEvent, Network};
+use airtrace_net::roam::RoamEvent;
 use airtrace_net::{Mobility, NodeId, Routes, TxCounters, BROADCAST};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -24,6 +26,7 @@ use serde::Serialize;
 use crate::build::{self, NodeInfo};
 use crate::bundle::{BundleWriter, EPOCH_NS, LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW};
 use crate::flows::{new_flow, Flow, FlowSummary};
+use crate::mipwire::MipWriter;
 use crate::netair::{mac_text, AirCaptures};
 use crate::packet::{Body, Encoder, Packet, DEFAULT_TTL};
 use crate::scenario::{AppKind, FlowSpec, MobilitySpec, NetworkSpec, RoutingProfile, Scenario};
@@ -44,7 +47,7 @@ pub struct NetworkSummary {
     pub nodes: Vec<NodeSummary>,
     /// Packets dropped in the network, by reason (`retry_limit`, `queue`, `arp_hold`,
     /// `arp_unanswered`, `no_route`, `ttl_expired`, `not_router`,
-    /// `send_buffer_timeout`, `send_buffer_full`).
+    /// `send_buffer_timeout`, `send_buffer_full`, `not_associated`).
     pub drops: BTreeMap<&'static str, u64>,
     /// What the routing did, when routes are discovered (DSR).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +112,9 @@ pub struct NodeSummary {
     /// Changes of data rate its rate adaptation made (left out when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub rate_changes: u64,
+    /// Handoffs it started, as a roaming station (left out when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoffs: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -368,12 +374,16 @@ struct World {
     mac_drops: Vec<u64>,
     /// Rate changes per node.
     rate_changes: Vec<u64>,
+    /// Handoffs per node.
+    handoffs: Vec<u64>,
     queue_drops: Vec<u64>,
     bodies: Vec<Body>,
     /// DSR's counts (`None`: static routes).
     routing: Option<RoutingSummary>,
     /// Scratch buffer for the network's events.
     net_events: Vec<NetEvent>,
+    /// Mobile IP's packets for the captures.
+    mip: MipWriter,
     line: Vec<u8>,
 }
 
@@ -468,10 +478,12 @@ pub(crate) fn run(
         drops: BTreeMap::new(),
         mac_drops: vec![0; n],
         rate_changes: vec![0; n],
+        handoffs: vec![0; n],
         queue_drops: vec![0; n],
         bodies: Vec::new(),
         routing: dynamic_routing.then(RoutingSummary::default),
         net_events: Vec::new(),
+        mip: MipWriter::default(),
         line: Vec::with_capacity(256),
     };
     for (i, flow) in world.flows.iter().enumerate() {
@@ -606,6 +618,13 @@ impl World {
                 } => {
                     self.rate_changes[node as usize] += 1;
                     self.log_rate(at_ns, node, neighbour, from_bps, to_bps)?;
+                }
+                NetEvent::MobileIp { at_ns, node, event } => self.log_mip(at_ns, node, event)?,
+                NetEvent::Roam { at_ns, node, event } => {
+                    if matches!(event, RoamEvent::Handoff { .. }) {
+                        self.handoffs[node as usize] += 1;
+                    }
+                    self.log_roam(at_ns, node, event)?;
                 }
                 NetEvent::Dropped {
                     at_ns,
@@ -743,6 +762,12 @@ impl World {
         if let Some(h) = &ip.dsr {
             h.write(0, address, &mut self.dsr_bytes);
         }
+        if let Some(Mip::Message(_)) = ip.mip {
+            if let Some(frame) = self.mip.packet(&mut self.encoder, &ip, None, &[]) {
+                let pcap = bundle.node_capture(index);
+                return pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32);
+            }
+        }
         if ip.is_control() {
             let frame = self
                 .encoder
@@ -757,9 +782,19 @@ impl World {
         else {
             return Ok(());
         };
-        packet.ttl = ip.ttl;
         let offset = self.flows[packet.flow as usize].stream_offset(packet);
         let pcap = bundle.node_capture(index);
+        if let Some(Mip::Tunnel { .. }) = ip.mip {
+            let inner = Some((&*packet, offset));
+            if let Some(frame) = self
+                .mip
+                .packet(&mut self.encoder, &ip, inner, &self.dsr_bytes)
+            {
+                pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32)?;
+            }
+            return Ok(());
+        }
+        packet.ttl = ip.ttl;
         for frame in self
             .encoder
             .encode_routed(packet, offset, MTU, &self.dsr_bytes)
@@ -819,6 +854,88 @@ impl World {
             r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"rate_changed","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":null,"fragments":null,"flow":null,"ip_id":null,"peer":"{}","from_rate_bps":{from_bps},"rate_bps":{to_bps}}}"#,
             name(node),
             name(peer)
+        )?;
+        self.line.push(b'\n');
+        log.write_all(&self.line)
+    }
+
+    /// A `handoff` or `association` record in link.jsonl (docs/link-log.md): station
+    /// `node` left `from_peer` for `peer`, or is associated with `peer`.
+    fn log_roam(&mut self, at_ns: i64, node: NodeId, event: RoamEvent) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        self.line.clear();
+        let name = |n: Option<NodeId>| match n.and_then(|n| self.nodes.get(n as usize)) {
+            Some(n) => format!("\"{}\"", n.name),
+            None => "null".to_string(),
+        };
+        let (kind, peer, from, reason) = match event {
+            RoamEvent::Handoff { from, to, reason } => (
+                "handoff",
+                to,
+                Some(name(from)),
+                format!("\"{}\"", reason.name()),
+            ),
+            RoamEvent::Associated { ap } => ("association", Some(ap), None, "null".into()),
+        };
+        write!(
+            self.line,
+            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{kind}","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":{reason},"fragments":null,"flow":null,"ip_id":null,"peer":{}"#,
+            name(Some(node)),
+            name(peer)
+        )?;
+        if let Some(from) = from {
+            write!(self.line, r#","from_peer":{from}"#)?;
+        }
+        self.line.extend_from_slice(b"}\n");
+        log.write_all(&self.line)
+    }
+
+    /// A `registration_request` or `registration_reply` record in link.jsonl
+    /// (docs/link-log.md): mobile node `node` sent a registration through `peer`, or
+    /// heard its reply.
+    fn log_mip(&mut self, at_ns: i64, node: NodeId, event: MipEvent) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        self.line.clear();
+        let name = |n: Option<NodeId>| match n.and_then(|n| self.nodes.get(n as usize)) {
+            Some(n) => format!("\"{}\"", n.name),
+            None => "null".to_string(),
+        };
+        let (kind, r, attempt, reason) = match event {
+            MipEvent::RequestSent {
+                registration,
+                attempt,
+            } => (
+                "registration_request",
+                registration,
+                attempt.to_string(),
+                "null",
+            ),
+            MipEvent::ReplyReceived {
+                registration,
+                accepted,
+            } => (
+                "registration_reply",
+                registration,
+                "null".into(),
+                if accepted {
+                    "\"accepted\""
+                } else {
+                    "\"denied\""
+                },
+            ),
+        };
+        write!(
+            self.line,
+            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{kind}","packet":null,"frame":null,"attempt":{attempt},"bytes":null,"queue_packets":null,"reason":{reason},"fragments":null,"flow":null,"ip_id":null,"peer":{},"care_of":{},"home_agent":{},"registration":{}}}"#,
+            name(Some(node)),
+            name(Some(r.via)),
+            name(r.care_of),
+            name(Some(r.home_agent)),
+            r.id
         )?;
         self.line.push(b'\n');
         log.write_all(&self.line)
@@ -1177,6 +1294,7 @@ impl World {
             len: packet.ip_len(),
             user: packet.id,
             dsr: None,
+            mip: None,
         };
         self.packets.insert(packet.id, packet);
         // A buffer kept between events (empty, not allocated, when this runs inside
@@ -1220,6 +1338,7 @@ impl World {
                     frames_sent: w.sent(i as NodeId),
                     mac_drops: self.mac_drops[i],
                     rate_changes: self.rate_changes[i],
+                    handoffs: self.handoffs[i],
                     queue_drops: self.queue_drops[i],
                 })
                 .collect(),

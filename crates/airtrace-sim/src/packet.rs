@@ -209,7 +209,7 @@ fn push_payload(out: &mut Vec<u8>, offset: u64, len: u32) {
 }
 
 /// One's-complement sum of `data` as big-endian 16-bit words (RFC 1071), not folded.
-fn sum16(data: &[u8]) -> u64 {
+pub(crate) fn sum16(data: &[u8]) -> u64 {
     let mut chunks = data.chunks_exact(2);
     let mut sum: u64 = chunks
         .by_ref()
@@ -222,7 +222,7 @@ fn sum16(data: &[u8]) -> u64 {
 }
 
 /// Folds a sum to 16 bits and complements it (RFC 1071).
-fn fold(mut sum: u64) -> u16 {
+pub(crate) fn fold(mut sum: u64) -> u16 {
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -340,6 +340,25 @@ impl Encoder {
         self.frames.clear();
         self.bounds.clear();
         self.ip_fragment(0, PROTO_DSR, src, dst, 0, dsr.len(), false, false);
+        &self.frames
+    }
+
+    /// One IPv4 packet of protocol `proto` carrying `body` whole (IP ID 0): a Mobile IP
+    /// message (`crate::mipwire`), or an IP-in-IP tunnel's inner packet.
+    pub fn encode_ip(
+        &mut self,
+        ttl: u8,
+        (src, dst): ([u8; 4], [u8; 4]),
+        proto: u8,
+        body: &[u8],
+    ) -> &[u8] {
+        self.ecn = 0;
+        self.ttl = ttl;
+        self.transport.clear();
+        self.transport.extend_from_slice(body);
+        self.frames.clear();
+        self.bounds.clear();
+        self.ip_fragment(0, proto, src, dst, 0, body.len(), false, false);
         &self.frames
     }
 

@@ -19,6 +19,8 @@
 /// Frame Control, first octet: protocol version 0, type and subtype (IEEE 802.11-2020
 /// §9.2.4.1.3, Table 9-1) of a data frame.
 pub const SUBTYPE_DATA: u8 = 0x08;
+/// See [`SUBTYPE_DATA`]: beacon (management, subtype 8; §9.3.3.2).
+pub const SUBTYPE_BEACON: u8 = 0x80;
 /// See [`SUBTYPE_DATA`]: RTS (control, subtype 11; §9.3.1.2).
 pub const SUBTYPE_RTS: u8 = 0xb4;
 /// See [`SUBTYPE_DATA`]: CTS (control, subtype 12; §9.3.1.3).

@@ -752,5 +752,6 @@ fn control_packet(src: NodeId, dst: NodeId, ttl: u8, header: DsrHeader) -> IpPac
         len: IP_HEADER + header.wire_len(),
         user: NO_PACKET,
         dsr: Some(header),
+        mip: None,
     }
 }

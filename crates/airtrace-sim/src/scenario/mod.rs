@@ -24,8 +24,8 @@ use crate::units::{Duration, Rate, Size};
 mod network;
 mod signal;
 pub use network::{
-    ArpProfile, ChainSpec, MacProfile, MobilityModel, MobilitySpec, NetworkSpec, NodeSpec,
-    RandomSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
+    ArpProfile, ChainSpec, MacProfile, MobileIpSpec, MobilityModel, MobilitySpec, NetworkSpec,
+    NodeSpec, RandomSpec, RoamingSpec, Role, RouteSpec, RoutingProfile, SplitSpec,
 };
 pub use signal::{RateControlSpec, SignalSpec, WallSpec};
 

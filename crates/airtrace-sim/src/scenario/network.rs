@@ -90,6 +90,84 @@ pub struct NetworkSpec {
     /// their radio sent and received, behind radiotap headers.
     #[serde(default)]
     pub air_captures: Vec<String>,
+    /// Beacons and handoffs between access points (`[network.roaming]`); without it
+    /// associations are static and the routes decide.
+    #[serde(default)]
+    pub roaming: Option<RoamingSpec>,
+    /// Mobile IP between the roaming access points (`[network.mobile_ip]`).
+    #[serde(default)]
+    pub mobile_ip: Option<MobileIpSpec>,
+}
+
+/// `[network.mobile_ip]`: Mobile IP (RFC 5944, `airtrace_net::mobile_ip`) whose agents
+/// are access points of `[network.roaming]`, each one's cell a subnet of its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobileIpSpec {
+    /// The mobile nodes' home agent (an access point).
+    pub home_agent: String,
+    /// The foreign agents (access points).
+    pub foreign_agents: Vec<String>,
+    /// The mobile nodes. Default: the roaming stations.
+    #[serde(default)]
+    pub mobiles: Option<Vec<String>>,
+    /// Time between an agent's advertisements. Default 1 s.
+    #[serde(default)]
+    pub advertisement_interval: Option<Duration>,
+    /// A mobile node solicits an advertisement as soon as it is associated. Default
+    /// false.
+    #[serde(default)]
+    pub solicit: Option<bool>,
+    /// Registration lifetime asked for. Default 1800 s.
+    #[serde(default)]
+    pub lifetime: Option<Duration>,
+}
+
+/// `[network.roaming]`: access points that send beacons, stations that hand off
+/// between them (`airtrace_net::roam`). All access points are in one IP subnet: a
+/// handoff is at layer 2.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoamingSpec {
+    /// The access points. Default: every node with `role = "access_point"`.
+    #[serde(default)]
+    pub access_points: Option<Vec<String>>,
+    /// The roaming stations. Default: every host with a radio.
+    #[serde(default)]
+    pub stations: Option<Vec<String>>,
+    /// Time between an access point's beacons. Default 102.4 ms (100 TU).
+    #[serde(default)]
+    pub beacon_interval: Option<Duration>,
+    /// How long a handoff keeps a station off the air (probe, authentication,
+    /// reassociation). Default 50 ms.
+    #[serde(default)]
+    pub handoff_gap: Option<Duration>,
+    /// How much stronger another access point's beacons must be heard, smoothed, for
+    /// a station to hand off to it, dB. Default 6.
+    #[serde(default)]
+    pub hysteresis_db: Option<f64>,
+    /// Beacons of its access point a station misses before it leaves it. Default 3.
+    #[serde(default)]
+    pub beacon_loss: Option<u32>,
+}
+
+impl NetworkSpec {
+    /// The access points and stations of `[network.roaming]`, by name.
+    pub fn roaming_nodes(&self, r: &RoamingSpec) -> (Vec<String>, Vec<String>) {
+        let pick = |given: &Option<Vec<String>>, f: fn(&NodeSpec) -> bool| match given {
+            Some(names) => names.clone(),
+            None => self
+                .nodes
+                .iter()
+                .filter(|n| f(n))
+                .map(|n| n.name.clone())
+                .collect(),
+        };
+        (
+            pick(&r.access_points, |n| n.role == Role::AccessPoint),
+            pick(&r.stations, |n| n.role == Role::Host && n.radio),
+        )
+    }
 }
 
 /// `[network.mobility]`: a movement model, or an ns-2 movement file.
@@ -556,6 +634,12 @@ impl Scenario {
         if let Some(m) = &net.mobility {
             validate_mobility(net, m)?;
         }
+        if let Some(r) = &net.roaming {
+            validate_roaming(net, r)?;
+        }
+        if let Some(m) = &net.mobile_ip {
+            validate_mobile_ip(net, m)?;
+        }
         super::signal::validate(
             net.signal.as_ref(),
             &net.walls,
@@ -747,6 +831,142 @@ fn validate_mobility(net: &NetworkSpec, m: &MobilitySpec) -> Result<(), Invalid>
             Ok(())
         }
     }
+}
+
+/// Checks `[network.mobile_ip]`: with roaming, its agents among the access points
+/// and once each, its mobile nodes among the stations, settings in range.
+fn validate_mobile_ip(net: &NetworkSpec, m: &MobileIpSpec) -> Result<(), Invalid> {
+    use Key::*;
+    let at = |key| vec![Name("network"), Name("mobile_ip"), Name(key)];
+    let Some(r) = &net.roaming else {
+        return Err(invalid(
+            &at("home_agent"),
+            "Mobile IP's agents are access points: add [network.roaming]",
+        ));
+    };
+    let (aps, stations) = net.roaming_nodes(r);
+    if !aps.contains(&m.home_agent) {
+        return Err(invalid(
+            &at("home_agent"),
+            format!(
+                "{:?} is not an access point of [network.roaming]",
+                m.home_agent
+            ),
+        ));
+    }
+    for (i, fa) in m.foreign_agents.iter().enumerate() {
+        let here = vec![
+            Name("network"),
+            Name("mobile_ip"),
+            Name("foreign_agents"),
+            Index(i),
+        ];
+        if !aps.contains(fa) {
+            return Err(invalid(
+                &here,
+                format!("{fa:?} is not an access point of [network.roaming]"),
+            ));
+        }
+        if *fa == m.home_agent || m.foreign_agents[..i].contains(fa) {
+            return Err(invalid(&here, format!("{fa:?} is named twice")));
+        }
+    }
+    for (i, mn) in m.mobiles.iter().flatten().enumerate() {
+        if !stations.contains(mn) {
+            return Err(invalid(
+                &[
+                    Name("network"),
+                    Name("mobile_ip"),
+                    Name("mobiles"),
+                    Index(i),
+                ],
+                format!("{mn:?} is not a station of [network.roaming]"),
+            ));
+        }
+    }
+    if m.advertisement_interval
+        .is_some_and(|d| !(1_000_000..=60_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(
+            &at("advertisement_interval"),
+            "must be between 1 ms and 60 s",
+        ));
+    }
+    if m.lifetime
+        .is_some_and(|d| !(1_000_000_000..=65_534_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(&at("lifetime"), "must be between 1 s and 65534 s"));
+    }
+    Ok(())
+}
+
+/// Checks `[network.roaming]`: named nodes with radios, at least one access point, no
+/// node both, static routes, settings in range.
+fn validate_roaming(net: &NetworkSpec, r: &RoamingSpec) -> Result<(), Invalid> {
+    use Key::*;
+    let at = |key| vec![Name("network"), Name("roaming"), Name(key)];
+    if net.routing != RoutingProfile::Static {
+        return Err(invalid(
+            &at("access_points"),
+            "roaming moves static routes; it needs routing = \"static\"",
+        ));
+    }
+    let (aps, stations) = net.roaming_nodes(r);
+    if aps.is_empty() {
+        return Err(invalid(
+            &at("access_points"),
+            "no access point: name them, or give nodes role = \"access_point\"",
+        ));
+    }
+    let names = net.node_names();
+    for (key, list) in [("access_points", &aps), ("stations", &stations)] {
+        for (i, name) in list.iter().enumerate() {
+            let here = vec![Name("network"), Name("roaming"), Name(key), Index(i)];
+            if !names.contains(name) {
+                return Err(invalid(&here, format!("no node is named {name:?}")));
+            }
+            if list[..i].contains(name) {
+                return Err(invalid(&here, format!("{name:?} is listed twice")));
+            }
+            if net.nodes.iter().any(|n| n.name == *name && !n.radio) {
+                return Err(invalid(&here, format!("{name:?} has no radio")));
+            }
+        }
+    }
+    if let Some(both) = stations.iter().find(|s| aps.contains(s)) {
+        return Err(invalid(
+            &at("stations"),
+            format!("{both:?} is both an access point and a station"),
+        ));
+    }
+    if r.beacon_interval
+        .is_some_and(|d| !(1_000_000..=10_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(
+            &at("beacon_interval"),
+            "must be between 1 ms and 10 s",
+        ));
+    }
+    if r.handoff_gap
+        .is_some_and(|d| !(0..=60_000_000_000).contains(&d.0))
+    {
+        return Err(invalid(&at("handoff_gap"), "must be between 0 s and 60 s"));
+    }
+    if r.hysteresis_db
+        .is_some_and(|h| !(h.is_finite() && (0.0..=100.0).contains(&h)))
+    {
+        return Err(invalid(
+            &at("hysteresis_db"),
+            "must be between 0 and 100 dB",
+        ));
+    }
+    if r.beacon_loss.is_some_and(|n| !(1..=1000).contains(&n)) {
+        return Err(invalid(
+            &at("beacon_loss"),
+            "must be between 1 and 1000 beacons",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
