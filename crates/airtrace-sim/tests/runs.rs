@@ -617,7 +617,10 @@ fn tcp_segments(pcap: &[u8]) -> Vec<([u8; 4], u32, u32, u8, u32)> {
         let len = u32_le(at + 8) as usize;
         let ip = &pcap[at + 16..at + 16 + len];
         let (protocol, options) = match ip[9] {
-            48 => (ip[20], 4 + usize::from(u16::from_be_bytes([ip[22], ip[23]]))),
+            48 => (
+                ip[20],
+                4 + usize::from(u16::from_be_bytes([ip[22], ip[23]])),
+            ),
             p => (p, 0),
         };
         if protocol == 6 {
@@ -728,7 +731,8 @@ fn a_split_tcp_flow_without_room_for_a_proxy_sends_no_end_to_end_ack_of_its_own(
             1,
         );
     let text = text.split("\n[[flow]]\nname = \"short\"").next().unwrap();
-    let scenario = Scenario::parse(Path::new("single.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let scenario =
+        Scenario::parse(Path::new("single.toml"), text).unwrap_or_else(|e| panic!("{e}"));
     let out = scratch("split_tcp_single_zone").join("run");
     let options = Options {
         out: Some(&out),
@@ -737,7 +741,10 @@ fn a_split_tcp_flow_without_room_for_a_proxy_sends_no_end_to_end_ack_of_its_own(
     let summary = run(&scenario, text, options).unwrap();
     let flow = &summary.flows[0];
     let split = flow.split.as_ref().expect("a split flow");
-    assert!(split.proxies.is_empty() && split.zones.len() == 1, "{split:?}");
+    assert!(
+        split.proxies.is_empty() && split.zones.len() == 1,
+        "{split:?}"
+    );
     assert_eq!(split.e2e_acks, 0, "no end-to-end ACK of its own");
     assert!(flow.bytes_delivered > 100_000, "{flow:?}");
     assert!(split.peak_source_held_bytes <= window as u64, "{split:?}");
