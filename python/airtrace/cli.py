@@ -344,7 +344,7 @@ def _parser() -> argparse.ArgumentParser:
         "--jobs", "-j", type=int, help="worker processes for the runs (default: one per core; 1: this process)"
     )
     reproduce.add_argument(
-        "--patterns", type=int, default=50, help="movement patterns per mean speed, for holland-vaidya (default 50)"
+        "--patterns", type=int, default=50, help="movement patterns per mean speed and for Split-TCP, for holland-vaidya (default 50)"
     )
     reproduce.add_argument(
         "--out", "-o", metavar="DIR", help="keep the headline runs' bundles (seed 1) in DIR/STUDY/, with their plots"

@@ -155,6 +155,14 @@ impl Flow {
 }
 
 impl Flow {
+    /// Bytes side `a` has written that side `b` acknowledged (0 for RPC and UDP).
+    pub(crate) fn acked_bytes(&self) -> u64 {
+        match &self.transport {
+            Transport::Tcp { a, .. } => a.stats().bytes_acked,
+            Transport::Rpc { .. } | Transport::Datagrams { .. } => 0,
+        }
+    }
+
     /// The network reports that a route of side `side_a`'s data broke (ELFN).
     pub(crate) fn route_failed(&mut self, now: i64, side_a: bool) {
         if let Transport::Tcp { a, b } = &mut self.transport {

@@ -606,6 +606,9 @@ impl World {
                     let to_a = !p.from_a;
                     self.flows[i].deliver(self.now, to_a, p.body, p.ecn == 3);
                     self.service_side(i, to_a)?;
+                    if to_a {
+                        self.on_single_zone_ack(i, packet.dsr.map(|h| h.route))?;
+                    }
                 }
                 NetEvent::Local { .. } => {}
                 NetEvent::Route { at_ns, node, event } => self.on_route(at_ns, node, event)?,
@@ -978,6 +981,10 @@ impl World {
         let i = split.zones[zone];
         if zone == 0 {
             split.note_written(self.flows[i].written);
+            if split.single_zone() {
+                let limit = split.on_zone_ack(self.now, self.flows[i].acked_bytes());
+                self.flows[i].write_limit = Some(limit);
+            }
             if split.probe_due(self.now) {
                 self.send_probe(s)?;
                 if self.flows[i].retired {
@@ -1116,6 +1123,24 @@ impl World {
         match back.and_then(|r| self.splits[s].choose_again(r.as_slice())) {
             Some(nodes) => self.choose_zones_again(s, nodes),
             None => self.service_side(i, true),
+        }
+    }
+
+    /// A packet of flow `i` reached its side a by `route`: when `i` is the single zone
+    /// of a Split-TCP flow following the route, its ACK is end to end and brings the
+    /// route the source follows, as an end-to-end acknowledgement's would
+    /// ([`Self::on_e2e_ack`]).
+    fn on_single_zone_ack(&mut self, i: usize, route: Option<Path>) -> io::Result<()> {
+        let Some((s, 0)) = self.zone_of[i] else {
+            return Ok(());
+        };
+        if !self.splits[s].single_zone() {
+            return Ok(());
+        }
+        let back = route.map(|r| r.reversed());
+        match back.and_then(|r| self.splits[s].choose_again(r.as_slice())) {
+            Some(nodes) => self.choose_zones_again(s, nodes),
+            None => Ok(()),
         }
     }
 

@@ -23,6 +23,13 @@
 //! following source that hears nothing probes the destination, whose answer brings a
 //! route ([`PROBE_AFTER_NS`]).
 //!
+//! A flow whose route has no room for a proxy (with `follow`: while its route is no
+//! longer than `every` hops) has a single zone, from the source to the destination:
+//! that zone's ACKs are end-to-end acknowledgements already, so the destination sends
+//! none of its own (it answers a probe): the source purges what the zone's ACKs
+//! cover, reads its route from them, and probes only when they stop
+//! ([`Split::single_zone`]).
+//!
 //! This module keeps the accounting; [`crate::netsim`] moves the bytes and packets.
 
 use airtrace_net::routing::Routes;
@@ -141,6 +148,22 @@ impl Split {
         }
     }
 
+    /// True while the flow has one zone, from the source to the destination (no proxy):
+    /// its ACKs are the end-to-end acknowledgements, and no other is sent.
+    pub fn single_zone(&self) -> bool {
+        self.zones.len() == 1
+    }
+
+    /// A single zone's sender has had `acked` bytes acknowledged in all by the
+    /// destination: the source purges them as on an end-to-end acknowledgement
+    /// (returns the new limit on what the zone may have written, as [`Split::on_ack`]).
+    pub fn on_zone_ack(&mut self, now: i64, acked: u64) -> u64 {
+        if self.base + acked > self.acked_at_source {
+            self.quiet_since = now;
+        }
+        self.on_ack(self.base + acked)
+    }
+
     /// Zone `pos` has delivered `delivered` bytes in all at its receiving end:
     /// returns the bytes that are new since the last call, to hand on.
     /// The last zone's bytes are the destination's, after those it already has.
@@ -186,6 +209,9 @@ impl Split {
     /// the bytes it covers: after `ack_every` full segments, when the last zone is
     /// complete (`all_in`), or again after [`ACK_REPEAT_NS`] without one.
     pub fn ack_due(&mut self, now: i64, all_in: bool) -> Option<u64> {
+        if self.single_zone() {
+            return None;
+        }
         let delivered = self.delivered;
         let new = delivered - self.acked_by_destination;
         let repeat = self
@@ -224,9 +250,13 @@ impl Split {
         self.follow.map(|_| self.quiet_since + PROBE_AFTER_NS)
     }
 
-    /// When the destination next repeats its acknowledgement.
+    /// When the destination next repeats its acknowledgement (never while the flow
+    /// has a single zone).
     pub fn repeat_at(&self) -> Option<i64> {
-        self.last_ack_ns.map(|t| t + ACK_REPEAT_NS)
+        let multi = !self.single_zone();
+        self.last_ack_ns
+            .filter(|_| multi)
+            .map(|t| t + ACK_REPEAT_NS)
     }
 
     /// The source heard an end-to-end acknowledgement of `acked` bytes: returns the
@@ -369,6 +399,33 @@ mod tests {
         assert_eq!(s.ack_due(30, false), None);
         assert_eq!(s.ack_due(40, true), Some(3000), "the rest once all is in");
         assert_eq!(s.acks_sent, 2);
+    }
+
+    #[test]
+    fn a_single_zone_is_acknowledged_end_to_end_by_its_own_acks() {
+        let seg = 1460;
+        // Two hops with a proxy every 2: no room for one.
+        let mut s = Split::new(vec![0], vec![0, 2], 8 * seg, 2 * seg);
+        s.follow = Some(2);
+        s.note_written(4 * seg);
+        assert_eq!(s.take_new(0, 4 * seg), 4 * seg);
+        assert_eq!(s.ack_due(0, false), None, "no end-to-end ACK of its own");
+        assert_eq!(s.ack_due(ACK_REPEAT_NS, true), None, "nor at the end");
+        // The zone's ACK of the four segments purges them at the source.
+        assert_eq!(s.on_zone_ack(5, 4 * seg), 12 * seg);
+        assert_eq!((s.acked_at_source, s.quiet_since), (4 * seg, 5));
+        assert_eq!(s.on_zone_ack(9, 3 * seg), 12 * seg, "an older ACK");
+        assert_eq!(s.quiet_since, 5);
+        s.note_written(6 * seg);
+        assert_eq!((s.repeat_at(), s.acks_sent), (None, 0));
+        assert!(!s.probe_due(4 + PROBE_AFTER_NS), "its ACKs are news");
+        assert!(s.probe_due(5 + PROBE_AFTER_NS), "they stopped: it probes");
+        // The route grows to 4 hops: two zones, from what the zone had acknowledged,
+        // and the destination acknowledges end to end again.
+        assert_eq!(s.restart(vec![3, 4], vec![0, 2, 4]), 4 * seg);
+        s.take_new(1, 2 * seg);
+        assert_eq!(s.ack_due(20, false), Some(6 * seg));
+        assert_eq!(s.repeat_at(), Some(20 + ACK_REPEAT_NS));
     }
 
     #[test]

@@ -604,8 +604,9 @@ fn rts_cts_shares_the_channel_between_hidden_terminals() {
 }
 
 /// The TCP segments of a LINKTYPE_RAW pcap (nanosecond, little endian, as the bundle
-/// writes them): (source address, sequence number, acknowledgment number, flags,
-/// payload length).
+/// writes them), behind a DSR options header or not (RFC 4728 §6.1: protocol 48, its
+/// Next Header first, its Payload Length in bytes 2-3): (source address, sequence
+/// number, acknowledgment number, flags, payload length).
 fn tcp_segments(pcap: &[u8]) -> Vec<([u8; 4], u32, u32, u8, u32)> {
     let u32_le = |at: usize| u32::from_le_bytes(pcap[at..at + 4].try_into().unwrap());
     let u32_be = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
@@ -615,12 +616,19 @@ fn tcp_segments(pcap: &[u8]) -> Vec<([u8; 4], u32, u32, u8, u32)> {
     while at < pcap.len() {
         let len = u32_le(at + 8) as usize;
         let ip = &pcap[at + 16..at + 16 + len];
-        if ip[9] == 6 {
+        let (protocol, options) = match ip[9] {
+            48 => (
+                ip[20],
+                4 + usize::from(u16::from_be_bytes([ip[22], ip[23]])),
+            ),
+            p => (p, 0),
+        };
+        if protocol == 6 {
             let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-            let tcp = &ip[20..];
+            let tcp = &ip[20 + options..];
             let header = usize::from(tcp[12] >> 4) * 4;
             let src = ip[12..16].try_into().unwrap();
-            let payload = (total - 20 - header) as u32;
+            let payload = (total - 20 - options - header) as u32;
             out.push((src, u32_be(tcp, 4), u32_be(tcp, 8), tcp[13], payload));
         }
         at += 16 + len;
@@ -700,6 +708,67 @@ fn split_tcp_proxies_lack_and_the_source_purges_on_the_end_to_end_ack() {
         most_held, window,
         "the source held a full window until the end-to-end ACK"
     );
+}
+
+/// Split-TCP following the route over a 2-hop chain with DSR, a proxy every 2 hops:
+/// the route has no room for one, so the flow is a single zone from the source to the
+/// destination. As the source's capture shows it, the destination's ACKs are that
+/// zone's, one per segment, and they are end to end already: no end-to-end ACK of its
+/// own goes on top, and the source purges, and writes beyond its window, on them.
+#[test]
+fn a_split_tcp_flow_without_room_for_a_proxy_sends_no_end_to_end_ack_of_its_own() {
+    let window = 8 * 1460;
+    let text = std::fs::read_to_string(scenarios().join("split_tcp.toml"))
+        .unwrap()
+        .replace("hops = 8", "hops = 2")
+        .replace("routing = \"static\"", "routing = \"dsr\"")
+        .replace("duration = \"100 s\"", "duration = \"3 s\"")
+        .replace("captures = [\"n0\", \"n8\"]", "captures = [\"n0\"]")
+        .replace("to = \"n8\"", "to = \"n2\"")
+        .replacen(
+            "every = 2",
+            &format!("every = 2\nfollow = true\nwindow = \"{window} B\""),
+            1,
+        );
+    let text = text.split("\n[[flow]]\nname = \"short\"").next().unwrap();
+    let scenario =
+        Scenario::parse(Path::new("single.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let out = scratch("split_tcp_single_zone").join("run");
+    let options = Options {
+        out: Some(&out),
+        ..Options::default()
+    };
+    let summary = run(&scenario, text, options).unwrap();
+    let flow = &summary.flows[0];
+    let split = flow.split.as_ref().expect("a split flow");
+    assert!(
+        split.proxies.is_empty() && split.zones.len() == 1,
+        "{split:?}"
+    );
+    assert_eq!(split.e2e_acks, 0, "no end-to-end ACK of its own");
+    assert!(flow.bytes_delivered > 100_000, "{flow:?}");
+    assert!(split.peak_source_held_bytes <= window as u64, "{split:?}");
+
+    let (source, destination) = ([198, 18, 0, 1], [198, 18, 0, 3]);
+    let segments = tcp_segments(&std::fs::read(out.join("n0.pcap")).unwrap());
+    let isn = segments.iter().find(|s| s.0 == source).unwrap().1;
+    let (mut acked, mut acks, mut sent) = (0u32, 0, 0);
+    for &(src, seq, ack, flags, len) in &segments {
+        if src == destination && flags & 0x02 == 0 {
+            assert_eq!(len, 0, "a pure ACK");
+            acked = acked.max(ack.wrapping_sub(isn).wrapping_sub(1));
+            acks += 1;
+        } else if src == source && len > 0 {
+            let end = seq.wrapping_sub(isn).wrapping_sub(1) + len;
+            assert!(end - acked <= window, "sent beyond the window");
+            sent += 1;
+        }
+    }
+    assert!(
+        acks <= sent + 1,
+        "one ACK per segment at most: {acks} ACKs for {sent} segments"
+    );
+    assert!(u64::from(acked) + 8 * 1460 >= flow.bytes_delivered);
 }
 
 /// Kuang's cell: the access point bridges the laptop's packets onto its wire to the
