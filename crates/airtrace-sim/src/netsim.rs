@@ -807,6 +807,46 @@ impl World {
         Ok(())
     }
 
+    /// Writes one record of the network's link.jsonl, when there is one: the fields
+    /// every record has ([`Record`], docs/link-log.md), then those of its kind, which
+    /// `extra` appends, each led by a comma; `extra` is given the JSON of a node's name
+    /// (null for none).
+    fn log_record(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        record: Record,
+        extra: impl FnOnce(&mut Vec<u8>, &dyn Fn(Option<NodeId>) -> String) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
+            return Ok(());
+        };
+        let nodes = &self.nodes;
+        let name = |n: Option<NodeId>| match n.and_then(|n| nodes.get(n as usize)) {
+            Some(n) => format!("\"{}\"", n.name),
+            None => "null".to_string(),
+        };
+        let line = &mut self.line;
+        line.clear();
+        let number = |v: Option<u64>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
+        let text = |v: Option<&str>| v.map_or_else(|| "null".to_string(), |v| format!("\"{v}\""));
+        write!(
+            line,
+            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{}","packet":{},"frame":null,"attempt":{},"bytes":{},"queue_packets":null,"reason":{},"fragments":null,"flow":{},"ip_id":{}"#,
+            name(Some(node)),
+            record.kind,
+            number(record.packet),
+            number(record.attempt),
+            number(record.bytes),
+            text(record.reason),
+            number(record.flow),
+            number(record.ip_id),
+        )?;
+        extra(line, &name)?;
+        line.extend_from_slice(b"}\n");
+        log.write_all(line)
+    }
+
     /// A `packet_dropped` record in link.jsonl, naming the node.
     fn log_drop(
         &mut self,
@@ -815,26 +855,16 @@ impl World {
         packet: Option<&Packet>,
         reason: &str,
     ) -> io::Result<()> {
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
-            return Ok(());
+        let record = Record {
+            kind: "packet_dropped",
+            packet: packet.map(|p| p.id),
+            bytes: packet.map(|p| u64::from(p.ip_len())),
+            reason: Some(reason),
+            flow: packet.map(|p| p.flow as u64),
+            ip_id: packet.map(|p| u64::from(p.ip_id)),
+            ..Record::default()
         };
-        self.line.clear();
-        let (id, flow, ip_id, bytes) = match packet {
-            Some(p) => (
-                p.id.to_string(),
-                p.flow.to_string(),
-                p.ip_id.to_string(),
-                p.ip_len().to_string(),
-            ),
-            None => ("null".into(), "null".into(), "null".into(), "null".into()),
-        };
-        write!(
-            self.line,
-            r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"packet_dropped","packet":{id},"frame":null,"attempt":null,"bytes":{bytes},"queue_packets":null,"reason":"{reason}","fragments":null,"flow":{flow},"ip_id":{ip_id}}}"#,
-            self.nodes[node as usize].name
-        )?;
-        self.line.push(b'\n');
-        log.write_all(&self.line)
+        self.log_record(at_ns, node, record, |_, _| Ok(()))
     }
 
     /// A `rate_changed` record in link.jsonl: `node`'s data frames to `peer` now go
@@ -847,66 +877,46 @@ impl World {
         from_bps: u64,
         to_bps: u64,
     ) -> io::Result<()> {
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
-            return Ok(());
+        let record = Record {
+            kind: "rate_changed",
+            ..Record::default()
         };
-        self.line.clear();
-        let name = |n: NodeId| self.nodes.get(n as usize).map_or("?", |n| n.name.as_str());
-        write!(
-            self.line,
-            r#"{{"t_ns":{at_ns},"node":"{}","dir":null,"kind":"rate_changed","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":null,"fragments":null,"flow":null,"ip_id":null,"peer":"{}","from_rate_bps":{from_bps},"rate_bps":{to_bps}}}"#,
-            name(node),
-            name(peer)
-        )?;
-        self.line.push(b'\n');
-        log.write_all(&self.line)
+        self.log_record(at_ns, node, record, |line, name| {
+            write!(
+                line,
+                r#","peer":{},"from_rate_bps":{from_bps},"rate_bps":{to_bps}"#,
+                name(Some(peer))
+            )
+        })
     }
 
     /// A `handoff` or `association` record in link.jsonl (docs/link-log.md): station
     /// `node` left `from_peer` for `peer`, or is associated with `peer`.
     fn log_roam(&mut self, at_ns: i64, node: NodeId, event: RoamEvent) -> io::Result<()> {
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
-            return Ok(());
-        };
-        self.line.clear();
-        let name = |n: Option<NodeId>| match n.and_then(|n| self.nodes.get(n as usize)) {
-            Some(n) => format!("\"{}\"", n.name),
-            None => "null".to_string(),
-        };
         let (kind, peer, from, reason) = match event {
-            RoamEvent::Handoff { from, to, reason } => (
-                "handoff",
-                to,
-                Some(name(from)),
-                format!("\"{}\"", reason.name()),
-            ),
-            RoamEvent::Associated { ap } => ("association", Some(ap), None, "null".into()),
+            RoamEvent::Handoff { from, to, reason } => {
+                ("handoff", to, Some(from), Some(reason.name()))
+            }
+            RoamEvent::Associated { ap } => ("association", Some(ap), None, None),
         };
-        write!(
-            self.line,
-            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{kind}","packet":null,"frame":null,"attempt":null,"bytes":null,"queue_packets":null,"reason":{reason},"fragments":null,"flow":null,"ip_id":null,"peer":{}"#,
-            name(Some(node)),
-            name(peer)
-        )?;
-        if let Some(from) = from {
-            write!(self.line, r#","from_peer":{from}"#)?;
-        }
-        self.line.extend_from_slice(b"}\n");
-        log.write_all(&self.line)
+        let record = Record {
+            kind,
+            reason,
+            ..Record::default()
+        };
+        self.log_record(at_ns, node, record, |line, name| {
+            write!(line, r#","peer":{}"#, name(peer))?;
+            if let Some(from) = from {
+                write!(line, r#","from_peer":{}"#, name(from))?;
+            }
+            Ok(())
+        })
     }
 
     /// A `registration_request` or `registration_reply` record in link.jsonl
     /// (docs/link-log.md): mobile node `node` sent a registration through `peer`, or
     /// heard its reply.
     fn log_mip(&mut self, at_ns: i64, node: NodeId, event: MipEvent) -> io::Result<()> {
-        let Some(log) = self.bundle.as_mut().and_then(|b| b.link_log.as_mut()) else {
-            return Ok(());
-        };
-        self.line.clear();
-        let name = |n: Option<NodeId>| match n.and_then(|n| self.nodes.get(n as usize)) {
-            Some(n) => format!("\"{}\"", n.name),
-            None => "null".to_string(),
-        };
         let (kind, r, attempt, reason) = match event {
             MipEvent::RequestSent {
                 registration,
@@ -914,8 +924,8 @@ impl World {
             } => (
                 "registration_request",
                 registration,
-                attempt.to_string(),
-                "null",
+                Some(u64::from(attempt)),
+                None,
             ),
             MipEvent::ReplyReceived {
                 registration,
@@ -923,25 +933,26 @@ impl World {
             } => (
                 "registration_reply",
                 registration,
-                "null".into(),
-                if accepted {
-                    "\"accepted\""
-                } else {
-                    "\"denied\""
-                },
+                None,
+                Some(if accepted { "accepted" } else { "denied" }),
             ),
         };
-        write!(
-            self.line,
-            r#"{{"t_ns":{at_ns},"node":{},"dir":null,"kind":"{kind}","packet":null,"frame":null,"attempt":{attempt},"bytes":null,"queue_packets":null,"reason":{reason},"fragments":null,"flow":null,"ip_id":null,"peer":{},"care_of":{},"home_agent":{},"registration":{}}}"#,
-            name(Some(node)),
-            name(Some(r.via)),
-            name(r.care_of),
-            name(Some(r.home_agent)),
-            r.id
-        )?;
-        self.line.push(b'\n');
-        log.write_all(&self.line)
+        let record = Record {
+            kind,
+            attempt,
+            reason,
+            ..Record::default()
+        };
+        self.log_record(at_ns, node, record, |line, name| {
+            write!(
+                line,
+                r#","peer":{},"care_of":{},"home_agent":{},"registration":{}"#,
+                name(Some(r.via)),
+                name(r.care_of),
+                name(Some(r.home_agent)),
+                r.id
+            )
+        })
     }
 
     /// Lets one side of a flow send what it can now, then asks when it is next due.
@@ -1518,4 +1529,17 @@ impl World {
         }
         crate::bundle::json_file(&meta)
     }
+}
+
+/// The fields every record of a network's link.jsonl has besides its time and node
+/// (docs/link-log.md), for [`World::log_record`]; `None` is written null.
+#[derive(Debug, Default)]
+struct Record<'a> {
+    kind: &'a str,
+    packet: Option<u64>,
+    attempt: Option<u64>,
+    bytes: Option<u64>,
+    reason: Option<&'a str>,
+    flow: Option<u64>,
+    ip_id: Option<u64>,
 }
