@@ -5,24 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use airtrace_sim::{run, Options, Override, Scenario};
+use airtrace_sim::{run, Options};
 use serde_json::Value;
 
-fn scenarios() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
-}
+mod common;
 
-fn load(name: &str, overrides: &[&str]) -> Result<(Scenario, String), String> {
-    let path = scenarios().join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let overrides: Vec<Override> = overrides
-        .iter()
-        .map(|o| Override::parse(o).unwrap())
-        .collect();
-    Scenario::parse_with(&path, &text, &overrides)
-        .map(|s| (s, text))
-        .map_err(|e| e.to_string())
-}
+use common::load;
 
 /// Runs roam_l2 with `overrides` into a bundle named `tag`: its link log and summary.
 fn walk(tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {

@@ -1,26 +1,14 @@
 //! The opt-in radio keys of a `[network]` (`[network.signal]`, `[[network.wall]]`,
 //! `rate_control`): their checks, Bachmann's rooms, and rate changes in the link log.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use airtrace_link::rng::Streams;
-use airtrace_sim::{run, Options, Override, Scenario};
+use airtrace_sim::{run, Options, Scenario};
 
-fn scenarios() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
-}
+mod common;
 
-fn load(name: &str, overrides: &[&str]) -> Result<(Scenario, String), String> {
-    let path = scenarios().join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let overrides: Vec<Override> = overrides
-        .iter()
-        .map(|o| Override::parse(o).unwrap())
-        .collect();
-    Scenario::parse_with(&path, &text, &overrides)
-        .map(|s| (s, text))
-        .map_err(|e| e.to_string())
-}
+use common::{load, scenarios};
 
 /// The mobile node of `scenarios/bachmann_room.toml` placed in each room of Table 1
 /// receives the access point's frames at the study's SIR (noise and interference
