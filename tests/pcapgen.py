@@ -66,3 +66,17 @@ class Capture:
             out += struct.pack("<IIII", 1_700_000_000 + sec, usec, len(frame), len(frame)) + frame
         path.write_bytes(bytes(out))
         return path
+
+
+@dataclass
+class TcpConversation:
+    """One TCP connection's Ethernet frames between a client and a server, in a Capture."""
+
+    client: tuple[str, int] = ("198.18.0.1", 40000)
+    server: tuple[str, int] = ("198.18.1.1", 80)
+    capture: Capture = field(default_factory=Capture)
+
+    def seg(self, t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
+        """A segment at `t` with `n` payload bytes, from the client or from the server."""
+        (src, sport), (dst, dport) = (self.client, self.server) if from_client else (self.server, self.client)
+        self.capture.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))

@@ -171,14 +171,10 @@ def test_multilayer_marks_collisions_on_a_shared_channel(tmp_path_factory: pytes
 def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_path: Path) -> None:
     """The title names the data's sender first (here the responder), and a transfer of a
     few hundred bytes gets distinct tick labels (they read "0, 0, 1, 1" in kB before)."""
-    from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
+    from pcapgen import ACK, PSH, SYN, TcpConversation
 
-    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
-    cap = Capture()
-
-    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
-        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
-        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+    conversation = TcpConversation()
+    seg, cap = conversation.seg, conversation.capture
 
     seg(0.000, True, 100, 0, SYN)
     seg(0.010, False, 500, 101, SYN | ACK)
@@ -283,14 +279,10 @@ def test_tick_labels_are_the_values_at_the_ticks(bursty: views.Run, kind: str, t
 
 def steady_flow(path: Path) -> Path:
     """1000-byte segments every 12 ms for 10 s, each ACKed 5 ms later."""
-    from pcapgen import ACK, SYN, Capture, ethernet, ipv4_tcp
+    from pcapgen import ACK, SYN, TcpConversation
 
-    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
-    cap = Capture()
-
-    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
-        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
-        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+    conversation = TcpConversation()
+    seg, cap = conversation.seg, conversation.capture
 
     seg(0.000, True, 100, 0, SYN)
     seg(0.001, False, 500, 101, SYN | ACK)

@@ -42,14 +42,10 @@ def bursty(tmp_path_factory: pytest.TempPathFactory) -> views.Run:
 
 def transfer_with_a_stray_segment(path: Path) -> Path:
     """A handshake and one byte at 0 s, then nothing for 15 s, then 200 segments in 2 s."""
-    from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
+    from pcapgen import ACK, PSH, SYN, TcpConversation
 
-    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
-    cap = Capture()
-
-    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
-        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
-        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+    conversation = TcpConversation()
+    seg, cap = conversation.seg, conversation.capture
 
     seg(0.000, True, 100, 0, SYN)
     seg(0.001, False, 500, 101, SYN | ACK)
@@ -176,14 +172,10 @@ def test_an_evidence_frame_is_placed_where_the_plots_draw_it(tmp_path: Path) -> 
     """Two requests of 100 bytes, each answered with 5000: the responses are the data
     drawn; the second request (sequence 101, acknowledging 5001) is drawn on the ACK
     line, at 5001, not at its own sequence number."""
-    from pcapgen import ACK, PSH, SYN, Capture, ethernet, ipv4_tcp
+    from pcapgen import ACK, PSH, SYN, TcpConversation
 
-    client, server = ("198.18.0.1", 40000), ("198.18.1.1", 80)
-    cap = Capture()
-
-    def seg(t: float, from_client: bool, seq: int, ack: int, flags: int, n: int = 0) -> None:
-        (src, sport), (dst, dport) = (client, server) if from_client else (server, client)
-        cap.add(t, ethernet(ipv4_tcp(src, dst, sport, dport, seq, ack, flags, payload=b"x" * n)))
+    conversation = TcpConversation()
+    seg, cap = conversation.seg, conversation.capture
 
     seg(0.00, True, 100, 0, SYN)
     seg(0.01, False, 500, 101, SYN | ACK)
