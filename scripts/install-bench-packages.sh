@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # install-bench-packages.sh — install the Debian packages the benchmarks beside ns-3 need.
 #
-# bench/sim_speed.py and bench/net_speed.py build the ns-3 reference programs of
+# bench/sim_speed.py, bench/net_speed.py and bench/ns3_tcp_compare.py build the ns-3 programs of
 # ../shared/anchors/ns3/ (tcp_lossy_link.cc, wifi_chain.cc, manet.cc) against Debian's
-# ns-3.37 (libns3-dev, which brings the wifi, mobility, propagation, aodv and dsr modules)
+# ns-3.37 (libns3-dev, which brings the wifi, mobility, propagation, aodv and dsr modules;
+# ns3_tcp_compare.py builds its own bench/ns3/tcp_cc_link.cc)
 # with g++, and time every run under /usr/bin/time (package `time`). The list is
 # scripts/bench-packages.txt plus `time`; only the missing ones are installed, as
 # scripts/install-system-packages.sh does (root installs; others get the command to run).
