@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, corpus_files
-from tshark_compare import capture_paths, compare
+from tshark_compare import capture_paths, compare, compare_all
 
 # Our own captures of a real transfer (testdata/pcaps/README.md): sender and receiver side.
 SAMPLES = sorted((ROOT / "testdata" / "pcaps").glob("*.pcapng"))
@@ -26,7 +26,7 @@ def test_flags_agree_with_tshark_over_the_second_corpus(tshark: str) -> None:
     the fitting, at least 99 % of the frames either tool flags agree (tshark's proven
     errors excused, as above). Per file it is not required: a file of 8 flagged frames
     with two doubtful SYN/ACKs reads 75 % (docs/tshark-agreement.md lists each class)."""
-    results = [compare(tshark, p) for p in capture_paths([str(ROOT / "testdata" / "corpus")])]
+    results = compare_all(tshark, capture_paths([str(ROOT / "testdata" / "corpus")]))
     agree, union = sum(r.agree for r in results), sum(r.union for r in results)
     assert union > 2000, "the corpus is there and flagged"
     worst = sorted(results, key=lambda r: r.ratio)[:3]
