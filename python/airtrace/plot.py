@@ -144,6 +144,15 @@ def _legend(ax: Axes, handles: list[Any] | None = None, labels: list[str] | None
     ax.legend(*args, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, framealpha=0.9)
 
 
+def _legend_or_why_none(ax: Axes, cwnd: dict[str, Series]) -> None:
+    """The cwnd axes' legend, or, when there is no cwnd to draw (a capture at the
+    receiver), the reason in its place."""
+    if cwnd:
+        _legend(ax)
+    else:
+        ax.text(0.5, 0.5, f"no cwnd: {views.NOT_AT_SENDER}", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+
+
 def _sized(ax: Axes, what: str, unit: str) -> None:
     """`_si` with the prefix that suits the axis' current limits."""
     _si(ax, what, unit, max(abs(v) for v in ax.get_ylim()))
@@ -277,10 +286,11 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     _facts_box(ax, _facts(run, conn, whole, util) + marked)
     ax.grid(alpha=0.3)
     _title(ax, run, "Multi-layer trace", conn)
-    for s in views.cwnd(run, conn).values():
+    cw = views.cwnd(run, conn)
+    for s in cw.values():
         _draw(axc, _window(s, time), label=s.label)
     _sized(axc, "bytes", "B")
-    _legend(axc)
+    _legend_or_why_none(axc, cw)
     axc.grid(alpha=0.3)
     if queue is not None and has_queue:
         axq = axes[2]
@@ -393,7 +403,7 @@ def rtt_figure(run: Run, conn: int | None = None, time: tuple[float, float] | No
     _values_at_ticks(ax.yaxis)
     _legend(ax)
     ax.grid(alpha=0.3)
-    _title(ax, run, "RTT and RTO", conn)
+    _title(ax, run, views.rtt_title(run, conn), conn)
     return fig
 
 
@@ -422,7 +432,7 @@ def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | N
     ax.set_xlabel("time (s)")
     _time_axis(ax)
     _sized(ax, "bytes", "B")
-    _legend(ax)
+    _legend_or_why_none(ax, series)
     ax.grid(alpha=0.3)
     inferred = any(s.note == "inferred" for s in series.values())
     _title(ax, run, "Congestion window (inferred)" if inferred else "Congestion window and ssthresh", conn)

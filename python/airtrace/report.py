@@ -172,7 +172,7 @@ def _panels(run: Run, conn: int, util: views.Utilization) -> list[dict[str, Any]
     panels.append({"id": "tsg", "title": f"Time/sequence at {run.sender_name} (tcptrace style)", "ylabel": "sequence (bytes)", "series": series})
     rtt = views.rtt(run, conn)
     if rtt:
-        panels.append({"id": "rtt", "title": "RTT and RTO", "ylabel": "seconds", "zero": True,
+        panels.append({"id": "rtt", "title": views.rtt_title(run, conn), "ylabel": "seconds", "zero": True,
                        "series": [(s, {}) for s in rtt.values()]})
     cw = views.cwnd(run, conn)
     inferred = any(s.note == "inferred" for s in cw.values())
