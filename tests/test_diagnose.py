@@ -67,7 +67,7 @@ def test_report_shows_the_diagnosis(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     html = out.read_text()
     assert 'id="findings"' in html
-    assert "timeout_backoff — 2.26 s lost" in html
+    assert "timeout_backoff a_to_b — 2.26 s lost" in html
     assert "Fix: " in html
 
 
@@ -118,7 +118,7 @@ def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
     assert len(thrash) == 1, findings
     assert thrash[0]["direction"] == "a_to_b"
     assert thrash[0]["details"]["change_share"] > 0.5
-    assert "2, 5.5, 11 Mb/s" in thrash[0]["explanation"]
+    assert "2, 5.5, 11 Mbit/s" in thrash[0]["explanation"]
     steady = [22] * 30 + [11] * 30  # one step down, and it stays there
     findings = airtrace.diagnose(_wlan_transfer(tmp_path, "steady.pcap", steady))
     assert not [f for f in findings if f["kind"] == "rate_adaptation_thrash"]

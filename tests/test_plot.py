@@ -170,8 +170,9 @@ def test_multilayer_marks_collisions_on_a_shared_channel(tmp_path_factory: pytes
 
 
 def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_path: Path) -> None:
-    """The title names the data's sender first (here the responder), and a transfer of a
-    few hundred bytes gets distinct tick labels (they read "0, 0, 1, 1" in kB before)."""
+    """The title names the connection as every text does and the direction of its data
+    (here from the responder, b_to_a), and a transfer of a few hundred bytes gets distinct
+    tick labels (they read "0, 0, 1, 1" in kB before)."""
     from pcapgen import ACK, PSH, SYN, TcpConversation
 
     conversation = TcpConversation()
@@ -186,7 +187,7 @@ def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_p
     run = views.load(cap.write(tmp_path / "small.pcap"))
     fig = plot.tsg_figure(run, 0)
     ax = fig.axes[0]
-    assert "data 198.18.1.1:80 → 198.18.0.1:40000" in ax.get_title(loc="left")
+    assert "connection 0 (198.18.0.1:40000 → 198.18.1.1:80), data b_to_a" in ax.get_title(loc="left")
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert len(labels) >= 3 and len(set(labels)) == len(labels), labels

@@ -136,7 +136,7 @@ def test_it_opens_on_the_span_where_the_data_flowed(page: Any) -> None:
     focus = page.evaluate("JSON.parse(document.getElementById('airtrace-meta').textContent).connections_views[0].focus")
     assert a <= focus[0] < focus[1] <= b
     assert (b - a) < 1.1 * (focus[1] - focus[0]) + 0.1
-    assert page.evaluate("window.airtrace.showing()").startswith("connection 0: data ")
+    assert page.evaluate("window.airtrace.showing()").startswith("connection 0 (")
     page.click("#whole")
     whole = page.evaluate("window.airtrace.range()")
     assert whole[0] <= a + 1e-9 and whole[1] >= b - 1e-9

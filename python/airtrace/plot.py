@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from airtrace import views
 from airtrace.atomic import write_atomically
 from airtrace.views import Run, Series
+from airtrace.wording import connection_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -89,13 +90,9 @@ def _window(s: Series, time: tuple[float, float] | None) -> Series:
 
 
 def _title(ax: Axes, run: Run, what: str, conn: int | None) -> None:
-    """The run and the connection, its data's sender first (the direction drawn); raised
-    above the numbers that mark spans, if any."""
-    where = ""
-    if conn is not None:
-        row = run.connections.loc[conn]
-        src, dst = (row["a"], row["b"]) if run.data_dir(conn) == 0 else (row["b"], row["a"])
-        where = f" — connection {conn}, data {src} → {dst}"
+    """The run and the connection, named as every text names it (`wording`), with the
+    direction of its data (the one drawn); raised above the numbers that mark spans, if any."""
+    where = f" — {connection_name(run.connections.loc[conn])}" if conn is not None else ""
     marked = any(t.get_text().isdigit() for t in ax.texts)
     ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left", pad=14 if marked else 6)
 
