@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import CORPUS
+
 import airtrace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,3 +220,16 @@ def test_text_counts_the_timeouts_time_once() -> None:
     assert outages and all(" cost " not in line for line in outages), outages
     assert all(", behind " in line and "s of timeout_backoff's cost" in line for line in outages), outages
     assert "link_outage (behind " in done.stdout
+
+
+def test_the_text_says_when_it_shows_part_of_the_evidence() -> None:
+    """zeek_206_example_b's twelve timeouts in a row have twelve evidence frames; the
+    text printed ten under "12 retransmission timeouts" without saying the list was cut
+    (issue 17 item 1: numbers that match)."""
+    capture = CORPUS / "zeek_206_example_b.pcap"
+    finding = next(f for f in airtrace.diagnose(capture) if f["kind"] == "timeout_backoff" and f["details"]["timeouts"] == 12)
+    assert len(finding["evidence"]) == 12
+    done = cli("diagnose", str(capture))
+    assert done.returncode == 0, done.stderr
+    shown = ", ".join(str(x) for x in finding["evidence"][:10])
+    assert f"  Evidence: frames {shown} (10 of 12; --json lists them all)\n" in done.stdout

@@ -668,7 +668,9 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
             lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
             lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
             if f["evidence"]:
-                lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+                ev = f["evidence"]
+                more = f" (10 of {len(ev)}; --json lists them all)" if len(ev) > 10 else ""
+                lines.append("  Evidence: frames " + ", ".join(str(x) for x in ev[:10]) + more)
             if len(fs) > 1:
                 others = [
                     f"{o['start_s']:.2f}-{o['end_s']:.2f} s" + (f" ({o['cost_s']:.2f} s)" if o["cost_s"] > 0 else "")
