@@ -148,6 +148,7 @@ def _legend_or_why_none(ax: Axes, cwnd: dict[str, Series]) -> None:
         _legend(ax)
     else:
         ax.text(0.5, 0.5, f"no cwnd: {views.NOT_AT_SENDER}", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+        ax.set_yticks([])
 
 
 def _sized(ax: Axes, what: str, unit: str) -> None:
