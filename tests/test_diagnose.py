@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import CORPUS
+
 import airtrace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +69,7 @@ def test_report_shows_the_diagnosis(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     html = out.read_text()
     assert 'id="findings"' in html
-    assert "timeout_backoff — 2.26 s lost" in html
+    assert "timeout_backoff a_to_b — 2.26 s lost" in html
     assert "Fix: " in html
 
 
@@ -118,7 +120,7 @@ def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
     assert len(thrash) == 1, findings
     assert thrash[0]["direction"] == "a_to_b"
     assert thrash[0]["details"]["change_share"] > 0.5
-    assert "2, 5.5, 11 Mb/s" in thrash[0]["explanation"]
+    assert "2, 5.5, 11 Mbit/s" in thrash[0]["explanation"]
     steady = [22] * 30 + [11] * 30  # one step down, and it stays there
     findings = airtrace.diagnose(_wlan_transfer(tmp_path, "steady.pcap", steady))
     assert not [f for f in findings if f["kind"] == "rate_adaptation_thrash"]
@@ -218,3 +220,16 @@ def test_text_counts_the_timeouts_time_once() -> None:
     assert outages and all(" cost " not in line for line in outages), outages
     assert all(", behind " in line and "s of timeout_backoff's cost" in line for line in outages), outages
     assert "link_outage (behind " in done.stdout
+
+
+def test_the_text_says_when_it_shows_part_of_the_evidence() -> None:
+    """zeek_206_example_b's twelve timeouts in a row have twelve evidence frames; the
+    text printed ten under "12 retransmission timeouts" without saying the list was cut
+    (issue 17 item 1: numbers that match)."""
+    capture = CORPUS / "zeek_206_example_b.pcap"
+    finding = next(f for f in airtrace.diagnose(capture) if f["kind"] == "timeout_backoff" and f["details"]["timeouts"] == 12)
+    assert len(finding["evidence"]) == 12
+    done = cli("diagnose", str(capture))
+    assert done.returncode == 0, done.stderr
+    shown = ", ".join(str(x) for x in finding["evidence"][:10])
+    assert f"  Evidence: frames {shown} (10 of 12; --json lists them all)\n" in done.stdout

@@ -12,6 +12,7 @@ import pytest
 
 import airtrace
 from airtrace import plot, views
+from conftest import CORPUS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -169,8 +170,9 @@ def test_multilayer_marks_collisions_on_a_shared_channel(tmp_path_factory: pytes
 
 
 def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_path: Path) -> None:
-    """The title names the data's sender first (here the responder), and a transfer of a
-    few hundred bytes gets distinct tick labels (they read "0, 0, 1, 1" in kB before)."""
+    """The title names the connection as every text does and the direction of its data
+    (here from the responder, b_to_a), and a transfer of a few hundred bytes gets distinct
+    tick labels (they read "0, 0, 1, 1" in kB before)."""
     from pcapgen import ACK, PSH, SYN, TcpConversation
 
     conversation = TcpConversation()
@@ -185,7 +187,7 @@ def test_a_small_transfer_from_the_responder_is_titled_and_ticked_readably(tmp_p
     run = views.load(cap.write(tmp_path / "small.pcap"))
     fig = plot.tsg_figure(run, 0)
     ax = fig.axes[0]
-    assert "data 198.18.1.1:80 → 198.18.0.1:40000" in ax.get_title(loc="left")
+    assert "connection 0 (198.18.0.1:40000 → 198.18.1.1:80), data b_to_a" in ax.get_title(loc="left")
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
@@ -229,6 +231,51 @@ def test_a_lone_capture_taken_at_the_receiver_is_drawn_as_the_receiver_s() -> No
     assert "TcpSnd_data" in at_sender and "TcpRcv_data" not in at_sender
     fig = plot.multilayer_figure(views.load([pcaps / "sample-receiver.pcapng"]))
     assert any(k.startswith("TcpRcv data") for k in lines_by_label(fig))
+
+
+def test_a_receiver_capture_draws_no_sender_rto_and_no_cwnd_through_its_stall() -> None:
+    """zeek_206_example_b sat at the receiver of a download that stalled 65 s in the
+    sender's timeouts: its RTT samples are the receiver's own ACK delay (about 1 ms), so
+    an RFC 6298 RTO computed from them is no timer the sender ran, and its bytes in
+    flight stay at 124 kB through the stall, which no sender's window did after a
+    timeout (issue 17 item 1). At the sender the views keep both."""
+    run = views.load([CORPUS / "zeek_206_example_b.pcap"])
+    conn = run.main_connection()
+    assert run.at_receiver(conn)
+    rtt = views.rtt(run, conn)
+    assert "rto" not in rtt and "srtt" not in rtt
+    assert 0 < float(rtt["ack_delay"].y.max()) < 0.02 < float(rtt["rtt"].y.min())
+    assert views.cwnd(run, conn) == {}
+    labels = lines_by_label(plot.rtt_figure(run, conn))
+    assert not any("RTO (" in k or "SRTT" in k for k in labels)
+    fig = plot.cwnd_figure(run, conn)
+    assert not fig.axes[0].get_lines()
+    assert any(views.NOT_AT_SENDER in t.get_text() for t in fig.axes[0].texts)
+    assert not any("cwnd" in k for k in lines_by_label(plot.multilayer_figure(run, conn)))
+    at_sender = views.load([ROOT / "testdata" / "pcaps" / "sample-sender.pcapng"])
+    assert "rto" in views.rtt(at_sender, 1) and "cwnd" in views.cwnd(at_sender, 1)
+
+
+def test_utilization_counts_the_timeout_silences_the_diagnosis_counts() -> None:
+    """zeek_206_example_b: the diagnosis finds 65 s (79 %) of the connection lost to
+    timeouts; the utilization read 87 % (link idle 0.5 s), because the silence after
+    the last ACK had no ACK to end it. Over the same span (the connection's duration)
+    every timeout silence is idle time, so the utilization is at most what the
+    timeouts leave (issue 17 item 1)."""
+    capture = CORPUS / "zeek_206_example_b.pcap"
+    run = views.load([capture])
+    conn = run.main_connection()
+    u = views.utilization(run, conn)
+    timeouts = [f for f in airtrace.diagnose(capture) if f["kind"] == "timeout_backoff" and f["connection"] == conn]
+    lost = sum(f["cost_s"] for f in timeouts)
+    assert lost > 60
+    assert u.duration_s == pytest.approx(run.connections.loc[conn, "duration_s"])
+    for f in timeouts:
+        covered = sum(max(0.0, min(b, f["end_s"]) - max(a, f["start_s"])) for a, b in u.idle_spans)
+        assert covered >= 0.95 * (f["end_s"] - f["start_s"]), f
+    assert u.idle_s >= lost
+    assert u.utilization <= 1 - lost / u.duration_s
+    assert u.idle_source.endswith("at the receiver")
 
 
 # ---- figures that do not lie (issue 17 item 3) ------------------------------------------

@@ -63,7 +63,7 @@ def test_the_report_opens_where_the_data_is_not_on_a_stray_frame_15_s_early(tmp_
     meta = meta_of(report.build(run))
     a, b = meta["connections_views"][0]["focus"]
     assert a == pytest.approx(15.0, abs=1e-3) and b == pytest.approx(16.99, abs=1e-3)
-    assert meta["connections_views"][0]["label"] == "connection 0: data 198.18.0.1:40000 → 198.18.1.1:80"
+    assert meta["connections_views"][0]["label"] == "connection 0 (198.18.0.1:40000 → 198.18.1.1:80), data a_to_b"
 
 
 def test_the_connection_table_shows_both_directions(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_the_connection_table_shows_both_directions(tmp_path: Path) -> None:
     for conn, body in groups:
         rows = re.findall(r'<tr data-dir="(\w+)">(.*?)</tr>', body, re.S)
         assert [d for d, _ in rows] == ["a_to_b", "b_to_a"]
-        assert "a → b" in rows[0][1] and "b → a" in rows[1][1]
+        assert "<td>a_to_b</td>" in rows[0][1] and "<td>b_to_a</td>" in rows[1][1]
     # conn 1, the iperf upload from 198.18.0.1: its b → a row carries the receiver's ACKs, no data;
     # conn 0, an HTTP exchange: the response (b → a) is data, shown as such.
     c = run.connections.loc[0]

@@ -136,7 +136,7 @@ def test_it_opens_on_the_span_where_the_data_flowed(page: Any) -> None:
     focus = page.evaluate("JSON.parse(document.getElementById('airtrace-meta').textContent).connections_views[0].focus")
     assert a <= focus[0] < focus[1] <= b
     assert (b - a) < 1.1 * (focus[1] - focus[0]) + 0.1
-    assert page.evaluate("window.airtrace.showing()").startswith("connection 0: data ")
+    assert page.evaluate("window.airtrace.showing()").startswith("connection 0 (")
     page.click("#whole")
     whole = page.evaluate("window.airtrace.range()")
     assert whole[0] <= a + 1e-9 and whole[1] >= b - 1e-9
@@ -227,7 +227,7 @@ def test_clicking_a_finding_plots_its_connection_on_its_span(sample_page: Any) -
     sample_page.wait_for_timeout(100)
     assert sample_page.evaluate("window.airtrace.current()") == 3
     assert sample_page.locator("#conns tbody.current").get_attribute("data-conn") == "3"
-    assert sample_page.evaluate("window.airtrace.showing()").startswith("connection 3: ")
+    assert sample_page.evaluate("window.airtrace.showing()").startswith("connection 3 (")
     a, b = sample_page.evaluate("window.airtrace.range()")
     assert a < start < end < b and (b - a) < (end - start) + 0.2, (a, b, start, end)
     assert sample_page.errors == []
@@ -241,7 +241,7 @@ def test_clicking_a_connection_row_plots_it_and_says_which(sample_page: Any) -> 
         "JSON.parse(document.getElementById('airtrace-meta').textContent).connections_views.find(v => v.conn === 5)"
     )
     heading = sample_page.inner_text("#plots h2")
-    assert view["label"] in heading and view["label"].startswith("connection 5: data ")
+    assert view["label"] in heading and view["label"].startswith("connection 5 (")
     a, b = sample_page.evaluate("window.airtrace.range()")
     assert a <= view["focus"][0] < view["focus"][1] <= b
     assert f"{a:.3f} s – {b:.3f} s" in heading

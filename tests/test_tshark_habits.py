@@ -30,7 +30,7 @@ def analyze(*args: str) -> subprocess.CompletedProcess[str]:
 
 def table_ids(out: str) -> list[int]:
     """The connection ids of a table, in its order (the first cell of a connection's line)."""
-    return [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\S+ -> ", out, flags=re.M)]
+    return [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\S+ → ", out, flags=re.M)]
 
 
 def test_conn_shows_only_those_connections_in_the_table_and_the_json() -> None:

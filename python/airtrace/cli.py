@@ -577,10 +577,11 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def]
-    """Per connection of `capture`, a line saying what it carried: endpoints, bytes
-    (each counted once), duration, goodput, RTT and retransmitted segments of its main
-    direction of data."""
+    """Per connection of `capture`, a line saying what it carried: its name (`wording`:
+    endpoints as `analyze` orders them, the direction of its data), bytes (each counted
+    once), duration, goodput, RTT and retransmitted segments of that direction."""
     from airtrace.trace import AnalysisError, read
+    from airtrace.wording import connection_name, data_direction, si
 
     if capture is None:
         return {}
@@ -590,16 +591,13 @@ def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def
         return {}
     lines = {}
     for c in conns.to_dict("records"):
-        d = "b_to_a" if (c["b_to_a.data_bytes"] or 0) > (c["a_to_b.data_bytes"] or 0) else "a_to_b"
-        src, dst = (c["a"], c["b"]) if d == "a_to_b" else (c["b"], c["a"])
+        d = data_direction(c)
         rtt = c[f"{d}.rtt"] or {}
-        rtt_text = (
-            f", RTT {rtt['min_s'] * 1e3:.0f}–{rtt['max_s'] * 1e3:.0f} ms" if rtt.get("min_s") is not None else ""
-        )
+        rtt_text = f", RTT {si(rtt['min_s'], 's')}–{si(rtt['max_s'], 's')}" if rtt.get("min_s") is not None else ""
         retx = c[f"{d}.retransmitted_packets"] or 0
         lines[int(c["id"])] = (
-            f"connection {c['id']} ({src} → {dst}): {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
-            f"{(c[f'{d}.goodput_bps'] or 0) / 1e6:.3g} Mbit/s{rtt_text}, {retx} retransmitted"
+            f"{connection_name(c)}: {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
+            f"{si(c[f'{d}.goodput_bps'] or 0, 'bit/s')}{rtt_text}, {retx} retransmitted"
         )
     return lines
 
@@ -670,7 +668,9 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
             lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
             lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
             if f["evidence"]:
-                lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+                ev = f["evidence"]
+                more = f" (10 of {len(ev)}; --json lists them all)" if len(ev) > 10 else ""
+                lines.append("  Evidence: frames " + ", ".join(str(x) for x in ev[:10]) + more)
             if len(fs) > 1:
                 others = [
                     f"{o['start_s']:.2f}-{o['end_s']:.2f} s" + (f" ({o['cost_s']:.2f} s)" if o["cost_s"] > 0 else "")

@@ -64,7 +64,7 @@ def listing(path: str, packets: pd.DataFrame) -> str:
         "frame": packets["frame"],
         "time_rel": packets["time_rel"].map("{:.6f}".format),
         "conn": packets["conn"],
-        "dir": packets["dir"].map({0: "a>b", 1: "b>a"}),
+        "dir": packets["dir"].map({0: "a_to_b", 1: "b_to_a"}),
         "src": _endpoint(packets["ip_src"], packets["src_port"]),
         "dst": _endpoint(packets["ip_dst"], packets["dst_port"]),
         "seq_rel": packets["seq_rel"],

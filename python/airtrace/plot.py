@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from airtrace import views
 from airtrace.atomic import write_atomically
 from airtrace.views import Run, Series
+from airtrace.wording import connection_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -89,13 +90,9 @@ def _window(s: Series, time: tuple[float, float] | None) -> Series:
 
 
 def _title(ax: Axes, run: Run, what: str, conn: int | None) -> None:
-    """The run and the connection, its data's sender first (the direction drawn); raised
-    above the numbers that mark spans, if any."""
-    where = ""
-    if conn is not None:
-        row = run.connections.loc[conn]
-        src, dst = (row["a"], row["b"]) if run.data_dir(conn) == 0 else (row["b"], row["a"])
-        where = f" — connection {conn}, data {src} → {dst}"
+    """The run and the connection, named as every text names it (`wording`), with the
+    direction of its data (the one drawn); raised above the numbers that mark spans, if any."""
+    where = f" — {connection_name(run.connections.loc[conn])}" if conn is not None else ""
     marked = any(t.get_text().isdigit() for t in ax.texts)
     ax.set_title(f"{what}: {run.title}{where}", fontsize=11, loc="left", pad=14 if marked else 6)
 
@@ -142,6 +139,16 @@ def _legend(ax: Axes, handles: list[Any] | None = None, labels: list[str] | None
     """The legend beside the plotting area, on the right: it hides no data."""
     args = (handles, labels) if handles is not None else ()
     ax.legend(*args, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, framealpha=0.9)
+
+
+def _legend_or_why_none(ax: Axes, cwnd: dict[str, Series]) -> None:
+    """The cwnd axes' legend, or, when there is no cwnd to draw (a capture at the
+    receiver), the reason in its place."""
+    if cwnd:
+        _legend(ax)
+    else:
+        ax.text(0.5, 0.5, f"no cwnd: {views.NOT_AT_SENDER}", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+        ax.set_yticks([])
 
 
 def _sized(ax: Axes, what: str, unit: str) -> None:
@@ -277,10 +284,11 @@ def multilayer_figure(run: Run, conn: int | None = None, time: tuple[float, floa
     _facts_box(ax, _facts(run, conn, whole, util) + marked)
     ax.grid(alpha=0.3)
     _title(ax, run, "Multi-layer trace", conn)
-    for s in views.cwnd(run, conn).values():
+    cw = views.cwnd(run, conn)
+    for s in cw.values():
         _draw(axc, _window(s, time), label=s.label)
     _sized(axc, "bytes", "B")
-    _legend(axc)
+    _legend_or_why_none(axc, cw)
     axc.grid(alpha=0.3)
     if queue is not None and has_queue:
         axq = axes[2]
@@ -393,7 +401,7 @@ def rtt_figure(run: Run, conn: int | None = None, time: tuple[float, float] | No
     _values_at_ticks(ax.yaxis)
     _legend(ax)
     ax.grid(alpha=0.3)
-    _title(ax, run, "RTT and RTO", conn)
+    _title(ax, run, views.rtt_title(run, conn), conn)
     return fig
 
 
@@ -422,7 +430,7 @@ def cwnd_figure(run: Run, conn: int | None = None, time: tuple[float, float] | N
     ax.set_xlabel("time (s)")
     _time_axis(ax)
     _sized(ax, "bytes", "B")
-    _legend(ax)
+    _legend_or_why_none(ax, series)
     ax.grid(alpha=0.3)
     inferred = any(s.note == "inferred" for s in series.values())
     _title(ax, run, "Congestion window (inferred)" if inferred else "Congestion window and ssthresh", conn)

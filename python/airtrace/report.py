@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO
 from airtrace import views
 from airtrace.atomic import write_bytes_atomically
 from airtrace.views import Run, Series
+from airtrace.wording import connection_name, si
 
 if TYPE_CHECKING:
     import numpy as np
@@ -172,7 +173,7 @@ def _panels(run: Run, conn: int, util: views.Utilization) -> list[dict[str, Any]
     panels.append({"id": "tsg", "title": f"Time/sequence at {run.sender_name} (tcptrace style)", "ylabel": "sequence (bytes)", "series": series})
     rtt = views.rtt(run, conn)
     if rtt:
-        panels.append({"id": "rtt", "title": "RTT and RTO", "ylabel": "seconds", "zero": True,
+        panels.append({"id": "rtt", "title": views.rtt_title(run, conn), "ylabel": "seconds", "zero": True,
                        "series": [(s, {}) for s in rtt.values()]})
     cw = views.cwnd(run, conn)
     inferred = any(s.note == "inferred" for s in cw.values())
@@ -301,27 +302,17 @@ def _value(row: Any, key: str) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
-def _si_text(v: Any, unit: str) -> str:
-    """A value with its SI prefix and unit, three digits ("858 kbit/s", "25.9 µs"), as the
-    text everywhere writes rates and times; "–" for none."""
-    if v is None or v != v:
-        return "–"
-    prefixes = ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"))
-    scale, prefix = next(((f, p) for f, p in prefixes if abs(v) >= f), (1.0, ""))
-    return f"{v / scale:.3g} {prefix}{unit}"
-
-
 def _direction_cell(key: str, v: Any) -> str:
     """One cell of a direction's row: rates in bit/s and times in s with SI prefixes."""
     if key.endswith("_bps"):
-        return _si_text(v, "bit/s")
+        return si(v, "bit/s")
     if key.endswith("_s"):
-        return _si_text(v, "s")
+        return si(v, "s")
     return _cell(v)
 
 
 def _connection_table(run: Run, utils: Mapping[int, views.Utilization]) -> str:
-    """Each connection as a group of two rows, one per direction (a → b, then b → a)."""
+    """Each connection as a group of two rows, one per direction (a_to_b, then b_to_a)."""
     c = run.connections
     keys = [(k, h) for k, h in DIRECTION_COLUMNS if any(f"a_to_b.{k}".startswith(col) for col in c.columns)]
     head = ("<th>conn</th><th>from (a)</th><th>to (b)</th><th>duration s</th><th>state</th><th>direction</th>"
@@ -331,7 +322,7 @@ def _connection_table(run: Run, utils: Mapping[int, views.Utilization]) -> str:
         conn = int(r["id"])
         u = utils.get(conn)
         rows = []
-        for side, arrow in (("a_to_b", "a → b"), ("b_to_a", "b → a")):
+        for side in ("a_to_b", "b_to_a"):
             cells = "".join(f"<td>{_direction_cell(k, _value(r, f'{side}.{k}'))}</td>" for k, _ in keys)
             data_dir = (run.data_dir(conn) == 0) == (side == "a_to_b")
             util = f"{u.utilization:.0%}" if u and data_dir else "–"
@@ -341,7 +332,7 @@ def _connection_table(run: Run, utils: Mapping[int, views.Utilization]) -> str:
                     f'<td rowspan="2"{" class=addr" if k in ("a", "b") else ""}>{_cell(_value(r, k))}</td>'
                     for k in ("id", "a", "b", "duration_s", "state")
                 )
-            rows.append(f'<tr data-dir="{side}">{shared}<td>{arrow}</td>{cells}<td>{util}</td></tr>')
+            rows.append(f'<tr data-dir="{side}">{shared}<td>{side}</td>{cells}<td>{util}</td></tr>')
         groups.append(f'<tbody data-conn="{conn}">{"".join(rows)}</tbody>')
     return f'<table id="conns"><thead><tr>{head}</tr></thead>{"".join(groups)}</table>'
 
@@ -366,7 +357,7 @@ def _from_diagnosis(f: Mapping[str, Any]) -> Mapping[str, Any]:
         return f
     share = float(f.get("throughput_share", 0.0))
     cost = float(f.get("cost_s", 0.0))
-    title = f["kind"] + (f" — {cost:.2f} s lost ({share:.0%} of the connection)" if cost > 0 else "")
+    title = " ".join(filter(None, (f["kind"], f.get("direction")))) + (f" — {cost:.2f} s lost ({share:.0%} of the connection)" if cost > 0 else "")
     return {
         "title": title,
         "severity": "problem" if share >= 0.05 else "warning" if cost > 0 else "info",
@@ -495,9 +486,7 @@ def build(
         for i, c in enumerate(chosen):
             bar.phase(f"drawing connection {c} ({i + 1}/{len(chosen)})")
             utils[c] = views.utilization(run, c)
-            row = conns.loc[c]
-            src, dst = (row["a"], row["b"]) if run.data_dir(c) == 0 else (row["b"], row["a"])
-            cviews.append({"conn": c, "label": f"connection {c}: data {src} → {dst}", "focus": focus(run, c),
+            cviews.append({"conn": c, "label": connection_name(conns.loc[c]), "focus": focus(run, c),
                            "panels": _panels(run, c, utils[c])})
             bar.to(done + sum(sizes.values()) * (i + 1) // len(chosen))
         bar.phase("compressing the series")

@@ -113,6 +113,13 @@ class Run:
         row = self.connections.loc[conn]
         return 0 if row["a_to_b.data_bytes"] >= row["b_to_a.data_bytes"] else 1
 
+    def at_receiver(self, conn: int) -> bool:
+        """Whether the run's only view of connection `conn` is a capture taken at its data's
+        receiver (the analysis' `capture_point`): then what the capture times is the
+        receiver's side of the exchange, not the sender's (its RTT samples are the
+        receiver's own ACK delay, its bytes in flight are not the sender's window)."""
+        return self.receiver_name is None and self.connections.loc[conn].get("capture_point") == "receiver"
+
     def flow_of(self, conn: int) -> int | None:
         """The bundle flow index of a connection (its tcpstate.jsonl `flow`), if any."""
         if not self.bundle:
@@ -350,8 +357,7 @@ def multilayer(run: Run, conn: int) -> dict[str, Series]:
     """Ludwig et al.'s MultiTracer set: TCP sender, TCP receiver and link, offset so they do not overlap.
     A lone capture taken at the receiver (the analysis' `capture_point`) is the receiver's layer,
     `TcpRcv`, not the sender's."""
-    at_receiver = run.receiver_name is None and run.connections.loc[conn].get("capture_point") == "receiver"
-    out = tcp_layer(run, run.sender_name, conn, "TcpRcv" if at_receiver else "TcpSnd")
+    out = tcp_layer(run, run.sender_name, conn, "TcpRcv" if run.at_receiver(conn) else "TcpSnd")
     if run.receiver_name:
         out.update(tcp_layer(run, run.receiver_name, conn, "TcpRcv"))
     out.update(link_layer(run, conn))
@@ -441,13 +447,32 @@ def _sack_series(run: Run, name: str, conn: int, acks: pd.DataFrame) -> Series |
     return Series("SACK blocks", np.array(xs), np.array(lo, float), style="bars", y2=np.array(hi, float), color="C9")
 
 
+#: Why a capture taken at the receiver has no RTO and no cwnd curve.
+NOT_AT_SENDER = "captured at the receiver: the sender's RTO and cwnd are not seen there"
+
+
+def rtt_title(run: Run, conn: int) -> str:
+    """The heading of the RTT view: it has no RTO at the receiver (`rtt`)."""
+    return "RTT (no RTO: captured at the receiver)" if run.at_receiver(conn) else "RTT and RTO"
+
+
 def rtt(run: Run, conn: int) -> dict[str, Series]:
-    """RTT samples (Karn) at the sender, and SRTT/RTO from the state log or estimated as RFC 6298 would."""
+    """RTT samples (Karn) at the sender, and SRTT/RTO from the state log or estimated as RFC 6298 would.
+    At the receiver (`Run.at_receiver`) a data segment's ACK leaves the capture's own host: the
+    samples are the receiver's ACK delay, apart from those of its own data, which cross the path;
+    no RTO is estimated from them (it would be a sender's timer computed from the wrong times)."""
     import numpy as np
 
     p = run.conn_in(run.sender_name, conn)
     s = p[p["ack_rtt"].notna()]
     t, r = _np(s["t"]), _np(s["ack_rtt"])
+    if run.at_receiver(conn):
+        # An ACK in the data's direction times the receiver's own data (a request) over the path.
+        path = _np(s["dir"]) == run.data_dir(conn)
+        return {
+            "rtt": Series("RTT of the receiver's own data (the path)", t[path], r[path], color="C0"),
+            "ack_delay": Series("ACK delay at the receiver (data in, its ACK out: not the path's RTT)", t[~path], r[~path], color="C7"),
+        }
     out = {"rtt": Series("RTT samples (Karn's rule)", t, r, color="C0")}
     st = _state(run, conn)
     if st is not None:
@@ -477,9 +502,13 @@ def _state(run: Run, conn: int) -> pd.DataFrame | None:
 
 
 def cwnd(run: Run, conn: int) -> dict[str, Series]:
-    """cwnd and ssthresh from the state log, or cwnd inferred from bytes in flight (labelled so)."""
+    """cwnd and ssthresh from the state log, or cwnd inferred from bytes in flight (labelled so);
+    nothing at the receiver (`NOT_AT_SENDER`): the bytes in flight measured there are not the
+    sender's window, and would hold it flat through every stall of the sender's timer."""
     import numpy as np
 
+    if run.at_receiver(conn):
+        return {}
     st = _state(run, conn)
     if st is not None:
         ss = _np(st["ssthresh"])
@@ -668,9 +697,10 @@ def _intersect(a: list[tuple[float, float]], starts: np.ndarray, ends: np.ndarra
 def utilization(run: Run, conn: int) -> Utilization:
     """Idle time while data waited and bytes sent twice. Idle spans come from the link log when the
     run has one (the link transmitted nothing while the sender had unacknowledged data), otherwise
-    from the ACKs at the sender capture: gaps in the ACK stream from the receiver (all connections)
-    longer than four times the usual spacing while this connection's data was unacknowledged
-    (labelled as estimated)."""
+    from the ACKs at the capture: gaps in the ACK stream from the receiver (all connections), the
+    last one ending at the connection's last packet, longer than four times the usual spacing
+    while this connection's data was unacknowledged (labelled as estimated). Over the connection's
+    duration, as the diagnosis' shares are: a timeout's silence is idle time here too."""
     import numpy as np
 
     row = run.connections.loc[conn]
@@ -693,9 +723,15 @@ def utilization(run: Run, conn: int) -> Utilization:
         t = np.sort(_np(allp["t"])) if len(mine) else np.array([])
         gaps = np.diff(t)
         usual = float(np.median(gaps)) if len(gaps) else 0.0
+        # The connection's last packet closes the last gap: a sender that waits out its
+        # timer until it gives up has no ACK after the silence to end it (zeek_206_example_b:
+        # 81 s without an ACK read as 0.5 s idle, beside 65 s of timeouts in the diagnosis).
+        t = np.append(t, max(float(p["t"].max()), float(t[-1]))) if len(t) else t
+        gaps = np.diff(t)
         sel = np.flatnonzero(gaps > max(4 * usual, 1e-3))
         spans = _intersect([(float(t[i] + usual), float(t[i + 1])) for i in sel], starts, ends)
-        source = "estimated from gaps in the ACKs at the sender"
+        where = "receiver" if run.at_receiver(conn) else "sender"
+        source = f"estimated from gaps in the ACKs at the {where}"
     return Utilization(
         conn=conn,
         label=f"{row['a']} → {row['b']}",

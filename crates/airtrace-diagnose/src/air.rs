@@ -319,7 +319,7 @@ fn rate_thrash(b: &mut Builder, d: usize, dir: &AirDir) {
     };
     let explanation = format!(
         "The 802.11 rate changed on {:.0} % of the frames ({} changes, {} of them reversing the last one, between \
-{} Mb/s): the rate adaptation is thrashing. Each step down follows lost frames, each step up loses again, and \
+{} Mbit/s): the rate adaptation is thrashing. Each step down follows lost frames, each step up loses again, and \
 frames sent at the wrong rate cost retries and air time.{probes}",
         share * 100.0,
         dir.rate_changes,

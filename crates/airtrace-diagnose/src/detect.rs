@@ -437,8 +437,29 @@ a scheduled burst of interference) rather than a random one.",
     )
 }
 
+/// "1 pause", "12 pauses".
+fn pauses_text(n: usize) -> String {
+    if n == 1 {
+        "1 pause".into()
+    } else {
+        format!("{n} pauses")
+    }
+}
+
+/// What the evidence of a finding about `n` pauses holds, when it cannot hold them
+/// all: the longest ones (the text's numbers are about all `n`; issue 17 item 1, say
+/// "pauses" only with numbers that match).
+fn longest_pauses_note(n: usize, what: &str) -> String {
+    if n > MAX_EVIDENCE {
+        format!(" The evidence lists {what} of the {MAX_EVIDENCE} longest.")
+    } else {
+        String::new()
+    }
+}
+
 /// Many timeout pauses in one direction: one finding for all of them (a paragraph per
-/// pause would bury the reader), with the longest named.
+/// pause would bury the reader), with the longest named; the evidence is the first
+/// retransmission of each of the costliest (at most [`MAX_EVIDENCE`]).
 fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     let cost = |e: &[Timeout]| -> i64 { e.iter().map(|t| t.idle_gap_ns).sum() };
     let total: i64 = episodes.iter().map(|e| cost(e)).sum();
@@ -457,9 +478,10 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
     let repeated = episodes.iter().filter(|e| e.len() > 1).count();
     let mut worst: Vec<&&[Timeout]> = episodes.iter().collect();
     worst.sort_by_key(|e| std::cmp::Reverse(cost(e)));
+    worst.truncate(MAX_EVIDENCE);
     let explanation = format!(
-        "{} pauses for the retransmission timer ({timeouts} timeouts), {:.1} s in all with data outstanding and nothing sent. {}; the longest waited {:.2} s from {:.2} s on.{}",
-        episodes.len(),
+        "{} for the retransmission timer ({timeouts} timeouts), {:.1} s in all with data outstanding and nothing sent. {}; the longest waited {:.2} s from {:.2} s on.{}{}",
+        pauses_text(episodes.len()),
         total as f64 / 1e9,
         match repeated {
             0 => "Each needed one timeout (no backoff)".to_string(),
@@ -468,7 +490,8 @@ fn timeout_backoff_summary(b: &mut Builder, d: usize, episodes: &[&[Timeout]]) {
         },
         cost(longest) as f64 / 1e9,
         (silence_start(longest) - b.start_ns) as f64 / 1e9,
-        periodicity(episodes)
+        periodicity(episodes),
+        longest_pauses_note(episodes.len(), "the first retransmission")
     );
     b.push(
         "timeout_backoff",
@@ -1287,17 +1310,24 @@ fn sender_limited(
         return;
     }
     let explanation = format!(
-        "The sender had nothing to send for {:.2} s: {} pauses with no data in flight and the receiver's window \
-open. The application, not the network, set the pace there.",
+        "The sender had nothing to send for {:.2} s: {} with no data in flight and the receiver's window \
+open. The application, not the network, set the pace there.{}",
         idle as f64 / 1e9,
-        pauses.len()
+        pauses_text(pauses.len()),
+        longest_pauses_note(pauses.len(), "the frame that ended each")
     );
+    let mut longest: Vec<_> = pauses.iter().collect();
+    longest.sort_by_key(|&&(_, idle)| std::cmp::Reverse(idle));
     b.push(
         "sender_limited",
         d,
         (pauses[0].0.start_ns, pauses[pauses.len() - 1].0.end_ns),
         idle,
-        pauses.iter().map(|(s, _)| s.frame).collect(),
+        longest
+            .iter()
+            .take(MAX_EVIDENCE)
+            .map(|(s, _)| s.frame)
+            .collect(),
         explanation,
         "Look at the application (or its disk and CPU): larger writes, pipelined requests.",
         BTreeMap::from([

@@ -356,8 +356,8 @@ fn auto_rate_fallback_probing_a_rate_the_channel_cannot_carry_thrashes() {
     assert!(d["failed_step_ups"] >= 0.6 * d["step_ups"], "{d:?}");
     assert!(data[0].cost_s > 0.0);
     assert!(
-        data[0].explanation.contains("1, 2, 5.5, 11 Mb/s")
-            || data[0].explanation.contains("5.5, 11 Mb/s")
+        data[0].explanation.contains("1, 2, 5.5, 11 Mbit/s")
+            || data[0].explanation.contains("5.5, 11 Mbit/s")
     );
     // A link without rate adaptation does not thrash.
     let steady = diagnose_simulated_at("wlan_collisions", None, "air");

@@ -1,14 +1,29 @@
 //! The terminal summary table of `airtrace analyze`: one or two lines per connection.
+//!
+//! It speaks as every text of airtrace does (issue 17 item 1): a connection is `a → b`
+//! and its directions `a_to_b` and `b_to_a`, as in the JSON, the diagnosis and the
+//! report; rates in bit/s and times in seconds, with SI prefixes.
 
 use airtrace_analysis::{CapturePoint, ConnState, DirMetrics, FileReport};
 
 fn rate(bps: f64) -> String {
-    for (unit, scale) in [("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)] {
+    for (unit, scale) in [("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)] {
         if bps >= scale {
             return format!("{} {unit}", three_digits(bps / scale));
         }
     }
-    format!("{bps:.0} b/s")
+    format!("{bps:.0} bit/s")
+}
+
+/// A time with the SI prefix that keeps three digits before or after the point:
+/// `72.3 ms`, `697 µs`, `1.20 s`.
+fn seconds(s: f64) -> String {
+    for (unit, scale) in [("s", 1.0), ("ms", 1e-3)] {
+        if s >= scale {
+            return format!("{} {unit}", three_digits(s / scale));
+        }
+    }
+    format!("{} µs", three_digits(s / 1e-6))
 }
 
 fn bytes(n: u64) -> String {
@@ -94,7 +109,7 @@ fn notes(d: &DirMetrics) -> Vec<String> {
         d.backoff_longest_wait_s,
     ) {
         notes.push(format!(
-            "backoff {}->{} s",
+            "backoff {} → {} s",
             three_digits(first),
             three_digits(longest)
         ));
@@ -110,7 +125,7 @@ fn notes(d: &DirMetrics) -> Vec<String> {
 
 const HEADER: [&str; 12] = [
     "id",
-    "connection (a -> b)",
+    "connection (a → b)",
     "dir",
     "dur s",
     "pkts",
@@ -118,7 +133,7 @@ const HEADER: [&str; 12] = [
     "goodput",
     "retx",
     "dupack",
-    "rtt ms",
+    "rtt",
     "zwin",
     "notes",
 ];
@@ -148,16 +163,16 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
     }
     let mut rows: Vec<[String; 12]> = Vec::new();
     for c in conns {
-        for (name, d) in [("a>b", &c.a_to_b), ("b>a", &c.b_to_a)] {
+        for (name, d) in [("a_to_b", &c.a_to_b), ("b_to_a", &c.b_to_a)] {
             if d.packets == 0 {
                 continue;
             }
-            let first = name == "a>b" || c.a_to_b.packets == 0;
+            let first = name == "a_to_b" || c.a_to_b.packets == 0;
             let mut notes = notes(d);
             let data_dir = if c.b_to_a.unique_bytes > c.a_to_b.unique_bytes {
-                "b>a"
+                "b_to_a"
             } else {
-                "a>b"
+                "a_to_b"
             };
             if name == data_dir && c.capture_point == Some(CapturePoint::Receiver) {
                 notes.push("captured at the receiver".into());
@@ -172,7 +187,7 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
             let when_first = |s: String| if first { s } else { String::new() };
             rows.push([
                 when_first(c.id.to_string()),
-                when_first(format!("{} -> {}", c.a, c.b)),
+                when_first(format!("{} → {}", c.a, c.b)),
                 name.to_string(),
                 when_first(format!("{:.2}", c.duration_s)),
                 d.packets.to_string(),
@@ -180,9 +195,7 @@ pub fn selected_table(report: &FileReport, total: usize) -> String {
                 rate(d.goodput_bps),
                 retransmissions(d),
                 d.duplicate_acks.to_string(),
-                d.rtt
-                    .avg_s
-                    .map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
+                d.rtt.avg_s.map_or("-".into(), seconds),
                 d.zero_window_advertisements.to_string(),
                 notes.join(", "),
             ]);

@@ -19,7 +19,7 @@ fn report(name: &str) -> Option<FileReport> {
     Some(analyze_file(&path, &mut (), &mut |_, _| {}).unwrap())
 }
 
-/// The table's line of connection `id`'s direction `dir` (`a>b` or `b>a`).
+/// The table's line of connection `id`'s direction `dir` (`a_to_b` or `b_to_a`).
 fn row(table: &str, id: u32, dir: &str) -> String {
     let mut current = None;
     for line in table.lines().skip(3) {
@@ -47,7 +47,7 @@ fn spurious_retransmissions_are_told_from_genuine_ones() {
         (12, 12)
     );
     assert_eq!(d.genuine_retransmissions, 0);
-    let line = row(&airtrace_report::connection_table(&r), 10, "b>a");
+    let line = row(&airtrace_report::connection_table(&r), 10, "b_to_a");
     assert!(
         line.contains("12 (0 genuine + 12 spurious; to12)"),
         "{line}"
@@ -84,15 +84,15 @@ fn backoff_states_how_long_the_timer_waited() {
     );
     assert!((first - 0.267).abs() < 1e-3, "{first}");
     assert!((longest - 15.560).abs() < 1e-3, "{longest}");
-    let line = row(&airtrace_report::connection_table(&r), 0, "b>a");
-    assert!(line.contains("backoff 0.27->15.6 s"), "{line}");
+    let line = row(&airtrace_report::connection_table(&r), 0, "b_to_a");
+    assert!(line.contains("backoff 0.27 → 15.6 s"), "{line}");
     assert!(!line.contains("x2048"), "{line}");
     // ppa_tcp_retransmissions: the textbook doubling, 0.21, 0.60, 1.20, 2.40, 4.81 s.
     let Some(r) = report("ppa_tcp_retransmissions.pcapng") else {
         return;
     };
-    let line = row(&airtrace_report::connection_table(&r), 0, "a>b");
-    assert!(line.contains("backoff 0.21->4.81 s"), "{line}");
+    let line = row(&airtrace_report::connection_table(&r), 0, "a_to_b");
+    assert!(line.contains("backoff 0.21 → 4.81 s"), "{line}");
 }
 
 #[test]
@@ -109,9 +109,9 @@ fn goodput_counts_only_acknowledged_bytes() {
         (648, 3888, 0)
     );
     assert_eq!(d.goodput_bps, 0.0);
-    let line = row(&airtrace_report::connection_table(&r), 0, "a>b");
+    let line = row(&airtrace_report::connection_table(&r), 0, "a_to_b");
     assert!(
-        line.contains(" 648 B + 3.24 kB ") && line.contains(" 0 b/s "),
+        line.contains(" 648 B + 3.24 kB ") && line.contains(" 0 bit/s "),
         "{line}"
     );
     // zeek_206_example_b connection 1: a download acknowledged to its last byte.
@@ -138,7 +138,7 @@ fn a_capture_taken_at_the_receiver_is_recognised() {
         c.capture_point,
         Some(airtrace_analysis::CapturePoint::Receiver)
     );
-    let line = row(&airtrace_report::connection_table(&r), 0, "b>a");
+    let line = row(&airtrace_report::connection_table(&r), 0, "b_to_a");
     assert!(line.contains("captured at the receiver"), "{line}");
     let json: serde_json::Value =
         serde_json::from_str(&airtrace_report::json(&r).unwrap()).unwrap();
@@ -161,4 +161,27 @@ fn a_capture_taken_at_the_receiver_is_recognised() {
         return;
     };
     assert_eq!(r.connections[0].capture_point, None);
+}
+
+#[test]
+fn the_table_names_directions_and_units_as_every_text_does() {
+    // zeek_206_example_b: the table said "a>b", "192.168.72.14:3254 -> 65.54.95.206:80",
+    // "87.4 kb/s" and an "rtt ms" column, where the JSON, the diagnosis and the report
+    // say a_to_b, "→" and bit/s (issue 17 item 1: one direction convention, one unit
+    // convention).
+    let Some(r) = report("zeek_206_example_b.pcap") else {
+        return;
+    };
+    let table = airtrace_report::connection_table(&r);
+    let line = row(&table, 0, "a_to_b");
+    assert!(
+        line.contains("192.168.72.14:3254 → 65.54.95.206:80") && line.contains(" 72.3 ms "),
+        "{line}"
+    );
+    let line = row(&table, 0, "b_to_a");
+    assert!(line.contains(" 87.4 kbit/s "), "{line}");
+    assert!(line.contains(" 1.05 ms "), "{line}");
+    for old in ["a>b", "b>a", "->", "kb/s", " b/s", "rtt ms"] {
+        assert!(!table.contains(old), "{old} in\n{table}");
+    }
 }
