@@ -166,6 +166,7 @@ pub mod config;
 pub mod endpoint;
 pub mod linux_rto;
 pub mod rack;
+pub mod rate;
 pub mod segment;
 pub mod spurious_rto;
 
