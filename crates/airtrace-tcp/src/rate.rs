@@ -35,7 +35,7 @@
 //! for (snap, sent) in &snaps {
 //!     r.on_delivered(snap, *sent, false);
 //! }
-//! let s = r.sample(100_000_000, 10_000, 0, 1_000_000);
+//! let s = r.sample(100_000_000, 10_000, 0);
 //! // 10 000 bytes over the ACK phase (100 ms, longer than the 9 ms send phase).
 //! assert_eq!((s.delivered, s.interval_ns), (10_000, 100_000_000));
 //! assert_eq!(s.rate_bytes_per_s(), Some(100_000));
@@ -106,6 +106,9 @@ pub struct DeliveryRate {
     /// 0, or the `delivered` count past which the connection stops being
     /// application-limited (the data in flight when it became so, delivered).
     app_limited: u64,
+    /// The connection's minimum RTT (Linux's `tcp_min_rtt`, here over the whole
+    /// connection rather than Linux's 5-minute window), ns.
+    min_rtt_ns: Option<i64>,
     // --- the sample of the ACK being processed ---
     /// The snapshot of the latest-sent segment delivered by this ACK.
     prior: Option<(u64, i64)>,
@@ -119,6 +122,21 @@ impl DeliveryRate {
     /// Bytes delivered since the connection began.
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// When `delivered` last grew (Linux's `delivered_mstamp`), ns.
+    pub fn delivered_ns(&self) -> i64 {
+        self.delivered_ns
+    }
+
+    /// The minimum RTT seen, ns.
+    pub fn min_rtt_ns(&self) -> Option<i64> {
+        self.min_rtt_ns
+    }
+
+    /// An RTT measured outside a rate sample (the handshake's).
+    pub fn on_rtt_sample(&mut self, rtt_ns: i64) {
+        self.min_rtt_ns = Some(self.min_rtt_ns.map_or(rtt_ns, |m| m.min(rtt_ns)));
     }
 
     /// True while data sent during an application-limited period is in flight.
@@ -175,10 +193,10 @@ impl DeliveryRate {
     }
 
     /// `tcp_rate_gen`: this ACK newly delivered `delivered` bytes and marked `lost`
-    /// bytes lost; `min_rtt_ns` is the connection's minimum RTT (0 if none yet). The
-    /// sample covers the bytes delivered since its first segment was sent, over
-    /// max(send phase, ACK phase).
-    pub fn sample(&mut self, now: i64, delivered: u32, lost: u32, min_rtt_ns: i64) -> RateSample {
+    /// bytes lost. The sample covers the bytes delivered since its first segment was
+    /// sent, over max(send phase, ACK phase); its RTT updates the minimum RTT first
+    /// (as `tcp_ack_update_rtt` runs before `tcp_rate_gen`).
+    pub fn sample(&mut self, now: i64, delivered: u32, lost: u32) -> RateSample {
         self.delivered += u64::from(delivered);
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -187,6 +205,9 @@ impl DeliveryRate {
             self.delivered_ns = now;
         }
         let rtt_ns = self.newest_clean_send_ns.map(|t| now - t);
+        if let Some(r) = rtt_ns {
+            self.on_rtt_sample(r);
+        }
         let mut rs = RateSample {
             delivered: -1,
             interval_ns: -1,
@@ -204,7 +225,11 @@ impl DeliveryRate {
         rs.delivered = (self.delivered - prior_delivered) as i64;
         let ack_interval = now - prior_ns;
         let interval = self.send_interval_ns.max(ack_interval);
-        rs.interval_ns = if interval < min_rtt_ns { -1 } else { interval };
+        rs.interval_ns = if interval < self.min_rtt_ns.unwrap_or(0) {
+            -1
+        } else {
+            interval
+        };
         rs
     }
 
@@ -220,8 +245,14 @@ impl DeliveryRate {
         in_flight: u32,
     ) {
         if unsent_below_smss && cwnd_has_room && !lost_pending {
-            self.app_limited = (self.delivered + u64::from(in_flight)).max(1);
+            self.mark_app_limited(in_flight);
         }
+    }
+
+    /// The data in flight now (`in_flight` bytes) is application-limited, whatever
+    /// the sender's state (BBR's PROBE_RTT says so of its own samples).
+    pub fn mark_app_limited(&mut self, in_flight: u32) {
+        self.app_limited = (self.delivered + u64::from(in_flight)).max(1);
     }
 }
 
@@ -261,7 +292,7 @@ mod tests {
             let now = t + 50 * MS;
             r.begin_ack(now);
             r.on_delivered(snap, *t, false);
-            let s = r.sample(now, 1000, 0, 0);
+            let s = r.sample(now, 1000, 0);
             samples.push(s);
             assert_eq!(
                 s.prior_delivered, 0,
@@ -291,13 +322,13 @@ mod tests {
         let first = r.on_send(0, true);
         r.begin_ack(100 * MS);
         r.on_delivered(&first, 0, false);
-        r.sample(100 * MS, 1000, 0, 0);
+        r.sample(100 * MS, 1000, 0);
         let sent = send(&mut r, 100 * MS, 2 * MS, 10, false);
         r.begin_ack(125 * MS);
         for (snap, t) in &sent {
             r.on_delivered(snap, *t, false);
         }
-        let s = r.sample(125 * MS, 10_000, 0, 0);
+        let s = r.sample(125 * MS, 10_000, 0);
         assert_eq!(s.prior_delivered, 1000);
         assert_eq!(s.delivered, 10_000);
         assert_eq!(s.interval_ns, 100 * MS);
@@ -313,11 +344,11 @@ mod tests {
         let mut snap = r.on_send(0, true);
         r.begin_ack(40 * MS);
         r.on_delivered(&snap, 0, false);
-        assert!(r.sample(40 * MS, 1000, 0, 0).delivered > 0);
+        assert!(r.sample(40 * MS, 1000, 0).delivered > 0);
         snap.delivered_ns = None; // SACKed earlier
         r.begin_ack(50 * MS);
         r.on_delivered(&snap, 0, false);
-        let s = r.sample(50 * MS, 0, 0, 0);
+        let s = r.sample(50 * MS, 0, 0);
         assert_eq!(
             (s.delivered, s.interval_ns, s.rate_bytes_per_s()),
             (-1, -1, None)
@@ -332,7 +363,8 @@ mod tests {
         let snap = r.on_send(0, true);
         r.begin_ack(10 * MS);
         r.on_delivered(&snap, 0, true);
-        let s = r.sample(10 * MS, 1000, 0, 40 * MS);
+        r.on_rtt_sample(40 * MS);
+        let s = r.sample(10 * MS, 1000, 0);
         assert_eq!((s.delivered, s.interval_ns), (1000, -1));
         assert!(s.is_retrans);
         assert_eq!(s.rtt_ns, None, "Karn: no RTT from a retransmission");
@@ -352,14 +384,14 @@ mod tests {
         for (i, (snap, t)) in a.iter().enumerate() {
             r.begin_ack(t + 40 * MS);
             r.on_delivered(snap, *t, false);
-            let s = r.sample(t + 40 * MS, 1000, 0, 0);
+            let s = r.sample(t + 40 * MS, 1000, 0);
             assert!(!s.is_app_limited, "segment {i} was sent before the mark");
         }
         // delivered = 3000 = the mark: not yet past it.
         assert!(r.is_app_limited());
         r.begin_ack(45 * MS);
         r.on_delivered(&b, 5 * MS, false);
-        let s = r.sample(45 * MS, 1000, 0, 0);
+        let s = r.sample(45 * MS, 1000, 0);
         assert!(s.is_app_limited);
         assert!(!r.is_app_limited(), "the bubble is delivered");
         // Not marked when cwnd is full, or a loss awaits its retransmission.
