@@ -13,8 +13,8 @@ kernel's as its options allow (`KERNEL_LIKE`: linux profile = SACK, IW10, timest
 window scaling, delayed ACKs; plus PRR, RACK-TLP, F-RTO, min RTO 200 ms, buffer
 autotuning, ssthresh from cwnd as Linux's reno computes it, Linux's RTO (at least
 SRTT + min RTO) and Linux's timeout and undo rules, and for cubic the kernel's
-HyStart). bbr is not
-modelled by the simulator: its rows give the kernel's figure alone.
+HyStart). bbr is the simulator's BBR v1 (docs/simulator.md, "BBR"), which sets cwnd
+itself and so ignores PRR, as Linux's does.
 
 Scenarios (one flow, bulk; the data direction's loss unless said otherwise):
 
@@ -93,7 +93,7 @@ POINTS = [
 
 ALGOS = ["reno", "cubic", "bbr"]
 #: Congestion controls the simulator models (`tcp.cc`); the others run in the kernel only.
-SIMULATED = {"reno", "cubic"}
+SIMULATED = {"reno", "cubic", "bbr"}
 
 
 def scenario_text(point: Point, cc: str) -> str:

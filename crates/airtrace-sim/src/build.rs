@@ -526,18 +526,19 @@ fn direction(
 }
 
 /// The TCP configuration the simulator gives a flow: [`tcp_config`] with the
-/// congestion control `cc` names (`reno` or `cubic`; any other name is refused, in one
-/// line). Absent, Reno's AIMD, as before `cc` selected anything in the simulator,
+/// congestion control `cc` names (`reno`, `cubic` or `bbr`; any other name is refused,
+/// in one line). Absent, Reno's AIMD, as before `cc` selected anything in the simulator,
 /// whatever the kernel's default (the emulator's: cubic unless `variant` is given).
 pub fn sim_tcp_config(spec: Option<&TcpSpec>) -> Result<Config, String> {
     let mut c = tcp_config(spec)?;
     if let Some(name) = spec.and_then(|s| s.cc.as_deref()) {
         c.cc = CcAlgorithm::from_name(name).ok_or_else(|| {
             format!(
-                "unknown congestion control {name:?} for the simulator ({}; bbr is not yet modelled)",
+                "unknown congestion control {name:?} for the simulator ({})",
                 CcAlgorithm::NAMES
             )
         })?;
+        c.validate()?;
     }
     Ok(c)
 }
@@ -734,10 +735,20 @@ mod tests {
         assert_eq!(tcp_config(Some(&bbr)).unwrap().cc, CcAlgorithm::Reno);
         assert_eq!(with_cc(Some("reno")).unwrap().cc, CcAlgorithm::Reno);
         assert_eq!(with_cc(Some("cubic")).unwrap().cc, CcAlgorithm::Cubic);
-        let e = with_cc(Some("bbr")).unwrap_err();
+        assert_eq!(with_cc(Some("bbr")).unwrap().cc, CcAlgorithm::Bbr);
+        let bbr_reno = TcpSpec {
+            cc: Some("bbr".into()),
+            variant: Some("newreno".into()),
+            ..TcpSpec::default()
+        };
+        assert_eq!(
+            sim_tcp_config(Some(&bbr_reno)).unwrap_err(),
+            "cc = bbr needs variant = sack"
+        );
+        let e = with_cc(Some("vegas")).unwrap_err();
         assert_eq!(
             e,
-            "unknown congestion control \"bbr\" for the simulator (reno, cubic; bbr is not yet modelled)"
+            "unknown congestion control \"vegas\" for the simulator (reno, cubic, bbr)"
         );
         assert!(!e.contains('\n'));
     }

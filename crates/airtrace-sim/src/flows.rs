@@ -493,9 +493,15 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
     let ts_offsets = (rng.random::<u32>(), rng.random::<u32>());
     let transport = if spec.app.is_tcp() {
         let config = build::sim_tcp_config(spec.tcp.as_ref())?;
+        // The congestion control's random choices (BBR's first gain phase) have a
+        // stream of their own, so the other streams draw as before.
+        let mut cc_rng = streams.stream(&format!("flow{}/cc", i + 1));
+        let cc_seeds = (cc_rng.random::<u64>(), cc_rng.random::<u64>());
         Transport::Tcp {
-            a: Box::new(Endpoint::client(config.clone(), isn.0, ts_offsets.0)),
-            b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1)),
+            a: Box::new(
+                Endpoint::client(config.clone(), isn.0, ts_offsets.0).with_cc_seed(cc_seeds.0),
+            ),
+            b: Box::new(Endpoint::server(config, isn.1, ts_offsets.1).with_cc_seed(cc_seeds.1)),
         }
     } else if spec.app == AppKind::UdpStream {
         Transport::Datagrams {

@@ -14,7 +14,8 @@
 //! - Sender, `tcp_sndbuf_expand` (net/ipv4/tcp_input.c), called on ACKs that free
 //!   send-buffer room while the congestion window is not full
 //!   (`tcp_should_expand_sndbuf`): the buffer holds twice the larger of cwnd and the
-//!   initial window, in segments. [`sndbuf_for`] computes it.
+//!   initial window, in segments (three times with BBR, which may grow cwnd during
+//!   a recovery: its `sndbuf_expand`). [`sndbuf_for`] computes it.
 //!
 //! What is not modelled: Linux counts buffers in kernel memory (`truesize`, about
 //! 1.5–2 times the payload for 1448-byte segments) and advertises a window of about
@@ -145,11 +146,12 @@ impl RcvSpace {
 }
 
 /// `tcp_sndbuf_expand`: the send buffer for a congestion window of `cwnd` bytes and
-/// segments of `smss` bytes, twice max(cwnd, the initial window) in segments, at most
-/// [`WMEM_MAX`].
-pub fn sndbuf_for(cwnd: u32, smss: u32) -> u32 {
+/// segments of `smss` bytes, `per_segment` (the congestion control's
+/// `sndbuf_expand`: 2, BBR 3) times max(cwnd, the initial window) in segments, at
+/// most [`WMEM_MAX`].
+pub fn sndbuf_for(cwnd: u32, smss: u32, per_segment: u32) -> u32 {
     let segments = (cwnd / smss.max(1)).max(INIT_CWND);
-    (2 * segments).saturating_mul(smss).min(WMEM_MAX)
+    (per_segment * segments).saturating_mul(smss).min(WMEM_MAX)
 }
 
 #[cfg(test)]
@@ -209,8 +211,9 @@ mod tests {
 
     #[test]
     fn the_send_buffer_holds_two_windows_between_the_initial_window_and_the_cap() {
-        assert_eq!(sndbuf_for(2 * MSS, MSS), 20 * MSS);
-        assert_eq!(sndbuf_for(100 * MSS, MSS), 200 * MSS);
-        assert_eq!(sndbuf_for(10_000 * MSS, MSS), WMEM_MAX);
+        assert_eq!(sndbuf_for(2 * MSS, MSS, 2), 20 * MSS);
+        assert_eq!(sndbuf_for(100 * MSS, MSS, 2), 200 * MSS);
+        assert_eq!(sndbuf_for(100 * MSS, MSS, 3), 300 * MSS);
+        assert_eq!(sndbuf_for(10_000 * MSS, MSS, 2), WMEM_MAX);
     }
 }

@@ -383,6 +383,11 @@ impl Config {
         if self.hystart && self.hystart_linux {
             return Err("hystart (RFC 9406) and hystart_linux exclude each other".into());
         }
+        if self.cc == CcAlgorithm::Bbr && self.variant != Variant::Sack {
+            // The Reno and NewReno recoveries inflate cwnd themselves; Linux's BBR
+            // counts duplicate ACKs as SACKed segments, which is not modelled.
+            return Err("cc = bbr needs variant = sack".into());
+        }
         if self.dupack_threshold == 0 {
             return Err("dupack_threshold must be at least 1".into());
         }
@@ -416,5 +421,10 @@ mod tests {
         c.hystart = true;
         c.hystart_linux = true;
         assert!(c.validate().unwrap_err().contains("hystart_linux"));
+        let mut c = Config::bsd();
+        c.cc = CcAlgorithm::Bbr;
+        assert_eq!(c.validate().unwrap_err(), "cc = bbr needs variant = sack");
+        c.variant = Variant::Sack;
+        assert_eq!(c.validate(), Ok(()));
     }
 }

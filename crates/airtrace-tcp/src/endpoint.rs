@@ -15,10 +15,12 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::autotune::{self, RcvSpace};
-use crate::cc::{CaEvent, CcContext, CongestionControl, CongestionOps};
+use crate::cc::{AckSample, CaEvent, CcContext, CongestionControl, CongestionOps};
 use crate::config::{Config, RtoRule, UndoRule, Variant};
 use crate::linux_rto::LinuxRttVar;
+use crate::pacing::Pacer;
 use crate::rack::{Rack, TlpOutcome, Verdict};
+use crate::rate::{DeliveryRate, TxSnapshot};
 use crate::segment::{Flags, Options, SackBlocks, Segment};
 use crate::spurious_rto::{AckInfo, Decision, Saved, SpuriousRto};
 
@@ -50,10 +52,11 @@ pub const INITIAL_SSTHRESH: u32 = 0x7fff_ffff;
 const DEFAULT_PEER_MSS: u16 = 536;
 
 /// Sender's loss-recovery state, named after Linux's `tcp_ca_state`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Nothing unusual.
+    #[default]
     Open,
     /// Duplicate ACKs or SACKed data seen, below the fast-retransmit threshold.
     Disorder,
@@ -169,6 +172,8 @@ struct TxSeg {
     flags: u8,
     /// When it was last sent (RACK's `Segment.xmit_ts`), ns.
     sent_ns: i64,
+    /// The delivery state at that send, for the rate sample of its delivery.
+    rate: TxSnapshot,
 }
 
 impl TxSeg {
@@ -240,6 +245,12 @@ pub struct Endpoint {
     /// The congestion-control algorithm's state ([`Config::cc`]): it returns ssthresh
     /// on a congestion event and grows cwnd on ACKs.
     cc: CongestionControl,
+    /// Delivery-rate estimation ([`crate::rate`]), sampled on every ACK for an
+    /// algorithm that sets cwnd itself ([`CongestionOps::cong_control`]).
+    rate: DeliveryRate,
+    /// Bytes ever marked lost (Linux's `tp->lost`, in bytes): a rate sample's
+    /// losses are its growth over one ACK.
+    lost_marked: u64,
     phase: Phase,
     /// The current Loss phase began with a timeout (RFC 5681 §3.1: ssthresh is held on
     /// later timeouts of the same data).
@@ -273,6 +284,12 @@ pub struct Endpoint {
     rto_deadline: Option<i64>,
     /// ELFN standby: the time of the next probe (see [`Endpoint::on_route_failure`]).
     standby_probe_at: Option<i64>,
+    /// The earliest departure time of the next data segment, when the congestion
+    /// control paces ([`CongestionOps::pacing_rate`]).
+    pacer: Pacer,
+    /// The pacing timer: a data segment was held back until then (Linux's
+    /// `pacing_timer`).
+    pacing_deadline: Option<i64>,
     /// Probes sent in standby.
     elfn_probes: u64,
     /// ECN: the next new data segment carries CWR (RFC 3168 §6.1.2).
@@ -371,6 +388,8 @@ impl Endpoint {
             cwnd,
             ssthresh: INITIAL_SSTHRESH,
             cc: CongestionControl::new(cfg.cc),
+            rate: DeliveryRate::default(),
+            lost_marked: 0,
             phase: Phase::Open,
             loss_by_rto: false,
             dupacks: 0,
@@ -390,6 +409,8 @@ impl Endpoint {
             timing: None,
             rto_deadline: None,
             standby_probe_at: None,
+            pacer: Pacer::default(),
+            pacing_deadline: None,
             elfn_probes: 0,
             cwr_pending: false,
             ecn_recover: isn,
@@ -428,6 +449,17 @@ impl Endpoint {
             return 0;
         }
         let n = bytes.min(self.send_buffer_space());
+        if n > 0 && self.syn_acked {
+            // tcp_sendmsg → tcp_rate_check_app_limited, before the data is queued.
+            let unsent = self.app_written - self.app_sent;
+            let in_flight = self.in_flight();
+            self.rate.check_app_limited(
+                unsent < u64::from(self.smss),
+                in_flight < self.cwnd,
+                self.lost_bytes > self.retrans_bytes,
+                in_flight,
+            );
+        }
         self.app_written += n;
         n
     }
@@ -448,6 +480,13 @@ impl Endpoint {
     /// In-order payload bytes delivered to the application since the last call.
     pub fn take_delivered(&mut self) -> u64 {
         std::mem::take(&mut self.delivered_pending)
+    }
+
+    /// Seeds the congestion control's random choices (BBR's first PROBE_BW gain
+    /// phase), from the simulation's named stream for this flow.
+    pub fn with_cc_seed(mut self, seed: u64) -> Self {
+        self.cc.seed(seed);
+        self
     }
 
     /// Both SYNs sent and acknowledged.
@@ -503,13 +542,15 @@ impl Endpoint {
         changed
     }
 
-    /// Earliest pending timer (retransmission, delayed ACK, ELFN probe), if any.
+    /// Earliest pending timer (retransmission, delayed ACK, ELFN probe, RACK-TLP,
+    /// pacing), if any.
     pub fn poll_at(&self) -> Option<i64> {
         [
             self.rto_deadline,
             self.delack_deadline,
             self.standby_probe_at,
             self.rack.as_ref().and_then(Rack::deadline),
+            self.pacing_deadline,
         ]
         .into_iter()
         .flatten()
@@ -560,6 +601,7 @@ impl Endpoint {
         let s = *self.rtx.front()?;
         self.rtx[0].flags |= EVER_RETRANS;
         self.rtx[0].sent_ns = now;
+        self.rtx[0].rate = self.rate.on_send(now, false);
         self.elfn_probes += 1;
         Some(self.resend(now, s))
     }
@@ -820,7 +862,11 @@ impl Endpoint {
         // retransmitted (see `may_fast_retransmit`).
         self.recover = self.iss;
         // RTT of the handshake: from the TS echo, else from the SYN's send time when it
-        // was not retransmitted (Karn).
+        // was not retransmitted (Karn). The delivery-rate estimator's minimum RTT takes
+        // the send time in either case (Linux times the SYN with its skb's stamp).
+        if let Some((_, sent)) = self.timing {
+            self.rate.on_rtt_sample(now - sent);
+        }
         if self.ts_ok {
             if let Some((_, tsecr)) = seg.options.timestamps {
                 if tsecr != 0 {
@@ -840,6 +886,8 @@ impl Endpoint {
         } else {
             self.cfg.initial_cwnd_segments * self.smss
         };
+        let ctx = self.cc_context(now, 0);
+        self.cc.init(&ctx, self.rate.min_rtt_ns());
     }
 
     fn on_ack(&mut self, now: i64, seg: &Segment) {
@@ -856,6 +904,8 @@ impl Endpoint {
             return;
         }
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
+        let (prior_in_flight, lost_before) = (self.in_flight(), self.lost_marked);
+        self.rate.begin_ack(now);
         let window_changed = seg.window != self.last_wnd_raw;
         // RFC 793 §3.9 window update, guarded by SND.WL1 / SND.WL2.
         if seq::lt(self.snd_wl1, seg.seq) || (self.snd_wl1 == seg.seq && seq::le(self.snd_wl2, ack))
@@ -896,14 +946,47 @@ impl Endpoint {
             let dupack_without_sack = !una_advanced && seg.options.sack.is_empty();
             self.rack_on_ack(now, ack, una_advanced, dupack_without_sack);
         }
+        // RFC 6937 §3: DeliveredData = change in snd.una + change in SACKed bytes
+        // (SACKed bytes a cumulative ACK covers leave the second term as they enter
+        // the first); Linux's `acked_sacked` for the rate sample too.
+        let delivered = (i64::from(self.snd_una.wrapping_sub(una_before))
+            + i64::from(self.sacked_bytes)
+            - i64::from(sacked_before))
+        .max(0) as u32;
         if self.prr.is_some() && self.phase == Phase::Recovery {
-            // RFC 6937 §3: DeliveredData = change in snd.una + change in SACKed
-            // bytes (SACKed bytes a cumulative ACK covers leave the second term as
-            // they enter the first).
-            let delivered = i64::from(self.snd_una.wrapping_sub(una_before))
-                + i64::from(self.sacked_bytes)
-                - i64::from(sacked_before);
-            self.prr_on_ack(delivered.max(0) as u32);
+            self.prr_on_ack(delivered);
+        }
+        if self.cc.controls_cwnd() {
+            let lost = (self.lost_marked - lost_before).min(u64::from(u32::MAX)) as u32;
+            self.cong_control(now, delivered, lost, prior_in_flight);
+        }
+    }
+
+    /// Linux's `tcp_cong_control` for an algorithm that sets cwnd itself: the ACK's
+    /// rate sample (`tcp_rate_gen`) and the algorithm's cwnd, ssthresh and pacing
+    /// rate from it, after loss recovery processed the ACK.
+    fn cong_control(&mut self, now: i64, delivered: u32, lost: u32, prior_in_flight: u32) {
+        let rs = self.rate.sample(now, delivered, lost);
+        let in_flight = self.in_flight();
+        let ack = AckSample {
+            rs,
+            in_flight,
+            prior_in_flight,
+            phase: self.phase,
+            delivered: self.rate.delivered(),
+            delivered_ns: self.rate.delivered_ns(),
+            edt_ns: self.pacer.departure_ns(),
+        };
+        let ctx = self.cc_context(now, 0);
+        let Some(out) = self.cc.cong_control(&ctx, &ack) else {
+            return;
+        };
+        self.cwnd = out.cwnd;
+        if let Some(ssthresh) = out.ssthresh {
+            self.ssthresh = ssthresh;
+        }
+        if out.app_limited {
+            self.rate.mark_app_limited(in_flight);
         }
     }
 
@@ -965,7 +1048,9 @@ impl Endpoint {
         // Linux's tcp_enter_cwr: congestion proven by ECN, nothing to undo.
         self.prior_ssthresh = 0;
         self.ssthresh = self.cc_ssthresh(now, fs);
-        self.cwnd = self.ssthresh;
+        if !self.cc.controls_cwnd() {
+            self.cwnd = self.ssthresh;
+        }
         self.cc_event(now, CaEvent::Cwr);
         self.ecn_recover = self.snd_max;
         self.ece_cut = Some(self.snd_max);
@@ -1007,6 +1092,10 @@ impl Endpoint {
                     }
                     self.sacked_bytes += s.len;
                     self.rtx[i].flags = (s.flags & (FIN_SEQ | EVER_RETRANS)) | SACKED;
+                    self.rate
+                        .on_delivered(&s.rate, s.sent_ns, s.flags & EVER_RETRANS != 0);
+                    // Counted now; the cumulative ACK that covers it later is not.
+                    self.rtx[i].rate.delivered_ns = None;
                     if let Some(rack) = self.rack.as_mut() {
                         rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
                     }
@@ -1048,6 +1137,7 @@ impl Endpoint {
         if s.flags & (LOST | SACKED) == 0 {
             s.flags |= LOST;
             self.lost_bytes += s.len;
+            self.lost_marked += u64::from(s.len);
             let seq = s.seq;
             if seq::lt(seq, self.rtx_hint) {
                 self.rtx_hint = seq;
@@ -1085,6 +1175,7 @@ impl Endpoint {
             if s.flags & LOST == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len;
+                self.lost_marked += u64::from(s.len);
             }
         }
         self.rtx_hint = self.snd_una;
@@ -1158,6 +1249,10 @@ impl Endpoint {
                 if let (Some(rack), 0) = (self.rack.as_mut(), s.flags & SACKED) {
                     rack.delivered(s.sent_ns, s.end(), s.flags & EVER_RETRANS != 0);
                 }
+                if s.flags & SACKED == 0 {
+                    self.rate
+                        .on_delivered(&s.rate, s.sent_ns, s.flags & EVER_RETRANS != 0);
+                }
                 if s.flags & FIN_SEQ != 0 {
                     self.fin_acked = true;
                     data_acked -= 1;
@@ -1183,7 +1278,10 @@ impl Endpoint {
         if self.cfg.autotune && self.in_flight() < self.cwnd {
             // tcp_new_space → tcp_sndbuf_expand, while the window is not full
             // (tcp_should_expand_sndbuf); see [`autotune`].
-            self.snd_buf = self.snd_buf.max(autotune::sndbuf_for(self.cwnd, self.smss));
+            let per_segment = if self.cc.controls_cwnd() { 3 } else { 2 };
+            self.snd_buf =
+                self.snd_buf
+                    .max(autotune::sndbuf_for(self.cwnd, self.smss, per_segment));
         }
         if self.cfg.hystart || self.cfg.hystart_linux {
             // RFC 9406: the congestion control sees every ACK of new data and its RTT
@@ -1303,7 +1401,7 @@ impl Endpoint {
     /// Linux's `tcp_is_cwnd_limited`, so an rwnd- or application-limited sender does
     /// not inflate it without bound.
     fn grow_cwnd(&mut self, now: i64, acked: u32, flight_before: u32) {
-        if flight_before + self.smss <= self.cwnd {
+        if flight_before + self.smss <= self.cwnd || self.cc.controls_cwnd() {
             return;
         }
         let ctx = self.cc_context(now, 0);
@@ -1314,7 +1412,7 @@ impl Endpoint {
     fn cc_context(&self, now: i64, flight_size: u32) -> CcContext {
         // During a Reno or NewReno fast recovery cwnd is inflated by the duplicate
         // ACKs (RFC 5681 §3.2 step 4): the window the algorithm sees is ssthresh.
-        let cwnd = if self.phase == Phase::Recovery {
+        let cwnd = if self.phase == Phase::Recovery && !self.cc.controls_cwnd() {
             self.cwnd.min(self.ssthresh)
         } else {
             self.cwnd
@@ -1469,9 +1567,13 @@ impl Endpoint {
                 self.phase = Phase::Recovery;
             }
             Variant::Sack => {
-                // RFC 6675 §5 (4.1)–(4.3).
-                self.cwnd = self.ssthresh;
-                if self.cfg.prr {
+                // RFC 6675 §5 (4.1)–(4.3); an algorithm that sets cwnd itself does
+                // so on this ACK (BBR: packet conservation), without PRR.
+                let controls_cwnd = self.cc.controls_cwnd();
+                if !controls_cwnd {
+                    self.cwnd = self.ssthresh;
+                }
+                if self.cfg.prr && !controls_cwnd {
                     // RFC 6937 §3, at the beginning of recovery (the ACK that started
                     // it is then counted by `prr_on_ack`, as Linux does).
                     self.prr = Some(Prr {
@@ -1647,6 +1749,7 @@ impl Endpoint {
             }
         }
         self.backoff = 0;
+        let cwnd_before = self.cwnd;
         match self.cfg.undo {
             UndoRule::Rfc4015 => {
                 let iw = self.cfg.initial_cwnd_segments * self.smss;
@@ -1664,6 +1767,12 @@ impl Endpoint {
                     self.ssthresh = self.ssthresh.max(self.prior_ssthresh);
                 }
             }
+        }
+        if self.cc.controls_cwnd() {
+            // Linux's undo_cwnd: BBR keeps its cwnd (and restarts full-pipe detection).
+            self.cwnd = cwnd_before;
+            let ctx = self.cc_context(now, 0);
+            self.cc.undo_cwnd(&ctx);
         }
         self.loss_by_rto = false;
         self.force_rtx = false;
@@ -1741,6 +1850,7 @@ impl Endpoint {
                         s.flags |= LOST;
                         self.lost_bytes += s.len;
                     }
+                    self.lost_marked += u64::from(s.len);
                     if seq::lt(s.seq, self.rtx_hint) {
                         self.rtx_hint = s.seq;
                     }
@@ -1806,6 +1916,7 @@ impl Endpoint {
                 let i = self.rtx.len().checked_sub(1)?;
                 self.rtx[i].flags |= EVER_RETRANS;
                 self.rtx[i].sent_ns = now;
+                self.rtx[i].rate = self.rate.on_send(now, false);
                 let s = self.rtx[i];
                 self.timing = None; // Karn
                 (self.resend(now, s), true)
@@ -1826,7 +1937,9 @@ impl Endpoint {
     fn tlp_repaired_loss(&mut self, now: i64) {
         let fs = self.flight_size();
         self.ssthresh = self.cc_ssthresh(now, fs);
-        self.cwnd = self.cwnd.min(self.ssthresh);
+        if !self.cc.controls_cwnd() {
+            self.cwnd = self.cwnd.min(self.ssthresh);
+        }
         self.cc_event(now, CaEvent::Cwr);
         self.ecn_window_reduced();
     }
@@ -2047,6 +2160,9 @@ impl Endpoint {
             self.delack_deadline = None;
             self.pending_ack = true;
         }
+        if self.pacing_deadline.is_some_and(|d| now >= d) {
+            self.pacing_deadline = None;
+        }
         if self.syn_pending {
             self.syn_pending = false;
             return Some(self.emit_syn(now));
@@ -2059,11 +2175,12 @@ impl Endpoint {
             let seq = self.snd_max;
             return Some(self.emit(now, seq, Flags::ACK, 0));
         }
-        if self.syn_acked {
-            if let Some(s) = self.next_retransmission(now) {
-                return Some(s);
-            }
-            if let Some(s) = self.next_new_segment(now, false) {
+        if self.syn_acked && !self.paced_back(now) {
+            if let Some(s) = self
+                .next_retransmission(now)
+                .or_else(|| self.next_new_segment(now, false))
+            {
+                self.paced(now, &s);
                 return Some(s);
             }
         }
@@ -2072,6 +2189,24 @@ impl Endpoint {
             return Some(self.emit(now, seq, Flags::ACK, 0));
         }
         None
+    }
+
+    /// `tcp_pacing_check`: true when the congestion control paces and the next data
+    /// segment may not leave yet; the pacing timer is then armed for its departure.
+    fn paced_back(&mut self, now: i64) -> bool {
+        if self.cc.pacing_rate().is_none() {
+            return false;
+        }
+        self.pacing_deadline = self.pacer.release_at(now);
+        self.pacing_deadline.is_some()
+    }
+
+    /// A segment is leaving: a data segment sets the next one's departure time
+    /// (`tcp_update_skb_after_send`).
+    fn paced(&mut self, now: i64, seg: &Segment) {
+        if let (Some(rate), true) = (self.cc.pacing_rate(), seg.len > 0) {
+            self.pacer.on_send(now, seg.len, rate);
+        }
     }
 
     fn emit_syn(&mut self, now: i64) -> Segment {
@@ -2218,6 +2353,7 @@ impl Endpoint {
         self.force_rtx = false;
         self.rtx[i].flags |= RETRANS | EVER_RETRANS;
         self.rtx[i].sent_ns = now;
+        self.rtx[i].rate = self.rate.on_send(now, false);
         self.retrans_bytes += s.len;
         self.prr_count_sent(s.len);
         self.timing = None; // Karn (BSD cancels the timing on any retransmission).
@@ -2286,11 +2422,13 @@ impl Endpoint {
         let seq = self.snd_max;
         let seq_len = len + u32::from(fin);
         self.prr_count_sent(seq_len);
+        let rate = self.rate.on_send(now, self.rtx.is_empty());
         self.rtx.push_back(TxSeg {
             seq,
             len: seq_len,
             flags: if fin { FIN_SEQ } else { 0 },
             sent_ns: now,
+            rate,
         });
         self.snd_max = seq.wrapping_add(seq_len);
         self.app_sent += u64::from(len);

@@ -41,8 +41,10 @@
 //!   [`Variant`] (Tahoe, Reno, NewReno, SACK), [`RtoConfig`], [`DelayedAck`].
 //! - [`cc`]: congestion control as a small trait ([`cc::CongestionOps`]: `ssthresh`,
 //!   `cong_avoid`, `cwnd_event`, as Linux names them), one file per algorithm:
-//!   [`cc::reno`] (the default) and [`cc::cubic`] (RFC 9438), selected by
-//!   [`Config::cc`] ([`CcAlgorithm`]).
+//!   [`cc::reno`] (the default), [`cc::cubic`] (RFC 9438) and [`cc::bbr`] (BBR v1 as
+//!   Linux ships it), selected by [`Config::cc`] ([`CcAlgorithm`]).
+//! - [`rate`]: delivery-rate estimation (Linux's tcp_rate.c), BBR's samples.
+//! - [`pacing`]: the sender's pacing (Linux's internal pacing), for BBR.
 //! - [`rack`]: RACK-TLP (RFC 8985) state and rules, [`Config::rack_tlp`].
 //! - [`linux_rto`]: Linux's RTO, [`Config::rto_rule`].
 //! - [`spurious_rto`]: F-RTO (RFC 5682) and Eifel (RFC 3522) detection of spurious
@@ -67,7 +69,11 @@
 //!   Either with HyStart++ (RFC 9406, [`Config::hystart`], off by default), or CUBIC
 //!   with the kernel's own HyStart ([`Config::hystart_linux`], off by default). The
 //!   algorithm sets ssthresh on a congestion event and grows cwnd; the loss recovery
-//!   ([`Variant`]) around it is the same for both. SACK recovery reduces the window
+//!   ([`Variant`]) around it is the same for both. Or BBR v1 as Linux ships it
+//!   (`cc = bbr`, SACK only, [`cc::bbr`]): pacing rate and cwnd from a windowed-max
+//!   delivery rate ([`rate`]) and a windowed-min RTT, STARTUP, DRAIN, PROBE_BW's
+//!   gain cycle and PROBE_RTT, packet conservation in a recovery instead of a
+//!   reduction; the sender paced ([`pacing`]). SACK recovery reduces the window
 //!   at once (RFC 6675) or with PRR (RFC 6937, [`Config::prr`], off by default).
 //! - RACK-TLP, RFC 8985 ([`Config::rack_tlp`], off by default; SACK connections):
 //!   losses marked by time (RACK.xmit_ts, RACK.rtt, a reordering window of
@@ -127,7 +133,8 @@
 //!
 //! RST (ignored), simultaneous open, urgent data, PAWS, D-SACK (so RACK's reordering
 //! window is not adapted by it, and a TLP or spurious-timeout detection never learns
-//! from one), SACK blocks covering a FIN, BBR and other congestion controls,
+//! from one), SACK blocks covering a FIN, congestion controls other than Reno, CUBIC
+//! and BBR v1 (and BBR's long-term policer estimate and ACK-aggregation allowance),
 //! zero-window probes and the persist timer (the application reads at once, so the
 //! window is never zero), keep-alive, TIME-WAIT's 2·MSL timer, path MTU discovery,
 //! receive-buffer autotuning, RFC 6298 (5.7) (RTO reset to 3 s after a SYN timeout),
@@ -158,6 +165,8 @@
 //! timeout), `tests/spurious_rto.rs` (a delay spike that fires the RTO: go-back-N
 //! without detection, the window restored by F-RTO on the second ACK and by Eifel on
 //! the first),
+//! `tests/bbr.rs` (STARTUP doubling each round, DRAIN, PROBE_BW's gain cycle,
+//! PROBE_RTT, the pacing rate, a loss that does not halve cwnd),
 //! `tests/speed.rs` (ignored; segments per second).
 
 pub mod autotune;
@@ -165,7 +174,9 @@ pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod linux_rto;
+pub mod pacing;
 pub mod rack;
+pub mod rate;
 pub mod segment;
 pub mod spurious_rto;
 

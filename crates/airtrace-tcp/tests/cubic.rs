@@ -257,5 +257,6 @@ fn presets_use_reno() {
     assert_eq!(Config::linux().cc, CcAlgorithm::Reno);
     assert_eq!(Config::bsd().cc, CcAlgorithm::Reno);
     assert_eq!(CcAlgorithm::from_name("cubic"), Some(CcAlgorithm::Cubic));
-    assert_eq!(CcAlgorithm::from_name("bbr"), None);
+    assert_eq!(CcAlgorithm::from_name("bbr"), Some(CcAlgorithm::Bbr));
+    assert_eq!(CcAlgorithm::from_name("vegas"), None);
 }

@@ -40,7 +40,10 @@ fn run(cc: CcAlgorithm, hystart: bool) -> (Net, Transitions) {
     let mut seen = Vec::new();
     let mut last = HyStartPhase::SlowStart;
     while net.step(60 * S) {
-        let h = net.ep[A].congestion_control().hystart();
+        let h = net.ep[A]
+            .congestion_control()
+            .hystart()
+            .expect("reno has HyStart++");
         if h.phase() != last {
             last = h.phase();
             let s = net.ep[A].sender_state();
@@ -92,7 +95,10 @@ fn hystart_leaves_slow_start_on_the_rtt_rise_before_the_queue_overflows() {
         assert!((1.15..1.3).contains(&ratio), "{ratio}");
     }
     // The RTT rose by the queue's 240 ms at most: the baseline and the last round.
-    let h = net.ep[A].congestion_control().hystart();
+    let h = net.ep[A]
+        .congestion_control()
+        .hystart()
+        .expect("reno has HyStart++");
     assert_eq!(h.css_entries(), 1);
     assert!(h.last_round_min_rtt_ns().unwrap() > 150 * MS);
     // No loss at all, and cwnd never above where HyStart++ left slow start by more

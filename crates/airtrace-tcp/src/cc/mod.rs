@@ -22,11 +22,17 @@
 //! [`hystart_linux`], the kernel's HyStart).
 //!
 //! The algorithms, one file each: [`reno`] (RFC 5681 AIMD, the default and what every
-//! scenario used before congestion control was selectable) and [`cubic`] (RFC 9438).
+//! scenario used before congestion control was selectable), [`cubic`] (RFC 9438) and
+//! [`bbr`] (BBR v1 as Linux ships it). BBR is of the other kind Linux knows, one
+//! that sets cwnd itself on every ACK from a delivery-rate sample
+//! ([`CongestionOps::cong_control`], [`crate::rate`]) and paces
+//! ([`CongestionOps::pacing_rate`], [`crate::pacing`]): the endpoint then leaves
+//! cwnd alone in its loss recovery ([`CongestionOps::controls_cwnd`]).
 //! [`CcAlgorithm`] names one in a [`Config`](crate::Config); [`CongestionControl`] is
 //! an enum over their states, so an endpoint stays `Clone` and `Debug` and the
 //! dispatch needs no `Box<dyn>`.
 
+pub mod bbr;
 pub mod cubic;
 pub mod hystart;
 pub mod hystart_linux;
@@ -34,6 +40,10 @@ pub mod reno;
 
 use serde::{Deserialize, Serialize};
 
+use crate::endpoint::Phase;
+use crate::rate::RateSample;
+
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use hystart::HyStart;
 pub use hystart_linux::LinuxHyStart;
@@ -50,17 +60,21 @@ pub enum CcAlgorithm {
     /// CUBIC, RFC 9438 (β = 0.7, C = 0.4, Reno-friendly region, fast convergence), with
     /// Reno's slow start (HyStart++ with [`Config::hystart`](crate::Config::hystart)).
     Cubic,
+    /// BBR v1 as Linux ships it ([`bbr`]): pacing and cwnd from a model of the
+    /// path's bandwidth and RTT, no multiplicative decrease on loss. Needs SACK.
+    Bbr,
 }
 
 impl CcAlgorithm {
     /// The names [`CcAlgorithm::from_name`] accepts, for error messages.
-    pub const NAMES: &'static str = "reno, cubic";
+    pub const NAMES: &'static str = "reno, cubic, bbr";
 
     /// The algorithm a Linux `TCP_CONGESTION` name selects, if modelled.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "reno" => Some(CcAlgorithm::Reno),
             "cubic" => Some(CcAlgorithm::Cubic),
+            "bbr" => Some(CcAlgorithm::Bbr),
             _ => None,
         }
     }
@@ -70,6 +84,7 @@ impl CcAlgorithm {
         match self {
             CcAlgorithm::Reno => "reno",
             CcAlgorithm::Cubic => "cubic",
+            CcAlgorithm::Bbr => "bbr",
         }
     }
 }
@@ -117,6 +132,42 @@ pub enum CaEvent {
     Loss,
 }
 
+/// Linux's `TCP_INIT_CWND`: BBR's window before it has an RTT, in segments.
+pub const INIT_CWND_SEGMENTS: u32 = 10;
+
+/// What an algorithm that sets cwnd itself sees on every ACK (Linux's
+/// `cong_control` reads it from the socket and the rate sample).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckSample {
+    /// This ACK's delivery-rate sample ([`crate::rate`]).
+    pub rs: RateSample,
+    /// Bytes in flight after the ACK (RFC 6675's pipe, Linux's
+    /// `tcp_packets_in_flight`).
+    pub in_flight: u32,
+    /// Bytes in flight before it.
+    pub prior_in_flight: u32,
+    /// The loss-recovery state after the ACK.
+    pub phase: Phase,
+    /// Bytes delivered since the connection began, this ACK's included.
+    pub delivered: u64,
+    /// When `delivered` last grew (Linux's `delivered_mstamp`), ns.
+    pub delivered_ns: i64,
+    /// When the next paced segment may leave (Linux's `tcp_wstamp_ns`), ns.
+    pub edt_ns: i64,
+}
+
+/// What [`CongestionOps::cong_control`] decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CwndControl {
+    /// The congestion window, bytes.
+    pub cwnd: u32,
+    /// A new slow-start threshold, if the algorithm sets one.
+    pub ssthresh: Option<u32>,
+    /// Mark the data in flight application-limited (rate samples until it is
+    /// delivered do not describe the path).
+    pub app_limited: bool,
+}
+
 /// The hooks of a congestion-control algorithm, named as Linux's
 /// `struct tcp_congestion_ops` names them.
 pub trait CongestionOps {
@@ -142,6 +193,36 @@ pub trait CongestionOps {
     fn pkts_acked(&mut self, _ctx: &CcContext, _rtt_ns: Option<i64>) -> Option<u32> {
         None
     }
+
+    /// The rate to pace data segments at, bytes per second, when the algorithm
+    /// paces (Linux's `sk_pacing_rate` with `SK_PACING_NEEDED`); `None` (the
+    /// default): segments leave as soon as the window allows, unpaced. See
+    /// [`pacing`](crate::pacing).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The handshake completed (Linux's `init`, which runs then); `min_rtt_ns`: its
+    /// RTT, if measured.
+    fn init(&mut self, _ctx: &CcContext, _min_rtt_ns: Option<i64>) {}
+
+    /// A window reduction was undone (a spurious timeout; Linux's `undo_cwnd`).
+    fn undo_cwnd(&mut self, _ctx: &CcContext) {}
+
+    /// True when the algorithm sets cwnd itself on every ACK
+    /// ([`cong_control`](CongestionOps::cong_control)): the endpoint's loss
+    /// recovery then neither sets nor inflates cwnd (Linux: a `cong_control`
+    /// algorithm bypasses `tcp_cwnd_reduction` and `tcp_cong_avoid`).
+    fn controls_cwnd(&self) -> bool {
+        false
+    }
+
+    /// Linux's `cong_control`: on every ACK, after loss recovery processed it, the
+    /// new cwnd from the rate sample. `None` for the algorithms that use
+    /// [`cong_avoid`](CongestionOps::cong_avoid) instead.
+    fn cong_control(&mut self, _ctx: &CcContext, _ack: &AckSample) -> Option<CwndControl> {
+        None
+    }
 }
 
 /// The state of one sender's algorithm: an enum over the algorithms.
@@ -151,6 +232,8 @@ pub enum CongestionControl {
     Reno(Reno),
     /// [`Cubic`].
     Cubic(Cubic),
+    /// [`Bbr`].
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl {
@@ -159,6 +242,23 @@ impl CongestionControl {
         match algorithm {
             CcAlgorithm::Reno => CongestionControl::Reno(Reno::default()),
             CcAlgorithm::Cubic => CongestionControl::Cubic(Cubic::default()),
+            CcAlgorithm::Bbr => CongestionControl::Bbr(Box::default()),
+        }
+    }
+
+    /// Seeds the algorithm's random choices (BBR's first PROBE_BW phase); the
+    /// others have none.
+    pub fn seed(&mut self, seed: u64) {
+        if let CongestionControl::Bbr(b) = self {
+            b.seed(seed);
+        }
+    }
+
+    /// The BBR state, when the algorithm is BBR.
+    pub fn as_bbr(&self) -> Option<&Bbr> {
+        match self {
+            CongestionControl::Bbr(b) => Some(b),
+            _ => None,
         }
     }
 
@@ -167,14 +267,16 @@ impl CongestionControl {
         match self {
             CongestionControl::Reno(_) => CcAlgorithm::Reno,
             CongestionControl::Cubic(_) => CcAlgorithm::Cubic,
+            CongestionControl::Bbr(_) => CcAlgorithm::Bbr,
         }
     }
 
-    /// The HyStart++ state (RFC 9406), whatever the algorithm.
-    pub fn hystart(&self) -> &HyStart {
+    /// The HyStart++ state (RFC 9406) of a window-growing algorithm (BBR has none).
+    pub fn hystart(&self) -> Option<&HyStart> {
         match self {
-            CongestionControl::Reno(a) => a.hystart(),
-            CongestionControl::Cubic(a) => a.hystart(),
+            CongestionControl::Reno(a) => Some(a.hystart()),
+            CongestionControl::Cubic(a) => Some(a.hystart()),
+            CongestionControl::Bbr(_) => None,
         }
     }
 
@@ -182,7 +284,7 @@ impl CongestionControl {
     pub fn as_cubic(&self) -> Option<&Cubic> {
         match self {
             CongestionControl::Cubic(c) => Some(c),
-            CongestionControl::Reno(_) => None,
+            CongestionControl::Reno(_) | CongestionControl::Bbr(_) => None,
         }
     }
 }
@@ -192,6 +294,7 @@ impl CongestionOps for CongestionControl {
         match self {
             CongestionControl::Reno(a) => a.ssthresh(ctx),
             CongestionControl::Cubic(a) => a.ssthresh(ctx),
+            CongestionControl::Bbr(a) => a.ssthresh(ctx),
         }
     }
 
@@ -199,6 +302,7 @@ impl CongestionOps for CongestionControl {
         match self {
             CongestionControl::Reno(a) => a.cong_avoid(ctx, acked),
             CongestionControl::Cubic(a) => a.cong_avoid(ctx, acked),
+            CongestionControl::Bbr(a) => a.cong_avoid(ctx, acked),
         }
     }
 
@@ -206,6 +310,7 @@ impl CongestionOps for CongestionControl {
         match self {
             CongestionControl::Reno(a) => a.cwnd_event(ctx, ev),
             CongestionControl::Cubic(a) => a.cwnd_event(ctx, ev),
+            CongestionControl::Bbr(a) => a.cwnd_event(ctx, ev),
         }
     }
 
@@ -213,6 +318,34 @@ impl CongestionOps for CongestionControl {
         match self {
             CongestionControl::Reno(a) => a.pkts_acked(ctx, rtt_ns),
             CongestionControl::Cubic(a) => a.pkts_acked(ctx, rtt_ns),
+            CongestionControl::Bbr(a) => a.pkts_acked(ctx, rtt_ns),
+        }
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.as_bbr().and_then(Bbr::pacing_rate)
+    }
+
+    fn init(&mut self, ctx: &CcContext, min_rtt_ns: Option<i64>) {
+        if let CongestionControl::Bbr(a) = self {
+            a.init(ctx, min_rtt_ns);
+        }
+    }
+
+    fn undo_cwnd(&mut self, ctx: &CcContext) {
+        if let CongestionControl::Bbr(a) = self {
+            a.undo_cwnd(ctx);
+        }
+    }
+
+    fn controls_cwnd(&self) -> bool {
+        matches!(self, CongestionControl::Bbr(_))
+    }
+
+    fn cong_control(&mut self, ctx: &CcContext, ack: &AckSample) -> Option<CwndControl> {
+        match self {
+            CongestionControl::Bbr(a) => a.cong_control(ctx, ack),
+            _ => None,
         }
     }
 }
