@@ -114,13 +114,18 @@ def test_cli_plot_all(rlp: views.Run, tmp_path: Path) -> None:
 
 def test_cli_report(rlp: views.Run, tmp_path: Path) -> None:
     findings = tmp_path / "f.json"
-    findings.write_text(json.dumps([{"title": "Link resets flush the buffer", "severity": "problem", "conn": 0}]))
+    findings.write_text(json.dumps([{
+        "kind": "header_compression_failure", "connection": 0, "direction": "a_to_b", "start_s": 1.0, "end_s": 2.0,
+        "cost_s": 1.0, "throughput_share": 0.1, "evidence": [], "explanation": "Link resets flush the buffer",
+        "fix": "a larger RLP N2", "details": {}, "file": "run",
+    }]))
     out = tmp_path / "r.html"
     done = subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(out), "--findings", str(findings)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    assert "Link resets flush the buffer" in text and 'id="findings"' in text
+    assert "Link resets flush the buffer" in text and "header_compression_failure — 1.00 s lost" in text
+    assert 'id="findings"' in text
     assert "http://" not in text and "https://" not in text, "nothing to fetch"
     plain = tmp_path / "p.html"
     subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain), "--no-findings"],

@@ -566,13 +566,11 @@ def _diagnose(args: argparse.Namespace) -> int:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             failed = True
             continue
-        for f in findings:
-            f["file"] = path
         everything.extend(findings)
         if not args.json:
             sys.stdout.write(_findings_text(path, findings, _connection_lines(diagnosed_capture(path))))
     if args.json:
-        sys.stdout.write(json.dumps(everything, indent=2) + "\n")
+        sys.stdout.write(json.dumps([f.to_dict() for f in everything], indent=2) + "\n")
     return 1 if failed else 0
 
 
@@ -612,19 +610,13 @@ def _bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
-def _explained_s(finding: dict) -> float:  # type: ignore[type-arg]
-    """The seconds of timeout_backoff's cost a finding explains without counting them
-    again (docs/diagnosis.md, `explains_timeout_s`)."""
-    return float(finding.get("details", {}).get("explains_timeout_s", 0.0))
-
-
 def _kind_cost_text(fs: list) -> str:  # type: ignore[type-arg]
     """What the findings `fs` of one kind cost, for the summary line: ` (2.3 s)`, or
     ` (behind 2.3 s of timeout_backoff)` for a cause of the timeouts' waits."""
-    cost = sum(f["cost_s"] for f in fs)
+    cost = sum(f.cost_s for f in fs)
     if cost > 0:
         return f" ({cost:.1f} s)"
-    explained = sum(_explained_s(f) for f in fs)
+    explained = sum(f.explains_timeout_s for f in fs)
     return f" (behind {explained:.1f} s of timeout_backoff)" if explained > 0 else ""
 
 
@@ -639,19 +631,19 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
     from itertools import groupby
 
     lines = [f"{path}: {len(findings)} finding(s)" if findings else f"{path}: no findings"]
-    found_in = {f["connection"] for f in findings}
+    found_in = {f.connection for f in findings}
     quiet = [line for conn, line in sorted(connections.items()) if conn not in found_in]
     if len(quiet) <= 5:
         lines.extend(f"\n{line}: no findings" for line in quiet)
     else:
         lines.append(f"\n{len(quiet)} other connections: no findings")
-    by_conn = groupby(sorted(findings, key=lambda f: f["connection"]), key=lambda f: f["connection"])
+    by_conn = groupby(sorted(findings, key=lambda f: f.connection), key=lambda f: f.connection)
     for conn, found in by_conn:
         groups: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
-        for f in sorted(found, key=lambda f: (-f["cost_s"], f["start_s"])):
-            groups.setdefault((f["kind"], f["direction"]), []).append(f)
+        for f in sorted(found, key=lambda f: (-f.cost_s, f.start_s)):
+            groups.setdefault((f.kind, f.direction), []).append(f)
         # Kinds by what they cost (the sum over their findings), then by first appearance.
-        order = sorted(groups.items(), key=lambda g: (-sum(f["cost_s"] for f in g[1]), min(f["start_s"] for f in g[1])))
+        order = sorted(groups.items(), key=lambda g: (-sum(f.cost_s for f in g[1]), min(f.start_s for f in g[1])))
         summary = ", ".join(
             f"{kind}{_kind_cost_text(fs)}" + (f" ×{len(fs)}" if len(fs) > 1 else "") for (kind, _), fs in order
         )
@@ -660,21 +652,21 @@ def _findings_text(path: str, findings: list, connections: dict[int, str]) -> st
         for (kind, direction), fs in order:
             f = fs[0]
             cost = (
-                f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})"
-                if f["cost_s"] > 0
-                else f", behind {_explained_s(f):.2f} s of timeout_backoff's cost"
-                if _explained_s(f) > 0
+                f" cost {f.cost_s:.2f} s ({f.throughput_share:.0%})"
+                if f.cost_s > 0
+                else f", behind {f.explains_timeout_s:.2f} s of timeout_backoff's cost"
+                if f.explains_timeout_s > 0
                 else ""
             )
-            lines.append(f"\n[{kind}] connection {conn} {direction}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}")
-            lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
-            lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
-            if f["evidence"]:
-                lines.append("  Evidence: frames " + ", ".join(str(x) for x in f["evidence"][:10]))
+            lines.append(f"\n[{kind}] connection {conn} {direction}, {f.start_s:.2f}-{f.end_s:.2f} s{cost}")
+            lines.extend(textwrap.wrap(f.explanation, 100, initial_indent="  ", subsequent_indent="  "))
+            lines.extend(textwrap.wrap("Fix: " + f.fix, 100, initial_indent="  ", subsequent_indent="  "))
+            if f.evidence:
+                lines.append("  Evidence: frames " + ", ".join(str(x) for x in f.evidence[:10]))
             if len(fs) > 1:
                 others = [
-                    f"{o['start_s']:.2f}-{o['end_s']:.2f} s" + (f" ({o['cost_s']:.2f} s)" if o["cost_s"] > 0 else "")
-                    for o in sorted(fs[1:], key=lambda o: o["start_s"])
+                    f"{o.start_s:.2f}-{o.end_s:.2f} s" + (f" ({o.cost_s:.2f} s)" if o.cost_s > 0 else "")
+                    for o in sorted(fs[1:], key=lambda o: o.start_s)
                 ]
                 lines.extend(
                     textwrap.wrap(
@@ -849,9 +841,19 @@ def _report(args: argparse.Namespace) -> int:
 
     findings = None
     if args.findings:
+        from airtrace.finding import Finding, FindingError
+
         try:
-            findings = bundlefiles.read_json(args.findings)
-        except bundlefiles.BundleError as e:
+            listed = bundlefiles.read_json(args.findings)
+            if not isinstance(listed, list):
+                raise FindingError(f"a {type(listed).__name__}, not a list")
+            findings = []
+            for i, f in enumerate(listed):
+                try:
+                    findings.append(Finding.from_dict(f))
+                except FindingError as e:
+                    raise FindingError(f"finding {i + 1}: {e}") from None
+        except (bundlefiles.BundleError, FindingError) as e:
             why = "a directory" if os.path.isdir(args.findings) else str(e).removeprefix(f"{args.findings}: ")
             print(f"{PROG}: error: --findings {args.findings}: {why}; it takes a JSON file with a list of "
                   "findings, as `airtrace diagnose --json` writes", file=sys.stderr)
@@ -1130,7 +1132,7 @@ def _simulate_demo() -> int:
     sys.stdout.write(analysis.table or "")
     from airtrace.diagnosis import diagnose
 
-    findings = sorted(diagnose(out), key=lambda f: -f["cost_s"])
+    findings = sorted(diagnose(out), key=lambda f: -f.cost_s)
     print("\nAnd `airtrace diagnose` on the bundle names the causes (the three costliest findings):\n")
     connections = _connection_lines(os.path.join(out, "sender.pcap"))
     sys.stdout.write(_findings_text(os.path.basename(out), findings[:3], connections))

@@ -131,8 +131,8 @@ def _run(task: Task) -> dict[str, Any]:
 
             found = diagnose(bundle)
             row["findings"] = len(found)
-            row["finding_kinds"] = ",".join(sorted({f["kind"] for f in found}))
-            row["findings_cost_s"] = sum(f["cost_s"] for f in found)
+            row["finding_kinds"] = ",".join(sorted({f.kind for f in found}))
+            row["findings_cost_s"] = sum(f.cost_s for f in found)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a Rust panic is a BaseException too

@@ -76,9 +76,11 @@ class Trace:
 
     @cached_property
     def findings(self) -> pd.DataFrame:
-        """The diagnosis: one row per finding (kind, connection, direction, start_s,
-        end_s, cost_s, throughput_share, evidence, explanation, fix, details); see
-        docs/diagnosis.md. Analyses the file again."""
+        """The diagnosis: one row per finding, a column per field of
+        `airtrace.finding.Finding` (kind, connection, direction, start_s, end_s, cost_s,
+        throughput_share, evidence, explanation, fix, details, file); see
+        docs/diagnosis.md. Analyses the file again; `airtrace.diagnose(path)` gives the
+        typed findings themselves."""
         from airtrace.diagnosis import diagnose, findings_frame
 
         return findings_frame(diagnose(self.path))
