@@ -137,6 +137,41 @@ def connections_frame(report: dict[str, Any]) -> pd.DataFrame:
     return frame
 
 
+def connection_lines(capture: str | os.PathLike[str] | None) -> dict[int, str]:
+    """Per connection of `capture`, a line saying what it carried: endpoints, bytes
+    (each counted once), duration, goodput, RTT and retransmitted segments of its main
+    direction of data (what `airtrace diagnose` says of each connection); {} when the
+    capture cannot be read."""
+    if capture is None:
+        return {}
+    try:
+        conns = read(capture).connections
+    except (AnalysisError, OSError):
+        return {}
+    lines = {}
+    for c in conns.to_dict("records"):
+        d = "b_to_a" if (c["b_to_a.data_bytes"] or 0) > (c["a_to_b.data_bytes"] or 0) else "a_to_b"
+        src, dst = (c["a"], c["b"]) if d == "a_to_b" else (c["b"], c["a"])
+        rtt = c[f"{d}.rtt"] or {}
+        rtt_text = (
+            f", RTT {rtt['min_s'] * 1e3:.0f}–{rtt['max_s'] * 1e3:.0f} ms" if rtt.get("min_s") is not None else ""
+        )
+        retx = c[f"{d}.retransmitted_packets"] or 0
+        lines[int(c["id"])] = (
+            f"connection {c['id']} ({src} → {dst}): {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
+            f"{(c[f'{d}.goodput_bps'] or 0) / 1e6:.3g} Mbit/s{rtt_text}, {retx} retransmitted"
+        )
+    return lines
+
+
+def _bytes(n: float) -> str:
+    """1234567 → "1.23 MB"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 def arrow_table(columns: Iterator[tuple[str, pa.Array]]) -> pa.Table:
     """A pyarrow Table of (name, array) columns."""
     import pyarrow as pa
