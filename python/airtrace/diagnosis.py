@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airtrace import _core, bundlefiles
+from airtrace import _core, bundlefiles, packet_table
 from airtrace.bundlefiles import BundleError, DamagedInput
 from airtrace.finding import Finding
 
@@ -191,9 +191,7 @@ def _air_findings(air: Path) -> list[_Unplaced]:
         return []
     if not found:
         return []
-    from airtrace.trace import read
-
-    packets = read(air).packets(columns=EVIDENCE_COLUMNS).set_index("frame")
+    packets = packet_table.packets(air, EVIDENCE_COLUMNS).set_index("frame")
     unplaced = []
     for f in found:
         rows = packets.loc[[e for e in f.evidence if e in packets.index]].dropna(subset=["ip_id"])
@@ -210,9 +208,7 @@ def _as_capture_frames(findings: list[_Unplaced], capture: Path) -> list[Finding
     differ by a backoff. The frames are sorted."""
     if not findings:
         return []
-    from airtrace.trace import read
-
-    packets = read(capture).packets(columns=EVIDENCE_COLUMNS)
+    packets = packet_table.packets(capture, EVIDENCE_COLUMNS)
     placed = []
     for u in findings:
         start = u.first_frame_time
@@ -316,9 +312,7 @@ def _capture_start_s(bundle: Path, meta: dict[str, Any], capture: Path, what: st
     """The simulated time of the capture's first packet, s: link.jsonl's and
     routes.jsonl's times less this are the findings' times. None (with a warning that
     `what` is left out) when the bundle's clock cannot be read."""
-    from airtrace.trace import read
-
-    first = read(capture).packets(columns=["time"])["time"].iloc[0]
+    first = packet_table.packets(capture, ["time"])["time"].iloc[0]
     try:
         epoch = bundlefiles.epoch_ns(bundle, meta)
     except BundleError as e:
@@ -359,9 +353,7 @@ def _handoffs(bundle: Path, meta: dict[str, Any], findings: list[Finding], captu
     t0 = _capture_start_s(bundle, meta, capture, "handoffs")
     if t0 is None:
         return []
-    from airtrace.trace import read
-
-    packets = read(capture).packets(columns=["frame", "time_rel", "conn", "dir", "retransmission"])
+    packets = packet_table.packets(capture, ["frame", "time_rel", "conn", "dir", "retransmission"])
     flow = packets[packets["conn"] == 0]
     acks = flow[flow["dir"] == 1]["time_rel"].to_numpy(dtype=float)
     resent = flow[(flow["dir"] == 0) & flow["retransmission"]]

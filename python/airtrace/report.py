@@ -503,7 +503,7 @@ def build(
         bar.close()
     js = resources.files("airtrace").joinpath("data/report.js").read_text()
     css = resources.files("airtrace").joinpath("data/report.css").read_text()
-    from airtrace import __version__
+    from airtrace._core import __version__
 
     title = html.escape(run.title)
     meta_json = json.dumps(meta, separators=(",", ":")).replace("</", "<\\/")
