@@ -74,6 +74,7 @@ def test_diagnose_json_prints_the_rust_findings_with_their_file() -> None:
 
 def test_diagnose_returns_typed_findings_that_name_their_input() -> None:
     found = airtrace.diagnose(SAMPLE)
+    assert airtrace.Finding is Finding and "Finding" in dir(airtrace)
     assert found and all(isinstance(f, Finding) and f.file == str(SAMPLE) for f in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].cost_s = 0.0  # type: ignore[misc]
