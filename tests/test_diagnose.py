@@ -48,10 +48,10 @@ def test_bundle_shows_header_compression_failures(tmp_path: Path) -> None:
     bundle = tmp_path / "gsm"
     airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", bundle)
     findings = airtrace.diagnose(bundle)
-    hc = [f for f in findings if f["kind"] == "header_compression_failure"]
-    assert hc, [f["kind"] for f in findings]
-    assert all(f["details"]["segments_discarded"] >= 5 for f in hc)
-    assert any(f["kind"] == "excessive_queueing" for f in findings), "a 50-packet buffer at 960 B/s"
+    hc = [f for f in findings if f.kind == "header_compression_failure"]
+    assert hc, [f.kind for f in findings]
+    assert all(f.details["segments_discarded"] >= 5 for f in hc)
+    assert any(f.kind == "excessive_queueing" for f in findings), "a 50-packet buffer at 960 B/s"
 
 
 def test_unreadable_input_is_one_line_and_exit_1(tmp_path: Path) -> None:
@@ -85,11 +85,11 @@ def test_corpus_findings_match_what_the_manifest_says() -> None:
         pytest.skip("no corpus beside the repository")
     kinds = {}
     for path in files:
-        kinds[path.name] = {f["kind"]: f for f in airtrace.diagnose(path)}
-    assert kinds["arkime_80211http.pcap"]["mac_retries"]["evidence"] == [14, 17]
+        kinds[path.name] = {f.kind: f for f in airtrace.diagnose(path)}
+    assert kinds["arkime_80211http.pcap"]["mac_retries"].evidence == (14, 17)
     assert "capture_artifact" in kinds["tcptrace_hardware_dups.dmp.gz"]
     for zero_window in ("ppa_tcp_zerowindowdead.pcapng", "ppa_tcp_zerowindowrecovery.pcapng", "tcptrace_zwnd.dmp.gz"):
-        assert kinds[zero_window]["receiver_limited"]["details"]["zero_window_periods"] >= 1, zero_window
+        assert kinds[zero_window]["receiver_limited"].details["zero_window_periods"] >= 1, zero_window
     assert "timeout_backoff" in kinds["tcptrace_6syns.dmp.gz"], "the repeated SYNs back off"
     assert CORPUS.is_dir()
 
@@ -116,14 +116,14 @@ def _wlan_transfer(tmp_path: Path, name: str, rates: list[int]) -> Path:
 def test_rate_adaptation_thrash_from_radiotap_rates(tmp_path: Path) -> None:
     thrashing = [22, 11, 22, 4, 11, 22, 11, 22, 4, 22] * 6  # 11, 5.5, 2 Mb/s, up and down
     findings = airtrace.diagnose(_wlan_transfer(tmp_path, "thrash.pcap", thrashing))
-    thrash = [f for f in findings if f["kind"] == "rate_adaptation_thrash"]
+    thrash = [f for f in findings if f.kind == "rate_adaptation_thrash"]
     assert len(thrash) == 1, findings
-    assert thrash[0]["direction"] == "a_to_b"
-    assert thrash[0]["details"]["change_share"] > 0.5
-    assert "2, 5.5, 11 Mbit/s" in thrash[0]["explanation"]
+    assert thrash[0].direction == "a_to_b"
+    assert thrash[0].details["change_share"] > 0.5
+    assert "2, 5.5, 11 Mbit/s" in thrash[0].explanation
     steady = [22] * 30 + [11] * 30  # one step down, and it stays there
     findings = airtrace.diagnose(_wlan_transfer(tmp_path, "steady.pcap", steady))
-    assert not [f for f in findings if f["kind"] == "rate_adaptation_thrash"]
+    assert not [f for f in findings if f.kind == "rate_adaptation_thrash"]
 
 
 def test_bundle_diagnosis_reads_the_air_capture(tmp_path: Path) -> None:
@@ -133,16 +133,16 @@ def test_bundle_diagnosis_reads_the_air_capture(tmp_path: Path) -> None:
     airtrace.simulate(ROOT / "scenarios" / "wlan_collisions.toml", bundle)
     findings = airtrace.diagnose(bundle)
     for f in findings:
-        assert f["evidence"] == sorted(set(f["evidence"])), f"{f['kind']}: evidence frames in capture order, once"
-    (collisions,) = [f for f in findings if f["kind"] == "data_ack_collisions"]
-    (at_air,) = [f for f in airtrace.diagnose(bundle / "air.pcap") if f["kind"] == "data_ack_collisions"]
-    assert collisions["details"] == at_air["details"]
-    assert abs(collisions["start_s"] - at_air["start_s"]) < 0.001, "one clock, first frames a backoff apart"
+        assert list(f.evidence) == sorted(set(f.evidence)), f"{f.kind}: evidence frames in capture order, once"
+    (collisions,) = [f for f in findings if f.kind == "data_ack_collisions"]
+    (at_air,) = [f for f in airtrace.diagnose(bundle / "air.pcap") if f.kind == "data_ack_collisions"]
+    assert collisions.details == at_air.details
+    assert abs(collisions.start_s - at_air.start_s) < 0.001, "one clock, first frames a backoff apart"
     sender = airtrace.read(bundle / "sender.pcap").packets().set_index("frame")
     air = airtrace.read(bundle / "air.pcap").packets().set_index("frame")
-    assert collisions["evidence"], collisions
-    want = sorted((air.loc[e, "ip_src"], int(air.loc[e, "ip_id"])) for e in at_air["evidence"])
-    got = sorted((sender.loc[e, "ip_src"], int(sender.loc[e, "ip_id"])) for e in collisions["evidence"])
+    assert collisions.evidence, collisions
+    want = sorted((air.loc[e, "ip_src"], int(air.loc[e, "ip_id"])) for e in at_air.evidence)
+    got = sorted((sender.loc[e, "ip_src"], int(sender.loc[e, "ip_id"])) for e in collisions.evidence)
     assert got == want
 
 
@@ -156,10 +156,10 @@ def test_a_cell_s_air_capture_shows_every_collision_the_simulator_made(tmp_path:
     summary = airtrace.simulate(ROOT / "scenarios" / "kuang_cell.toml", bundle, set={"duration": "5 s"})
     retries = sum(n["frames_sent"]["data_retries"] for n in summary["network"]["nodes"])
     assert retries > 20 and not summary["network"]["drops"]
-    (collisions,) = [f for f in airtrace.diagnose(bundle) if f["kind"] == "data_ack_collisions"]
-    assert collisions["details"]["collision_retries"] == retries
-    assert collisions["details"]["collisions"] * 2 == retries
-    assert not [f for f in airtrace.diagnose(bundle) if f["kind"] == "bad_fcs"], "collisions are not corruption"
+    (collisions,) = [f for f in airtrace.diagnose(bundle) if f.kind == "data_ack_collisions"]
+    assert collisions.details["collision_retries"] == retries
+    assert collisions.details["collisions"] * 2 == retries
+    assert not [f for f in airtrace.diagnose(bundle) if f.kind == "bad_fcs"], "collisions are not corruption"
 
 
 def test_kuang_at_100_m_is_diagnosed_as_rate_adaptation_thrash(tmp_path: Path) -> None:
@@ -172,15 +172,15 @@ def test_kuang_at_100_m_is_diagnosed_as_rate_adaptation_thrash(tmp_path: Path) -
     summary = airtrace.simulate(ROOT / "scenarios" / "kuang_100m.toml", thrash, set={"duration": "5 s"})
     (laptop,) = [n for n in summary["network"]["nodes"] if n["name"] == "laptop"]
     assert laptop["rate_changes"] > 500
-    findings = [f for f in airtrace.diagnose(thrash) if f["direction"] == "a_to_b"]
-    costliest = max(findings, key=lambda f: f["cost_s"])
-    assert costliest["kind"] == "rate_adaptation_thrash", [(f["kind"], f["cost_s"]) for f in findings]
+    findings = [f for f in airtrace.diagnose(thrash) if f.direction == "a_to_b"]
+    costliest = max(findings, key=lambda f: f.cost_s)
+    assert costliest.kind == "rate_adaptation_thrash", [(f.kind, f.cost_s) for f in findings]
     airtrace.simulate(
         ROOT / "scenarios" / "kuang_100m.toml",
         fixed,
         set={"duration": "5 s", "network.rate_control": "fixed", "network.rate": "5.5 Mbit/s"},
     )
-    assert not [f for f in airtrace.diagnose(fixed) if f["kind"] == "rate_adaptation_thrash"]
+    assert not [f for f in airtrace.diagnose(fixed) if f.kind == "rate_adaptation_thrash"]
 
 
 def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path: Path) -> None:
@@ -197,18 +197,18 @@ def test_a_manet_run_shows_the_stale_route_pathology_as_route_failures(tmp_path:
     drops = [json.loads(line) for line in (bundle / "link.jsonl").read_text().splitlines()]
     assert any(d["reason"] == "no_route" and d["flow"] == 0 for d in drops)
     findings = airtrace.diagnose(bundle)
-    backoff = max((f for f in findings if f["kind"] == "timeout_backoff"), key=lambda f: f["cost_s"])
-    assert backoff["details"]["max_backoff"] >= 5, backoff
-    routes = [f for f in findings if f["kind"] == "route_failure"]
-    assert routes and max(f["details"]["explains_timeout_s"] for f in routes) == backoff["cost_s"]
-    assert all(f["cost_s"] == 0 for f in routes), "the episode's time is timeout_backoff's, counted once"
-    assert all("ELFN" in f["fix"] for f in routes)
+    backoff = max((f for f in findings if f.kind == "timeout_backoff"), key=lambda f: f.cost_s)
+    assert backoff.details["max_backoff"] >= 5, backoff
+    routes = [f for f in findings if f.kind == "route_failure"]
+    assert routes and max(f.details["explains_timeout_s"] for f in routes) == backoff.cost_s
+    assert all(f.cost_s == 0 for f in routes), "the episode's time is timeout_backoff's, counted once"
+    assert all("ELFN" in f.fix for f in routes)
     # As in the study's table: a packet of the flow dropped for want of a route, then the
     # timer's back-off for the rest of the run.
-    assert sum(f["details"]["no_route_drops"] for f in routes) >= 1
+    assert sum(f.details["no_route_drops"] for f in routes) >= 1
     one_link = tmp_path / "gsm"
     airtrace.simulate(ROOT / "scenarios" / "gsm_rlp.toml", one_link)
-    assert not any(f["kind"] == "route_failure" for f in airtrace.diagnose(one_link))
+    assert not any(f.kind == "route_failure" for f in airtrace.diagnose(one_link))
 
 
 def test_text_counts_the_timeouts_time_once() -> None:
@@ -227,9 +227,9 @@ def test_the_text_says_when_it_shows_part_of_the_evidence() -> None:
     text printed ten under "12 retransmission timeouts" without saying the list was cut
     (issue 17 item 1: numbers that match)."""
     capture = CORPUS / "zeek_206_example_b.pcap"
-    finding = next(f for f in airtrace.diagnose(capture) if f["kind"] == "timeout_backoff" and f["details"]["timeouts"] == 12)
-    assert len(finding["evidence"]) == 12
+    finding = next(f for f in airtrace.diagnose(capture) if f.kind == "timeout_backoff" and f.details["timeouts"] == 12)
+    assert len(finding.evidence) == 12
     done = cli("diagnose", str(capture))
     assert done.returncode == 0, done.stderr
-    shown = ", ".join(str(x) for x in finding["evidence"][:10])
+    shown = ", ".join(str(x) for x in finding.evidence[:10])
     assert f"  Evidence: frames {shown} (10 of 12; --json lists them all)\n" in done.stdout

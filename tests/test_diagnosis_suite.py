@@ -230,7 +230,7 @@ def run_suite(workdir: Path) -> dict[str, tuple[set[str], set[str]]]:
             scenario.write_text(text.replace("{spiky_trace}", str(trace)))
         bundle = workdir / name
         airtrace.simulate(scenario, bundle)
-        found = {f["kind"] for f in airtrace.diagnose(bundle)}
+        found = {f.kind for f in airtrace.diagnose(bundle)}
         results[name] = (expected, found)
     return results
 
@@ -302,7 +302,7 @@ def test_emulated_runs_give_the_same_findings(tmp_path: Path) -> None:
         scenario = tmp_path / f"{name}.toml"
         scenario.write_text(text.replace('bytes = "20 MB"', 'bytes = "5 MB"'))
         airtrace.emulate(scenario, tmp_path / name)
-        found = {f["kind"] for f in airtrace.diagnose(tmp_path / name)}
+        found = {f.kind for f in airtrace.diagnose(tmp_path / name)}
         summary = json.loads((tmp_path / name / "summary.json").read_text())
         if summary["flows"][0].get("timeouts"):
             found -= AFTER_A_KERNEL_TIMEOUT.get(name, set()) - expected

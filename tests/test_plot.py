@@ -115,13 +115,18 @@ def test_cli_plot_all(rlp: views.Run, tmp_path: Path) -> None:
 
 def test_cli_report(rlp: views.Run, tmp_path: Path) -> None:
     findings = tmp_path / "f.json"
-    findings.write_text(json.dumps([{"title": "Link resets flush the buffer", "severity": "problem", "conn": 0}]))
+    findings.write_text(json.dumps([{
+        "kind": "header_compression_failure", "connection": 0, "direction": "a_to_b", "start_s": 1.0, "end_s": 2.0,
+        "cost_s": 1.0, "throughput_share": 0.1, "evidence": [], "explanation": "Link resets flush the buffer",
+        "fix": "a larger RLP N2", "details": {}, "file": "run",
+    }]))
     out = tmp_path / "r.html"
     done = subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(out), "--findings", str(findings)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    assert "Link resets flush the buffer" in text and 'id="findings"' in text
+    assert "Link resets flush the buffer" in text and "header_compression_failure a_to_b — 1.00 s lost" in text
+    assert 'id="findings"' in text
     assert "http://" not in text and "https://" not in text, "nothing to fetch"
     plain = tmp_path / "p.html"
     subprocess.run([sys.executable, "-m", "airtrace.cli", "report", rlp.bundle, "-o", str(plain), "--no-findings"],
@@ -266,13 +271,13 @@ def test_utilization_counts_the_timeout_silences_the_diagnosis_counts() -> None:
     run = views.load([capture])
     conn = run.main_connection()
     u = views.utilization(run, conn)
-    timeouts = [f for f in airtrace.diagnose(capture) if f["kind"] == "timeout_backoff" and f["connection"] == conn]
-    lost = sum(f["cost_s"] for f in timeouts)
+    timeouts = [f for f in airtrace.diagnose(capture) if f.kind == "timeout_backoff" and f.connection == conn]
+    lost = sum(f.cost_s for f in timeouts)
     assert lost > 60
     assert u.duration_s == pytest.approx(run.connections.loc[conn, "duration_s"])
     for f in timeouts:
-        covered = sum(max(0.0, min(b, f["end_s"]) - max(a, f["start_s"])) for a, b in u.idle_spans)
-        assert covered >= 0.95 * (f["end_s"] - f["start_s"]), f
+        covered = sum(max(0.0, min(b, f.end_s) - max(a, f.start_s)) for a, b in u.idle_spans)
+        assert covered >= 0.95 * (f.end_s - f.start_s), f
     assert u.idle_s >= lost
     assert u.utilization <= 1 - lost / u.duration_s
     assert u.idle_source.endswith("at the receiver")

@@ -55,10 +55,10 @@ def test_packets_columns_keeps_those_in_that_order_with_the_same_values() -> Non
 def test_packets_table_is_built_column_by_column_with_the_whole_table_dtypes() -> None:
     """Each column is converted on its own as it leaves Rust (issue 19 item 12); the
     DataFrame is the one the whole Arrow table converts to, dtypes included."""
-    from airtrace.trace import _to_pandas
+    from airtrace.packet_table import to_pandas
 
     trace = airtrace.read(CORPUS / "arkime_80211http.pcap")
-    pd.testing.assert_frame_equal(trace.packets(), _to_pandas(trace.packets_arrow()))
+    pd.testing.assert_frame_equal(trace.packets(), to_pandas(trace.packets_arrow()))
     analysis = _core.analyze(str(CORPUS / "arkime_80211http.pcap"), packets=True)
     table = analysis.packets
     assert table is not None and table.rows == 26

@@ -15,6 +15,7 @@ import pytest
 
 import airtrace
 from airtrace import plot, progress, report, views
+from airtrace.finding import Finding
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "testdata" / "pcaps" / "sample-sender.pcapng"
@@ -114,19 +115,19 @@ def test_findings_and_their_evidence_frames_sit_on_the_report_clock(tmp_path: Pa
     run = views.load(bundle)
     first = float(run.packets("sender")["t"].iloc[0])
     assert first >= 5.0
-    findings = [f for f in airtrace.diagnose(bundle) if f["evidence"]]
+    findings = [f for f in airtrace.diagnose(bundle) if f.evidence]
     assert findings
     page = report.build(run, findings=findings, findings_capture=run.captures["sender"])
     meta = meta_of(page)
     for f, placed in zip(findings, meta["findings"]):
-        assert placed["conn"] == f["connection"]
-        assert [x["frame"] for x in placed["frames"]] == f["evidence"]
+        assert placed["conn"] == f.connection
+        assert tuple(x["frame"] for x in placed["frames"]) == f.evidence
         a, b = placed["span"]
-        assert a == pytest.approx(f["start_s"] + first) and b == pytest.approx(f["end_s"] + first)
+        assert a == pytest.approx(f.start_s + first) and b == pytest.approx(f.end_s + first)
         for x in placed["frames"]:
-            assert a - 1e-6 <= x["t"] <= b + 1e-6, (f["kind"], a, b, x)
-            assert x["conn"] == f["connection"]
-    assert f'data-frame="{findings[0]["evidence"][0]}"' in page
+            assert a - 1e-6 <= x["t"] <= b + 1e-6, (f.kind, a, b, x)
+            assert x["conn"] == f.connection
+    assert f'data-frame="{findings[0].evidence[0]}"' in page
 
 
 def test_thinning_keeps_the_envelope_gaps_and_peaks() -> None:
@@ -188,7 +189,8 @@ def test_an_evidence_frame_is_placed_where_the_plots_draw_it(tmp_path: Path) -> 
     p = run.packets(run.sender_name)
     second, response = p[p["seglen"] == 100].iloc[1], p[p["seglen"] == 1000].iloc[6]
     assert (second["seq_rel"], second["ack_rel"]) == (101, 5001)
-    findings = [{"title": "x", "conn": 0, "evidence_frames": [int(second["frame"]), int(response["frame"])]}]
+    evidence = (int(second["frame"]), int(response["frame"]))
+    findings = [Finding("ack_compression", 0, "a_to_b", 0.0, 1.0, 0.0, 0.0, evidence, "x", "y")]
     placed = {x["frame"]: x["y"] for x in meta_of(report.build(run, findings=findings))["findings"][0]["frames"]}
     assert placed[int(second["frame"])] == 5001
     assert placed[int(response["frame"])] == float(response["seq_rel"]) == 6001

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 import airtrace
+from airtrace.finding import Finding
 from airtrace.report import report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +42,11 @@ def _need_browser() -> None:
         pytest.skip("missing: " + ", ".join(missing))
 
 
+def finding(conn: int, start_s: float, end_s: float, evidence: list[int], cost_s: float) -> Finding:
+    """A finding of connection `conn` over a span, with its evidence frames."""
+    return Finding("timeout_backoff", conn, "a_to_b", start_s, end_s, cost_s, 0.1, tuple(evidence), "test finding", "none")
+
+
 @pytest.fixture(scope="module")
 def bursty_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = (ROOT / "scenarios" / "rais_burst_fixed.toml").read_text()
@@ -49,8 +55,7 @@ def bursty_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scenario.write_text(text)
     bundle = tmp_path_factory.mktemp("bundle") / "rais"
     airtrace.simulate(scenario, out=bundle)
-    findings = [{"title": "Timeouts after every burst", "severity": "problem", "conn": 0, "start_s": 20.0, "end_s": 23.0,
-                 "detail": "test finding", "evidence_frames": [1, 2, 3]}]
+    findings = [finding(0, 20.0, 23.0, [1, 2, 3], cost_s=3.0)]
     return Path(report(bundle, tmp_path_factory.mktemp("html") / "report.html", findings=findings))
 
 
@@ -101,9 +106,8 @@ def sample_page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Itera
     t_rel = conn3["time_rel"].astype("float64")
     start, end = float(t_rel.iloc[2]), float(t_rel.iloc[-1])
     findings = [
-        {"title": "first", "severity": "warning", "conn": 1, "start_s": 0.5, "end_s": 0.6, "evidence_frames": []},
-        {"title": "an exchange on connection 3", "severity": "problem", "conn": 3, "start_s": start, "end_s": end,
-         "detail": "test finding", "evidence_frames": frames},
+        finding(1, 0.5, 0.6, [], cost_s=0.1),
+        finding(3, start, end, frames, cost_s=end - start),
     ]
     out = report(SAMPLE, tmp_path_factory.mktemp("html") / "sample.html", findings=findings, findings_capture=SAMPLE)
     with opened(browser, Path(out)) as pg:

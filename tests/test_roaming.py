@@ -53,27 +53,27 @@ def test_the_diagnosis_names_the_handoff_behind_the_timeouts(tmp_path: Path) -> 
     later than TCP's timer; the timeouts are the handoff's, and the fix says so."""
     out = tmp_path / "mip"
     airtrace.simulate(SCENARIO, out=out, set={"seed": 3, "duration": "28 s", "network.air_captures": []})
-    found = [f for f in airtrace.diagnose(out) if f["kind"] == "handoff"]
+    found = [f for f in airtrace.diagnose(out) if f.kind == "handoff"]
     assert len(found) == 1, found
     f = found[0]
-    timeouts = [t for t in airtrace.diagnose(out) if t["kind"] == "timeout_backoff"]
-    assert f["details"]["explains_timeout_s"] == sum(t["cost_s"] for t in timeouts) > 1.0
-    assert f["cost_s"] == 0.0, "the time is timeout_backoff's, counted once"
-    assert f["details"]["silence_s"] > 1.2 and f["evidence"]
-    assert f["details"]["handoff_gap_s"] == pytest.approx(0.05)
-    assert 0.5 < f["details"]["registration_s"] < 1.1
-    assert f["details"]["not_associated_drops"] > 10
-    assert "mn handed off from ap1 to ap2" in f["explanation"] and "Mobile IP registered it" in f["explanation"]
-    assert "advertisement_interval" in f["fix"] and "hinted handoff" in f["fix"]
+    timeouts = [t for t in airtrace.diagnose(out) if t.kind == "timeout_backoff"]
+    assert f.details["explains_timeout_s"] == sum(t.cost_s for t in timeouts) > 1.0
+    assert f.cost_s == 0.0, "the time is timeout_backoff's, counted once"
+    assert f.details["silence_s"] > 1.2 and f.evidence
+    assert f.details["handoff_gap_s"] == pytest.approx(0.05)
+    assert 0.5 < f.details["registration_s"] < 1.1
+    assert f.details["not_associated_drops"] > 10
+    assert "mn handed off from ap1 to ap2" in f.explanation and "Mobile IP registered it" in f.explanation
+    assert "advertisement_interval" in f.fix and "hinted handoff" in f.fix
 
 
 def test_a_layer_2_handoff_is_named_without_a_registration(tmp_path: Path) -> None:
     out = tmp_path / "l2"
     airtrace.simulate(ROOT / "scenarios" / "roam_l2.toml", out=out, set={"duration": "28 s", "network.air_captures": []})
-    found = [f for f in airtrace.diagnose(out) if f["kind"] == "handoff"]
+    found = [f for f in airtrace.diagnose(out) if f.kind == "handoff"]
     assert len(found) == 1, found
     f = found[0]
-    assert "registration_s" not in f["details"] and f["details"]["not_associated_drops"] > 10
+    assert "registration_s" not in f.details and f.details["not_associated_drops"] > 10
     # No timeout finding spans it here: the silence is its own cost.
-    assert f["cost_s"] == f["details"]["silence_s"] > 0.2
-    assert "mn handed off from ap1 to ap2" in f["explanation"]
+    assert f.cost_s == f.details["silence_s"] > 0.2
+    assert "mn handed off from ap1 to ap2" in f.explanation

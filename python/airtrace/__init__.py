@@ -25,6 +25,7 @@ __all__ = [
     "AnalysisError",
     "DamagedInput",
     "DiagnosisError",
+    "Finding",
     "PlanError",
     "ScenarioError",
     "Trace",
@@ -55,6 +56,10 @@ def __getattr__(name: str) -> object:
         from airtrace import diagnosis
 
         return getattr(diagnosis, name)
+    if name == "Finding":
+        from airtrace import finding
+
+        return finding.Finding
     if name in ("simulate", "ScenarioError"):
         from airtrace import simulation
 

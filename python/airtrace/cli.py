@@ -557,6 +557,8 @@ def _diagnose(args: argparse.Namespace) -> int:
     import json
 
     from airtrace.diagnosis import DiagnosisError, diagnose, diagnosed_capture
+    from airtrace.findings_text import findings_text
+    from airtrace.trace import connection_lines
 
     everything, failed = [], False
     for path in args.inputs:
@@ -566,125 +568,12 @@ def _diagnose(args: argparse.Namespace) -> int:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             failed = True
             continue
-        for f in findings:
-            f["file"] = path
         everything.extend(findings)
         if not args.json:
-            sys.stdout.write(_findings_text(path, findings, _connection_lines(diagnosed_capture(path))))
+            sys.stdout.write(findings_text(path, findings, connection_lines(diagnosed_capture(path))))
     if args.json:
-        sys.stdout.write(json.dumps(everything, indent=2) + "\n")
+        sys.stdout.write(json.dumps([f.to_dict() for f in everything], indent=2) + "\n")
     return 1 if failed else 0
-
-
-def _connection_lines(capture) -> dict[int, str]:  # type: ignore[no-untyped-def]
-    """Per connection of `capture`, a line saying what it carried: its name (`wording`:
-    endpoints as `analyze` orders them, the direction of its data), bytes (each counted
-    once), duration, goodput, RTT and retransmitted segments of that direction."""
-    from airtrace.trace import AnalysisError, read
-    from airtrace.wording import connection_name, data_direction, si
-
-    if capture is None:
-        return {}
-    try:
-        conns = read(capture).connections
-    except (AnalysisError, OSError):
-        return {}
-    lines = {}
-    for c in conns.to_dict("records"):
-        d = data_direction(c)
-        rtt = c[f"{d}.rtt"] or {}
-        rtt_text = f", RTT {si(rtt['min_s'], 's')}–{si(rtt['max_s'], 's')}" if rtt.get("min_s") is not None else ""
-        retx = c[f"{d}.retransmitted_packets"] or 0
-        lines[int(c["id"])] = (
-            f"{connection_name(c)}: {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
-            f"{si(c[f'{d}.goodput_bps'] or 0, 'bit/s')}{rtt_text}, {retx} retransmitted"
-        )
-    return lines
-
-
-def _bytes(n: float) -> str:
-    """1234567 → "1.23 MB"."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def _explained_s(finding: dict) -> float:  # type: ignore[type-arg]
-    """The seconds of timeout_backoff's cost a finding explains without counting them
-    again (docs/diagnosis.md, `explains_timeout_s`)."""
-    return float(finding.get("details", {}).get("explains_timeout_s", 0.0))
-
-
-def _kind_cost_text(fs: list) -> str:  # type: ignore[type-arg]
-    """What the findings `fs` of one kind cost, for the summary line: ` (2.3 s)`, or
-    ` (behind 2.3 s of timeout_backoff)` for a cause of the timeouts' waits."""
-    cost = sum(f["cost_s"] for f in fs)
-    if cost > 0:
-        return f" ({cost:.1f} s)"
-    explained = sum(_explained_s(f) for f in fs)
-    return f" (behind {explained:.1f} s of timeout_backoff)" if explained > 0 else ""
-
-
-def _findings_text(path: str, findings: list, connections: dict[int, str]) -> str:  # type: ignore[type-arg]
-    """Findings for people. Per connection a line saying what it carried (from
-    `connections`) and the kinds found, costliest first (a cause behind the
-    timeouts' waits says how many seconds of them it explains: they are counted once,
-    by timeout_backoff); then a paragraph per kind and direction, its costliest
-    finding in full and any others of the same kind as one line each. Connections
-    without findings get their line too, when there are few."""
-    import textwrap
-    from itertools import groupby
-
-    lines = [f"{path}: {len(findings)} finding(s)" if findings else f"{path}: no findings"]
-    found_in = {f["connection"] for f in findings}
-    quiet = [line for conn, line in sorted(connections.items()) if conn not in found_in]
-    if len(quiet) <= 5:
-        lines.extend(f"\n{line}: no findings" for line in quiet)
-    else:
-        lines.append(f"\n{len(quiet)} other connections: no findings")
-    by_conn = groupby(sorted(findings, key=lambda f: f["connection"]), key=lambda f: f["connection"])
-    for conn, found in by_conn:
-        groups: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
-        for f in sorted(found, key=lambda f: (-f["cost_s"], f["start_s"])):
-            groups.setdefault((f["kind"], f["direction"]), []).append(f)
-        # Kinds by what they cost (the sum over their findings), then by first appearance.
-        order = sorted(groups.items(), key=lambda g: (-sum(f["cost_s"] for f in g[1]), min(f["start_s"] for f in g[1])))
-        summary = ", ".join(
-            f"{kind}{_kind_cost_text(fs)}" + (f" ×{len(fs)}" if len(fs) > 1 else "") for (kind, _), fs in order
-        )
-        lines.append(f"\n{connections.get(conn, f'connection {conn}')}")
-        lines.append(f"  found: {summary}")
-        for (kind, direction), fs in order:
-            f = fs[0]
-            cost = (
-                f" cost {f['cost_s']:.2f} s ({f['throughput_share']:.0%})"
-                if f["cost_s"] > 0
-                else f", behind {_explained_s(f):.2f} s of timeout_backoff's cost"
-                if _explained_s(f) > 0
-                else ""
-            )
-            lines.append(f"\n[{kind}] connection {conn} {direction}, {f['start_s']:.2f}-{f['end_s']:.2f} s{cost}")
-            lines.extend(textwrap.wrap(f["explanation"], 100, initial_indent="  ", subsequent_indent="  "))
-            lines.extend(textwrap.wrap("Fix: " + f["fix"], 100, initial_indent="  ", subsequent_indent="  "))
-            if f["evidence"]:
-                ev = f["evidence"]
-                more = f" (10 of {len(ev)}; --json lists them all)" if len(ev) > 10 else ""
-                lines.append("  Evidence: frames " + ", ".join(str(x) for x in ev[:10]) + more)
-            if len(fs) > 1:
-                others = [
-                    f"{o['start_s']:.2f}-{o['end_s']:.2f} s" + (f" ({o['cost_s']:.2f} s)" if o["cost_s"] > 0 else "")
-                    for o in sorted(fs[1:], key=lambda o: o["start_s"])
-                ]
-                lines.extend(
-                    textwrap.wrap(
-                        f"{len(others)} more like it: " + ", ".join(others),
-                        100,
-                        initial_indent="  ",
-                        subsequent_indent="  ",
-                    )
-                )
-    return "\n".join(lines) + "\n\n"
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -698,7 +587,7 @@ def _simulate(args: argparse.Namespace) -> int:
         return 2
     import json
 
-    from airtrace.simulation import ScenarioError, simulate
+    from airtrace.simulation import ScenarioError, simulate, summary_table
 
     with _StoppedBySignals():
         try:
@@ -710,7 +599,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
-        sys.stdout.write(_summary_table(summary))
+        sys.stdout.write(summary_table(summary))
     if args.out:
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
     else:
@@ -722,7 +611,7 @@ def _sweep(args: argparse.Namespace) -> int:
     """`airtrace sweep`: run the plan, print its report tables."""
     from airtrace import sweep_report
     from airtrace.dataset import ResultsError
-    from airtrace.sweeps import PlanError, load, run
+    from airtrace.sweeps import PlanError, load, plan_text, run
 
     if args.check:
         try:
@@ -730,13 +619,7 @@ def _sweep(args: argparse.Namespace) -> int:
         except PlanError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 1
-        meta = plan.meta
-        print(f"{args.plan}: {meta['runs']} runs of {meta['scenario']}")
-        for p in meta["parameters"]:
-            values = list(dict.fromkeys(t.values[p["name"]] for t in plan.tasks))
-            print(f"  {p['name']} ({p['key']}): {len(values)} values, {', '.join(map(str, values[:8]))}{' ...' if len(values) > 8 else ''}")
-        print(f"  seeds: {len({t.seed for t in plan.tasks})}")
-        print("  columns: " + ", ".join(c["name"] for c in meta["columns"]))
+        sys.stdout.write(plan_text(plan, args.plan))
         return 0
     if not args.out:
         print(f"{PROG}: error: sweep needs --out RESULTS (or --check)", file=sys.stderr)
@@ -752,8 +635,7 @@ def _sweep(args: argparse.Namespace) -> int:
         except (PlanError, ResultsError, OSError) as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 1
-    for report, table in sweep_report.tables(frame, plan.meta):
-        print(f"{report['title']}\n{table.to_string(index=False, float_format=sweep_report.number)}\n")
+    sys.stdout.write(sweep_report.tables_text(frame, plan.meta))
     failed = int(frame["error"].notna().sum())
     print(f"{PROG}: {len(frame)} runs ({failed} failed) in {os.path.join(args.out, 'runs')}", file=sys.stderr)
     if plan.meta["reports"]:
@@ -764,7 +646,7 @@ def _sweep(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     """`airtrace query`: SQL over results, printed as a table, CSV or JSON (without
     pandas, which would take longer to import than most queries take)."""
-    from airtrace.dataset import ResultsError, rows
+    from airtrace.dataset import ResultsError, rows, text_table
 
     try:
         columns, answer = rows(args.results, args.sql)
@@ -783,29 +665,8 @@ def _query(args: argparse.Namespace) -> int:
         records = [dict(zip(columns, row)) for row in answer]
         sys.stdout.write(json.dumps(records, default=str) + "\n")
     else:
-        sys.stdout.write(_text_table(columns, answer))
+        sys.stdout.write(text_table(columns, answer))
     return 0
-
-
-def _text_table(columns: list[str], rows: list[tuple]) -> str:  # type: ignore[type-arg]
-    """Rows as aligned text: numbers to the right, NULL for a missing value."""
-    if not rows:
-        return "  ".join(columns) + "\n(no rows)\n"
-
-    def cell(v: object) -> str:
-        if v is None:
-            return "NULL"
-        if isinstance(v, float):
-            return f"{v:.10g}"
-        return str(v)
-
-    cells = [[cell(v) for v in row] for row in rows]
-    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) for i in range(len(columns))]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    line = lambda values: "  ".join(  # noqa: E731
-        v.rjust(w) if right else v.ljust(w) for v, w, right in zip(values, widths, numeric)
-    ).rstrip()
-    return "\n".join([line(columns), *(line(r) for r in cells)]) + "\n"
 
 
 def _simulate_cleanup(args: argparse.Namespace) -> int:
@@ -849,9 +710,19 @@ def _report(args: argparse.Namespace) -> int:
 
     findings = None
     if args.findings:
+        from airtrace.finding import Finding, FindingError
+
         try:
-            findings = bundlefiles.read_json(args.findings)
-        except bundlefiles.BundleError as e:
+            listed = bundlefiles.read_json(args.findings)
+            if not isinstance(listed, list):
+                raise FindingError(f"a {type(listed).__name__}, not a list")
+            findings = []
+            for i, f in enumerate(listed):
+                try:
+                    findings.append(Finding.from_dict(f))
+                except FindingError as e:
+                    raise FindingError(f"finding {i + 1}: {e}") from None
+        except (bundlefiles.BundleError, FindingError) as e:
             why = "a directory" if os.path.isdir(args.findings) else str(e).removeprefix(f"{args.findings}: ")
             print(f"{PROG}: error: --findings {args.findings}: {why}; it takes a JSON file with a list of "
                   "findings, as `airtrace diagnose --json` writes", file=sys.stderr)
@@ -921,7 +792,7 @@ def _emulate(args: argparse.Namespace) -> int:
     """`airtrace emulate`: run the scenario over real TCP, print the per-flow summary."""
     import json
 
-    from airtrace.emulation import EmulationUnsupported, ScenarioError, cleanup, emulate
+    from airtrace.emulation import EmulationUnsupported, ScenarioError, cleanup, emulate, summary_text
 
     try:
         if args.cleanup:
@@ -965,47 +836,9 @@ def _emulate(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
-        t = summary["timing"]
-        sys.stdout.write(
-            f"scenario {summary['scenario']}: emulated for {summary['end_s']:.3f} s; delivery lateness "
-            f"p50 {t['late_p50_ns'] / 1000:.0f} us, p99 {t['late_p99_ns'] / 1000:.0f} us\n"
-        )
-        if summary.get("command"):
-            sys.stdout.write(f"command {' '.join(summary['command']['argv'])}: exit code {summary['command']['exit_code']}\n")
-        for f in summary["flows"]:
-            sys.stdout.write(
-                f"{f['name']:<10} {f['app']:<6} {f['cc'] or f['protocol']:<6} {f['bytes_delivered']:>12,} B "
-                f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  RTOs {f['timeouts']}  "
-                f"idle {f['idle_s']:.3f} s  "
-                f"{'done' if f['finished'] else 'NOT finished'}{'  ' + f['error'] if f.get('error') else ''}\n"
-            )
+        sys.stdout.write(summary_text(summary))
     print(f"{PROG}: wrote {args.out}", file=sys.stderr)
     return 0
-
-
-def _summary_table(summary: dict) -> str:  # type: ignore[type-arg]
-    """The per-flow results of a simulation as a small text table (also written by
-    `summary_table` in crates/airtrace-cli/src/simulate.rs)."""
-    head = f"scenario {summary['scenario']}, seed {summary['seed']}: {summary['end_s']:.3f} s simulated, "
-    head += f"{summary['events']:,} events\n"
-    cols = ("flow", "app", "bytes", "goodput kbit/s", "retx", "RTOs", "fast retx", "idle s", "done")
-    rows = [
-        (
-            f["name"],
-            f["app"],
-            f"{f['bytes_delivered']:,}",
-            f"{f['goodput_bps'] / 1000:.1f}",
-            str(f["retransmissions"]),
-            str(f["timeouts"]),
-            str(f["fast_retransmits"]),
-            f"{f['idle_s']:.3f}",
-            "yes" if f["finished"] else "no",
-        )
-        for f in summary["flows"]
-    ]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    line = lambda cells: "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
-    return head + "\n".join([line(cols), *(line(r) for r in rows)]) + "\n"
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -1014,13 +847,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from airtrace import reproduce
 
     if args.study is None:
-        print("Seed studies airtrace reproduces (airtrace reproduce STUDY [--seeds N]):")
-        for key, fn in reproduce.STUDIES.items():
-            print(f"  {key:<15} {(fn.__doc__ or '').split(chr(10))[0]}")
-        if reproduce.NOT_MODELLED:
-            print("Not modelled yet:")
-        for key, why in reproduce.NOT_MODELLED.items():
-            print(f"  {key:<15} {why}")
+        sys.stdout.write(reproduce.listing())
         return 0
     keys = list(reproduce.STUDIES) if args.study == "all" else [args.study]
     try:
@@ -1052,14 +879,7 @@ def _example(args: argparse.Namespace) -> int:
     from airtrace import data
 
     if not args.names:
-        for kind, usage in (
-            ("captures", "airtrace example NAME copies one here"),
-            ("scenarios", "airtrace simulate NAME runs one, from anywhere"),
-            ("plans", "airtrace sweep NAME --out DIR runs one"),
-        ):
-            print(f"{kind.capitalize()} ({usage}):")
-            for name in data.names(kind)[kind]:
-                print(f"  {name:<22} {data.description(data.find(name, kind))}")
+        sys.stdout.write(data.listing())
         return 0
     failed = False
     for name in args.names:
@@ -1103,7 +923,9 @@ def _simulate_demo() -> int:
     import tempfile
     from importlib import resources
 
-    from airtrace.simulation import simulate
+    from airtrace.findings_text import findings_text
+    from airtrace.simulation import simulate, summary_table
+    from airtrace.trace import connection_lines
 
     scenario = resources.files("airtrace") / "data" / "scenarios" / "rais_burst_fixed.toml"
     # A fixed place (a previous demo's bundle there is replaced), so that the demo's
@@ -1117,7 +939,7 @@ def _simulate_demo() -> int:
     )
     with resources.as_file(scenario) as path:
         summary = simulate(path, out)
-    sys.stdout.write(_summary_table(summary))
+    sys.stdout.write(summary_table(summary))
     flow = summary["flows"][0]
     print(
         f"\nThe bursts cover 10 % of the time, yet {flow['timeouts']} retransmission timeouts left the link idle "
@@ -1130,10 +952,10 @@ def _simulate_demo() -> int:
     sys.stdout.write(analysis.table or "")
     from airtrace.diagnosis import diagnose
 
-    findings = sorted(diagnose(out), key=lambda f: -f["cost_s"])
+    findings = sorted(diagnose(out), key=lambda f: -f.cost_s)
     print("\nAnd `airtrace diagnose` on the bundle names the causes (the three costliest findings):\n")
-    connections = _connection_lines(os.path.join(out, "sender.pcap"))
-    sys.stdout.write(_findings_text(os.path.basename(out), findings[:3], connections))
+    connections = connection_lines(os.path.join(out, "sender.pcap"))
+    sys.stdout.write(findings_text(os.path.basename(out), findings[:3], connections))
     print(
         "Next: `airtrace diagnose YOUR.pcap`, `airtrace report BUNDLE -o report.html` for the interactive "
         "multi-layer view, `airtrace analyze YOUR.pcap --json` for every metric, `airtrace.read(path).packets()` "

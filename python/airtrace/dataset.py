@@ -177,3 +177,25 @@ def _answer(results: str | os.PathLike[str], sql: str, fetch: Callable[[Any], An
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def text_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    """Rows of a query (`rows`) as aligned text, as `airtrace query` prints them: numbers
+    to the right, NULL for a missing value."""
+    if not rows:
+        return "  ".join(columns) + "\n(no rows)\n"
+
+    def cell(v: object) -> str:
+        if v is None:
+            return "NULL"
+        if isinstance(v, float):
+            return f"{v:.10g}"
+        return str(v)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) for i in range(len(columns))]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    line = lambda values: "  ".join(  # noqa: E731
+        v.rjust(w) if right else v.ljust(w) for v, w, right in zip(values, widths, numeric)
+    ).rstrip()
+    return "\n".join([line(columns), *(line(r) for r in cells)]) + "\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from typing import Any
+from typing import Any, Mapping
 
 from airtrace import _core
 from airtrace.simulation import ScenarioError, check_seed
@@ -84,3 +84,23 @@ def cleanup() -> list[tuple[str, list[tuple[int, str]]]]:
     except PermissionError as e:
         raise EmulationUnsupported(str(e)) from None
     return removed
+
+
+def summary_text(summary: Mapping[str, Any]) -> str:
+    """The per-flow results of an emulated run, as `airtrace emulate` prints them: the
+    forwarder's delivery lateness, the user's command and its exit code, a line per flow."""
+    t = summary["timing"]
+    out = (
+        f"scenario {summary['scenario']}: emulated for {summary['end_s']:.3f} s; delivery lateness "
+        f"p50 {t['late_p50_ns'] / 1000:.0f} us, p99 {t['late_p99_ns'] / 1000:.0f} us\n"
+    )
+    if summary.get("command"):
+        out += f"command {' '.join(summary['command']['argv'])}: exit code {summary['command']['exit_code']}\n"
+    for f in summary["flows"]:
+        out += (
+            f"{f['name']:<10} {f['app']:<6} {f['cc'] or f['protocol']:<6} {f['bytes_delivered']:>12,} B "
+            f"{f['goodput_bps'] / 1000:>10.1f} kbit/s  retx {f['retransmissions']}  RTOs {f['timeouts']}  "
+            f"idle {f['idle_s']:.3f} s  "
+            f"{'done' if f['finished'] else 'NOT finished'}{'  ' + f['error'] if f.get('error') else ''}\n"
+        )
+    return out

@@ -122,7 +122,8 @@ def analysed(path: str, as_json: bool = False, report: Report | None = None) -> 
     import pyarrow as pa
 
     from airtrace import _core
-    from airtrace.trace import arrow_table, connections_frame, taken_columns
+    from airtrace.packet_table import arrow_table, taken_columns
+    from airtrace.trace import connections_frame
 
     def passing(what: str, before: int) -> Callable[[int, int | None], object] | None:
         return None if report is None else lambda pos, _size: report(what, before + pos)

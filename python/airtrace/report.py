@@ -16,11 +16,9 @@ own span, the plots' heading naming it. The file stays under MAX_REPORT_BYTES: s
 too long for it are thinned to their envelope (every retransmission, timeout and reset
 kept), and their legend says so.
 
-Findings (from the diagnosis, or any caller) are dicts:
-
-    {"title": "Link reset flushed 5 segments", "severity": "problem",   # info | warning | problem
-     "conn": 0, "start_s": 18.2, "end_s": 31.0,                         # optional: the time span
-     "detail": "text", "evidence_frames": [812, 813]}                   # optional
+Findings are `airtrace.finding.Finding`s, as `airtrace.diagnose` gives them (or
+`Finding.from_dict` of what `airtrace diagnose --json` writes): the report shows each
+as it is, its title and severity its own.
 """
 
 from __future__ import annotations
@@ -32,10 +30,12 @@ import os
 import zlib
 from importlib import resources
 from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO
 
 from airtrace import views
 from airtrace.atomic import write_bytes_atomically
+from airtrace.finding import Finding
 from airtrace.views import Run, Series
 from airtrace.wording import connection_name, si
 
@@ -351,24 +351,6 @@ def _utilization_section(utils: Iterable[views.Utilization]) -> str:
     )
 
 
-def _from_diagnosis(f: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A finding of `airtrace.diagnose` (docs/diagnosis.md) in the report's own form."""
-    if "kind" not in f:
-        return f
-    share = float(f.get("throughput_share", 0.0))
-    cost = float(f.get("cost_s", 0.0))
-    title = " ".join(filter(None, (f["kind"], f.get("direction")))) + (f" — {cost:.2f} s lost ({share:.0%} of the connection)" if cost > 0 else "")
-    return {
-        "title": title,
-        "severity": "problem" if share >= 0.05 else "warning" if cost > 0 else "info",
-        "conn": f.get("connection"),
-        "start_s": f.get("start_s"),
-        "end_s": f.get("end_s"),
-        "detail": f"{f.get('explanation', '')} Fix: {f.get('fix', '')}",
-        "evidence_frames": f.get("evidence", []),
-    }
-
-
 class _Frames:
     """Where the frames of the capture the findings refer to sit on the report's axes:
     time on the run's clock, the sequence number drawn, the connection."""
@@ -393,43 +375,51 @@ class _Frames:
         return {"frame": int(frame), "t": float(r["t"]), "y": y, "conn": conn}
 
 
-def _findings(findings: Sequence[Mapping[str, Any]] | None, frames: _Frames | None) -> list[dict[str, Any]]:
-    """The findings in the report's form, spans on the run's clock (a finding's times
-    count from the first packet of its capture), evidence frames placed."""
-    out = []
-    for f in map(_from_diagnosis, findings or []):
-        g = dict(f)
-        g["frames"] = [x for x in (frames.at(int(n)) for n in f.get("evidence_frames") or []) if x] if frames else []
-        if f.get("start_s") is not None:
-            shift = frames.first_t if frames is not None else 0.0
-            a = float(f["start_s"]) + shift
-            b = float(f["end_s"] if f.get("end_s") is not None else f["start_s"]) + shift
-            g["span"] = [a, b]
-        out.append(g)
-    return out
+@dataclass(frozen=True)
+class _Placed:
+    """A finding placed on the report's axes."""
+
+    finding: Finding
+    #: Its span on the run's clock, s.
+    span: tuple[float, float]
+    #: Its evidence frames the report found (`_Frames.at`).
+    frames: list[dict[str, Any]]
 
 
-def _findings_section(findings: list[dict[str, Any]], capture: str) -> str:
+def _findings(findings: Sequence[Finding] | None, frames: _Frames | None) -> list[_Placed]:
+    """The findings with their spans on the run's clock (a finding's times count from
+    the first packet of its capture) and their evidence frames placed."""
+    shift = frames.first_t if frames is not None else 0.0
+    return [
+        _Placed(
+            f,
+            (f.start_s + shift, f.end_s + shift),
+            [x for x in (frames.at(n) for n in f.evidence) if x] if frames else [],
+        )
+        for f in findings or []
+    ]
+
+
+def _findings_section(findings: list[_Placed], capture: str) -> str:
     if not findings:
         return ""
     items = []
-    for i, f in enumerate(findings):
-        sev = html.escape(str(f.get("severity", "info")))
-        span = ""
-        if "span" in f:
-            a, b = f["span"]
-            span = f' <a href="#plots" data-finding="{i}">{a:.3f}–{b:.3f} s</a>'
-        conn = f" · connection {f['conn']}" if f.get("conn") is not None else ""
-        ev = f.get("evidence_frames") or []
-        placed = {x["frame"] for x in f["frames"]}
+    for i, p in enumerate(findings):
+        f = p.finding
+        sev = html.escape(f.severity)
+        a, b = p.span
+        span = f' <a href="#plots" data-finding="{i}">{a:.3f}–{b:.3f} s</a>'
+        conn = f" · connection {f.connection}"
+        ev = f.evidence
+        placed = {x["frame"] for x in p.frames}
         links = ", ".join(
-            f'<a href="#plots" data-finding="{i}" data-frame="{n}">{n}</a>' if int(n) in placed else str(n) for n in ev[:20]
+            f'<a href="#plots" data-finding="{i}" data-frame="{n}">{n}</a>' if n in placed else str(n) for n in ev[:20]
         )
         evidence = (f"<div class=\"ev\">evidence: frames {links}{' …' if len(ev) > 20 else ''} "
                     f"<small>of {html.escape(capture)}</small></div>") if ev else ""
         items.append(
-            f'<li class="finding {sev}"><span class="sev">{sev}</span> <b>{html.escape(str(f.get("title", "")))}</b>'
-            f"{conn}{span}<div>{html.escape(str(f.get('detail', '')))}</div>{evidence}</li>"
+            f'<li class="finding {sev}"><span class="sev">{sev}</span> <b>{html.escape(f.title)}</b>'
+            f"{conn}{span}<div>{html.escape(f'{f.explanation} Fix: {f.fix}')}</div>{evidence}</li>"
         )
     return f'<section id="findings"><h2>Findings</h2><p class="hint">Click a time span to plot it; click a frame to highlight that packet.</p><ul>{"".join(items)}</ul></section>'
 
@@ -449,7 +439,7 @@ def _capture_name(run: Run, path: str | os.PathLike[str] | None) -> str:
 def build(
     run: Run,
     *,
-    findings: Sequence[Mapping[str, Any]] | None = None,
+    findings: Sequence[Finding] | None = None,
     findings_capture: str | os.PathLike[str] | None = None,
     max_connections: int = MAX_CONNECTIONS,
     max_bytes: int = MAX_REPORT_BYTES,
@@ -495,14 +485,14 @@ def build(
         capture = _capture_name(run, findings_capture)
         placed = _findings(findings, _Frames(run, capture) if findings else None)
         meta = {"title": run.title, "x0": x0, "xscale": xscale, "connections_views": cviews, "overview": _overview(cviews),
-                "findings": [{"conn": f.get("conn"), "span": f.get("span"), "frames": f["frames"]} for f in placed]}
+                "findings": [{"conn": p.finding.connection, "span": list(p.span), "frames": p.frames} for p in placed]}
         encoded = blob.encoded()
         bar.to(bar.total)
     finally:
         bar.close()
     js = resources.files("airtrace").joinpath("data/report.js").read_text()
     css = resources.files("airtrace").joinpath("data/report.css").read_text()
-    from airtrace import __version__
+    from airtrace._core import __version__
 
     title = html.escape(run.title)
     meta_json = json.dumps(meta, separators=(",", ":")).replace("</", "<\\/")
@@ -538,7 +528,7 @@ def report(
     source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Run,
     out: str | os.PathLike[str],
     *,
-    findings: Sequence[Mapping[str, Any]] | None = None,
+    findings: Sequence[Finding] | None = None,
     findings_capture: str | os.PathLike[str] | None = None,
     max_connections: int = MAX_CONNECTIONS,
     progress: TextIO | None = None,

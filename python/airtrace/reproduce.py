@@ -950,3 +950,14 @@ def reproduce(
         result = STUDIES[study](runner, seeds, **options)
     result.files = runner.kept
     return result
+
+
+def listing() -> str:
+    """What `airtrace reproduce` prints without a study: the studies it reproduces, and
+    those not modelled yet."""
+    lines = ["Seed studies airtrace reproduces (airtrace reproduce STUDY [--seeds N]):"]
+    lines += [f"  {key:<15} {(fn.__doc__ or '').split(chr(10))[0]}" for key, fn in STUDIES.items()]
+    if NOT_MODELLED:
+        lines.append("Not modelled yet:")
+    lines += [f"  {key:<15} {why}" for key, why in NOT_MODELLED.items()]
+    return "\n".join(lines) + "\n"

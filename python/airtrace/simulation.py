@@ -105,3 +105,28 @@ def cleanup(directory: str | os.PathLike[str] = ".") -> list[str]:
     `.NAME.old-PID-N` whose process is gone and that no run holds. Returns their paths."""
     removed: list[str] = _core.simulate_cleanup(os.fspath(directory))
     return removed
+
+
+def summary_table(summary: Mapping[str, Any]) -> str:
+    """The per-flow results of a simulation as a small text table (also written by
+    `summary_table` in crates/airtrace-cli/src/simulate.rs)."""
+    head = f"scenario {summary['scenario']}, seed {summary['seed']}: {summary['end_s']:.3f} s simulated, "
+    head += f"{summary['events']:,} events\n"
+    cols = ("flow", "app", "bytes", "goodput kbit/s", "retx", "RTOs", "fast retx", "idle s", "done")
+    rows = [
+        (
+            f["name"],
+            f["app"],
+            f"{f['bytes_delivered']:,}",
+            f"{f['goodput_bps'] / 1000:.1f}",
+            str(f["retransmissions"]),
+            str(f["timeouts"]),
+            str(f["fast_retransmits"]),
+            f"{f['idle_s']:.3f}",
+            "yes" if f["finished"] else "no",
+        )
+        for f in summary["flows"]
+    ]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    line = lambda cells: "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return head + "\n".join([line(cols), *(line(r) for r in rows)]) + "\n"

@@ -109,3 +109,11 @@ def draw(frame: pd.DataFrame, meta: dict[str, Any], out: Path) -> list[Path]:
     path = out / "report.html"
     write_bytes_atomically(path, page.encode())
     return [*written, path]
+
+
+def tables_text(frame: pd.DataFrame, meta: dict[str, Any]) -> str:
+    """The plan's report tables as `airtrace sweep` prints them: each titled, then a
+    blank line."""
+    return "".join(
+        f"{report['title']}\n{table.to_string(index=False, float_format=number)}\n\n" for report, table in tables(frame, meta)
+    )

@@ -131,8 +131,8 @@ def _run(task: Task) -> dict[str, Any]:
 
             found = diagnose(bundle)
             row["findings"] = len(found)
-            row["finding_kinds"] = ",".join(sorted({f["kind"] for f in found}))
-            row["findings_cost_s"] = sum(f["cost_s"] for f in found)
+            row["finding_kinds"] = ",".join(sorted({f.kind for f in found}))
+            row["findings_cost_s"] = sum(f.cost_s for f in found)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a Rust panic is a BaseException too
@@ -297,3 +297,16 @@ def _scheduled(
         yield _in_process(tasks)
     else:
         yield _process_pool(tasks, jobs)
+
+
+def plan_text(plan: Plan, name: str) -> str:
+    """What `airtrace sweep PLAN --check` prints: the runs, each parameter's values (the
+    first eight), the seeds and the result columns of the plan loaded from `name`."""
+    meta = plan.meta
+    lines = [f"{name}: {meta['runs']} runs of {meta['scenario']}"]
+    for p in meta["parameters"]:
+        values = list(dict.fromkeys(t.values[p["name"]] for t in plan.tasks))
+        lines.append(f"  {p['name']} ({p['key']}): {len(values)} values, {', '.join(map(str, values[:8]))}{' ...' if len(values) > 8 else ''}")
+    lines.append(f"  seeds: {len({t.seed for t in plan.tasks})}")
+    lines.append("  columns: " + ", ".join(c["name"] for c in meta["columns"]))
+    return "\n".join(lines) + "\n"

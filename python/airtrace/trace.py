@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 import os
 from functools import cached_property
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airtrace import _core
+from airtrace import _core, packet_table
+from airtrace.packet_table import AnalysisError
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-
-
-class AnalysisError(Exception):
-    """Nothing could be read from a capture; the message is one line naming the file and place."""
 
 
 def read(path: str | os.PathLike[str], *, progress: bool = False) -> Trace:
@@ -76,9 +73,11 @@ class Trace:
 
     @cached_property
     def findings(self) -> pd.DataFrame:
-        """The diagnosis: one row per finding (kind, connection, direction, start_s,
-        end_s, cost_s, throughput_share, evidence, explanation, fix, details); see
-        docs/diagnosis.md. Analyses the file again."""
+        """The diagnosis: one row per finding, a column per field of
+        `airtrace.finding.Finding` (kind, connection, direction, start_s, end_s, cost_s,
+        throughput_share, evidence, explanation, fix, details, file); see
+        docs/diagnosis.md. Analyses the file again; `airtrace.diagnose(path)` gives the
+        typed findings themselves."""
         from airtrace.diagnosis import diagnose, findings_frame
 
         return findings_frame(diagnose(self.path))
@@ -90,28 +89,11 @@ class Trace:
         The table comes from Rust one column at a time, and each column is turned into
         its pandas form and let go before the next is taken, so the peak memory is
         about the DataFrame's own size (docs/reliability.md)."""
-        import pandas as pd
-
-        arrays = {name: _pandas_array(array) for name, array in self._arrow_columns(columns)}
-        return pd.DataFrame(arrays, copy=False)
+        return packet_table.packets(self.capture, columns, progress=self._progress)
 
     def packets_arrow(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The packets table as a pyarrow Table (`columns` as in `packets()`)."""
-        import pyarrow as pa
-
-        return arrow_table(self._arrow_columns(columns))
-
-    def _arrow_columns(self, columns: Sequence[str] | None) -> Iterator[tuple[str, pa.Array]]:
-        """(name, Arrow array) of each column of the packets table, or of `columns` in
-        their order, taken from Rust one by one."""
-        try:
-            analysis = _core.analyze(self.capture, packets=True, progress=self._progress)
-        except ValueError as e:
-            raise AnalysisError(str(e)) from None
-        table = analysis.packets
-        assert table is not None
-        del analysis
-        return taken_columns(table, columns)
+        return packet_table.arrow_table(packet_table.arrow_columns(self.capture, columns, progress=self._progress))
 
     def __repr__(self) -> str:
         return f"<airtrace.Trace {self.path!r}: {self.frames} frames, {len(self.report['connections'])} TCP connections>"
@@ -130,74 +112,40 @@ def connections_frame(report: dict[str, Any]) -> pd.DataFrame:
         table = pa.table({"id": pa.array([], pa.uint32())})
     else:
         table = pa.Table.from_struct_array(pa.array(conns)).flatten()
-    frame = _to_pandas(table)
+    frame = packet_table.to_pandas(table)
     frame.index = pd.Index(frame["id"], name="conn")
     return frame
 
 
-def arrow_table(columns: Iterator[tuple[str, pa.Array]]) -> pa.Table:
-    """A pyarrow Table of (name, array) columns."""
-    import pyarrow as pa
+def connection_lines(capture: str | os.PathLike[str] | None) -> dict[int, str]:
+    """Per connection of `capture`, a line saying what it carried: its name (`wording`:
+    endpoints as `analyze` orders them, the direction of its data), bytes (each counted
+    once), duration, goodput, RTT and retransmitted segments of that direction (what
+    `airtrace diagnose` says of each connection); {} when the capture cannot be read."""
+    from airtrace.wording import connection_name, data_direction, si
 
-    names, arrays = [], []
-    for name, array in columns:
-        names.append(name)
-        arrays.append(array)
-    return pa.table(arrays, names=names)
-
-
-def taken_columns(table: _core.PacketTable, columns: Sequence[str] | None) -> Iterator[tuple[str, pa.Array]]:
-    """(name, Arrow array) of each column of `table`, or of `columns` in their order,
-    taken from Rust one by one."""
-    if columns is None:
-        while (column := table.take()) is not None:
-            yield column[0], _arrow_array(column, table.rows)
-        return
-    wanted = list(columns)
-    unknown = [c for c in wanted if c not in table.names]
-    if unknown or len(set(wanted)) != len(wanted):
-        what = f"unknown column {unknown[0]!r}" if unknown else "a column named twice"
-        raise ValueError(f"packets(columns=...): {what}; the columns are: {', '.join(table.names)}")
-    kept = {}
-    while (column := table.take()) is not None:
-        if column[0] in wanted:
-            kept[column[0]] = _arrow_array(column, table.rows)
-    for name in wanted:
-        yield name, kept.pop(name)
+    if capture is None:
+        return {}
+    try:
+        conns = read(capture).connections
+    except (AnalysisError, OSError):
+        return {}
+    lines = {}
+    for c in conns.to_dict("records"):
+        d = data_direction(c)
+        rtt = c[f"{d}.rtt"] or {}
+        rtt_text = f", RTT {si(rtt['min_s'], 's')}–{si(rtt['max_s'], 's')}" if rtt.get("min_s") is not None else ""
+        retx = c[f"{d}.retransmitted_packets"] or 0
+        lines[int(c["id"])] = (
+            f"{connection_name(c)}: {_bytes(c[f'{d}.unique_bytes'] or 0)} in {c['duration_s']:.2f} s, "
+            f"{si(c[f'{d}.goodput_bps'] or 0, 'bit/s')}{rtt_text}, {retx} retransmitted"
+        )
+    return lines
 
 
-_ARROW_TYPES = {
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i8": "int8", "i64": "int64",
-    "f64": "float64", "bool": "bool_", "dict": "uint32",
-}
-
-
-def _arrow_array(column: _core.Column, rows: int) -> pa.Array:
-    """One column from Rust as an Arrow array over its buffers (no copy)."""
-    import pyarrow as pa
-
-    _, kind, data, validity, dictionary = column
-    arrow_type = pa.timestamp("ns", tz="UTC") if kind == "ts_ns" else getattr(pa, _ARROW_TYPES[kind])()
-    valid = pa.py_buffer(validity) if validity is not None else None
-    array = pa.Array.from_buffers(arrow_type, rows, [valid, pa.py_buffer(data)])
-    if kind == "dict":
-        array = pa.DictionaryArray.from_arrays(array, pa.array(dictionary or [], pa.string()))
-    return array
-
-
-def _pandas_array(array: pa.Array) -> Any:
-    """One Arrow column in the pandas form `_to_pandas` gives it."""
-    import pyarrow as pa
-
-    return _to_pandas(pa.table([array], names=["column"]))["column"].array
-
-
-def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    import pandas as pd
-    import pyarrow as pa
-
-    nullable = {
-        pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(), pa.uint32(): pd.UInt32Dtype(),
-        pa.uint64(): pd.UInt64Dtype(), pa.int8(): pd.Int8Dtype(), pa.int64(): pd.Int64Dtype(),
-    }
-    return table.to_pandas(types_mapper=nullable.get)
+def _bytes(n: float) -> str:
+    """1234567 → "1.23 MB"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"

@@ -77,11 +77,11 @@ class Run:
     def packets(self, name: str) -> pd.DataFrame:
         """The analysed packets of one capture, with `t`: seconds on the run's clock."""
         if name not in self._packets:
-            import airtrace
+            from airtrace.trace import AnalysisError, read
 
             try:
-                p = airtrace.read(self.captures[name]).packets()
-            except airtrace.AnalysisError as e:
+                p = read(self.captures[name]).packets()
+            except AnalysisError as e:
                 if name == self.sender_name:
                     raise
                 # Another capture of the run that cannot be read: the views go on without it.
@@ -96,9 +96,9 @@ class Run:
 
     @cached_property
     def connections(self) -> pd.DataFrame:
-        import airtrace
+        from airtrace.trace import read
 
-        return airtrace.read(self.captures[self.sender_name]).connections
+        return read(self.captures[self.sender_name]).connections
 
     def main_connection(self) -> int:
         """The connection that moved the most data at the sender."""
@@ -212,9 +212,9 @@ def load(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, a
         while name in caps:
             name += "'"
         caps[name] = p
-    import airtrace
+    from airtrace.trace import read
 
-    first = airtrace.read(paths[0]).packets_arrow(columns=["time"]).column("time")
+    first = read(paths[0]).packets_arrow(columns=["time"]).column("time")
     base = int(first[0].value) if len(first) else 0
     clocks: dict[str, Any] = {}
     if len(paths) > 1 and align:

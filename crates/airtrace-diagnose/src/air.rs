@@ -24,8 +24,7 @@ use std::collections::BTreeMap;
 
 use airtrace_wire::Decoded;
 
-use crate::detect::Builder;
-use crate::MAX_EVIDENCE;
+use crate::finding::{Builder, MAX_EVIDENCE};
 
 /// Fewest collisions that make a `data_ack_collisions` finding.
 const MIN_COLLISIONS: u64 = 3;

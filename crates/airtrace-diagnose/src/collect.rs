@@ -5,15 +5,18 @@
 //! the timeout episodes, a histogram of RTT samples, the sizes of loss runs, periods of
 //! zero window and of idleness, and a few evidence frames. Memory grows with the number
 //! of connections and loss events, never with the packets.
+//!
+//! It knows nothing of the detectors: [`Diagnoser::finish`] (in the crate root) hands
+//! what it gathered to [`detect`](crate::detect).
 
-use airtrace_analysis::{Annotation, FileReport, Flags, PacketSink, RetransKind, NONE_I64};
+use airtrace_analysis::{Annotation, Flags, PacketSink, RetransKind, NONE_I64};
 use airtrace_pcap::Record;
 use airtrace_wire::Decoded;
 
 use crate::air::AirState;
+use crate::finding::MAX_EVIDENCE;
 use crate::gaps::CaptureGaps;
 use crate::histogram::LogHistogram;
-use crate::{detect, Finding, MAX_EVIDENCE};
 
 /// A retransmission sent by the retransmission timer (the first segment after the
 /// silence): one step of a backoff episode.
@@ -1108,20 +1111,12 @@ impl Diagnoser {
         }
     }
 
-    /// Closes what is still open and runs every detector; findings come in order of
-    /// connection, then start time; with them, a warning for each finding the
-    /// self-check dropped (see [`crate::selfcheck`]).
-    pub fn finish(mut self, report: &FileReport) -> (Vec<Finding>, Vec<String>) {
+    /// Closes what is still open at the end of the capture (a loss run, a zero-window
+    /// period) and settles which connections mention the capture file's drops: what was
+    /// gathered is then complete, for the detectors ([`Diagnoser::finish`]).
+    pub(crate) fn close(&mut self) {
         self.note_file_drops();
-        let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
-        // No connection seen both ways: the capture holds one direction of the traffic
-        // (an uplink tap, an asymmetric route), not peers that fell silent.
-        let one_way = self
-            .conns
-            .iter()
-            .all(|c| c.dirs[0].packets == 0 || c.dirs[1].packets == 0);
-        let mut findings = Vec::new();
-        for (i, c) in self.conns.iter_mut().enumerate() {
+        for c in &mut self.conns {
             for dir in &mut c.dirs {
                 if dir.current_run > 0 {
                     dir.loss_runs.push(dir.current_run);
@@ -1135,15 +1130,6 @@ impl Diagnoser {
                     });
                 }
             }
-            let summary = report.connections.iter().find(|s| s.id as usize == i);
-            findings.extend(detect::connection(i as u32, c, summary, bases[i], one_way));
         }
-        findings.sort_by(|a, b| {
-            (a.connection, a.start_s, a.kind)
-                .partial_cmp(&(b.connection, b.start_s, b.kind))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        let warnings = crate::selfcheck::check(&mut findings, report);
-        (findings, warnings)
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use airtrace_analysis::ConnSummary;
 
 use crate::collect::{ConnState, DirState, SpuriousProof, Timeout};
-use crate::{Finding, MAX_EVIDENCE};
+use crate::finding::{Builder, Finding};
 
 /// Timeout episodes reported one by one per direction; beyond this, one finding sums
 /// them up.
@@ -90,61 +90,6 @@ timer clock, a lower minimum RTO, RACK-TLP, RFC 8985).";
 const TIMEOUTS_COUNT_IT: i64 = 0;
 /// The details key of the seconds of timeout_backoff's cost a finding explains.
 const EXPLAINS_TIMEOUT_S: &str = "explains_timeout_s";
-
-/// The direction name of annotation direction `d`.
-fn direction(d: usize) -> &'static str {
-    if d == 0 {
-        "a_to_b"
-    } else {
-        "b_to_a"
-    }
-}
-
-/// Builds findings for one connection, with shared fields filled.
-pub(crate) struct Builder {
-    conn: u32,
-    start_ns: i64,
-    duration_ns: i64,
-    out: Vec<Finding>,
-}
-
-impl Builder {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push(
-        &mut self,
-        kind: &'static str,
-        d: usize,
-        (from_ns, to_ns): (i64, i64),
-        cost_ns: i64,
-        mut evidence: Vec<u64>,
-        explanation: String,
-        fix: &str,
-        details: BTreeMap<&'static str, f64>,
-    ) {
-        evidence.sort_unstable();
-        evidence.dedup();
-        evidence.truncate(MAX_EVIDENCE);
-        let s = |ns: i64| (ns - self.start_ns) as f64 / 1e9;
-        let cost_ns = cost_ns.max(0);
-        self.out.push(Finding {
-            kind,
-            connection: self.conn,
-            direction: direction(d),
-            start_s: s(from_ns),
-            end_s: s(to_ns.max(from_ns)),
-            cost_s: cost_ns as f64 / 1e9,
-            throughput_share: if self.duration_ns > 0 {
-                (cost_ns as f64 / self.duration_ns as f64).min(1.0)
-            } else {
-                0.0
-            },
-            evidence,
-            explanation,
-            fix: fix.to_string(),
-            details,
-        });
-    }
-}
 
 /// Every finding for connection `conn`.
 ///

@@ -17,7 +17,7 @@
 //! there were so that the connection's `lost_segments` and retransmission counts can be
 //! read with them in mind.
 
-use crate::MAX_EVIDENCE;
+use crate::finding::MAX_EVIDENCE;
 
 /// Gaps remembered per direction; the oldest is forgotten (then neither counted nor
 /// excused) when more are open.

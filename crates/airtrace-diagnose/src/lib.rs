@@ -9,9 +9,10 @@
 //!
 //! # Map of the code
 //!
-//! - [`Finding`]: what a finding holds (a stable `kind` users script against, the
-//!   connection and direction, the time span in seconds from the start of the
-//!   capture, the cost, evidence frames, an explanation and a fix). Start here.
+//! - [`finding`]: [`Finding`], what a finding holds (a stable `kind` users script
+//!   against, the connection and direction, the time span in seconds from the start of
+//!   the capture, the cost, evidence frames, an explanation and a fix), and the builder
+//!   the detectors fill it with. Start here.
 //! - [`collect`]: [`Diagnoser`](collect::Diagnoser), a
 //!   [`PacketSink`](airtrace_analysis::PacketSink) that gathers, in the analyzer's one
 //!   streaming pass, what the detectors need per connection and direction (timeout
@@ -25,7 +26,14 @@
 //! - `unseen`: losses of a direction the capture does not hold, from its receiver's
 //!   duplicate ACKs.
 //!
-//! [`diagnose_file`] runs the analysis and the diagnosis over one capture.
+//! [`diagnose_file`] runs the analysis and the diagnosis over one capture;
+//! [`Diagnoser::finish`], here, runs the detectors over what `collect` gathered.
+//!
+//! The modules use each other in one direction (tests/test_import_graph.py checks it):
+//! `finding` uses none; `histogram`, `gaps`, `air` and `selfcheck` at most `finding`;
+//! `collect` feeds on `air`, `gaps` and `histogram`; `unseen` and `detect` read what
+//! `collect` gathered; this root puts them together. No module uses the root's own
+//! items: they come from `finding` and `collect`.
 //!
 //! # Kinds
 //!
@@ -38,50 +46,18 @@
 pub mod air;
 pub mod collect;
 pub mod detect;
+pub mod finding;
 pub mod gaps;
 pub mod histogram;
 pub mod selfcheck;
 mod unseen;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use airtrace_analysis::{analyze_file, FileReport};
-use serde::Serialize;
 
 pub use collect::Diagnoser;
-
-/// One finding (see the [crate documentation](crate)).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    /// What was found: one of the stable kind names.
-    pub kind: &'static str,
-    /// The connection (its index, as in the analysis report).
-    pub connection: u32,
-    /// The direction of the data concerned: `a_to_b` or `b_to_a`.
-    pub direction: &'static str,
-    /// Start of the span, seconds from the first packet of the capture (of the part of
-    /// it the connection began in, when silences of more than a day split it: see
-    /// [`Diagnoser::time_base`]).
-    pub start_s: f64,
-    /// End of the span, seconds from the first packet of the capture.
-    pub end_s: f64,
-    /// Transfer time this cost, in seconds (0 when the cause costs no time by itself).
-    pub cost_s: f64,
-    /// `cost_s` as a share of the connection's duration: the share of throughput lost.
-    pub throughput_share: f64,
-    /// Frame numbers of the packets that show it (at most [`MAX_EVIDENCE`]).
-    pub evidence: Vec<u64>,
-    /// What happened, in a sentence or two.
-    pub explanation: String,
-    /// What would fix it.
-    pub fix: String,
-    /// The numbers behind it (e.g. `max_backoff`, `rtt_min_s`, `mean_burst_segments`).
-    pub details: BTreeMap<&'static str, f64>,
-}
-
-/// Most evidence frames kept per finding.
-pub const MAX_EVIDENCE: usize = 20;
+pub use finding::{Finding, MAX_EVIDENCE};
 
 /// Analyzes the capture at `path` and diagnoses every connection in it; the
 /// diagnosis self-check's warnings come last in the report's.
@@ -91,4 +67,32 @@ pub fn diagnose_file(path: &Path) -> Result<(FileReport, Vec<Finding>), String> 
     let (findings, warnings) = diagnoser.finish(&report);
     report.warnings.extend(warnings);
     Ok((report, findings))
+}
+
+impl Diagnoser {
+    /// Closes what is still open and runs every detector; findings come in order of
+    /// connection, then start time; with them, a warning for each finding the
+    /// self-check dropped (see [`selfcheck`]).
+    pub fn finish(mut self, report: &FileReport) -> (Vec<Finding>, Vec<String>) {
+        self.close();
+        let bases: Vec<i64> = self.conns.iter().map(|c| self.time_base(c)).collect();
+        // No connection seen both ways: the capture holds one direction of the traffic
+        // (an uplink tap, an asymmetric route), not peers that fell silent.
+        let one_way = self
+            .conns
+            .iter()
+            .all(|c| c.dirs[0].packets == 0 || c.dirs[1].packets == 0);
+        let mut findings = Vec::new();
+        for (i, c) in self.conns.iter().enumerate() {
+            let summary = report.connections.iter().find(|s| s.id as usize == i);
+            findings.extend(detect::connection(i as u32, c, summary, bases[i], one_way));
+        }
+        findings.sort_by(|a, b| {
+            (a.connection, a.start_s, a.kind)
+                .partial_cmp(&(b.connection, b.start_s, b.kind))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let warnings = selfcheck::check(&mut findings, report);
+        (findings, warnings)
+    }
 }

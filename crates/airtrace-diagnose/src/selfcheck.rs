@@ -8,7 +8,7 @@
 
 use airtrace_analysis::FileReport;
 
-use crate::Finding;
+use crate::finding::Finding;
 
 /// Slack for comparing seconds computed along different paths.
 const EPS_S: f64 = 1e-6;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::collect::DirState;
-use crate::detect::Builder;
+use crate::finding::Builder;
 
 /// Runs of duplicate ACKs needed before the losses are reported: one could be
 /// reordering that happened to reach three.

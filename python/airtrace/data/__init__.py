@@ -34,7 +34,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Example", "UnknownExample", "copy", "description", "example", "find", "names", "needs", "resolve", "root"]
+__all__ = [
+    "Example", "UnknownExample", "copy", "description", "example", "find", "listing", "names", "needs", "resolve", "root"
+]
 
 #: The kinds of shipped files, each with its directory here ("" for the top).
 KINDS = {"captures": "", "scenarios": "scenarios", "plans": "plans"}
@@ -178,6 +180,20 @@ def example(name: str, to: str | os.PathLike[str] | None = None) -> Path:
     if to is None:
         return find(name).path
     return copy(name, to)[0]
+
+
+def listing() -> str:
+    """What `airtrace example` prints without a name: the shipped captures, scenarios and
+    plans, each with its description and what to do with it."""
+    lines = []
+    for kind, usage in (
+        ("captures", "airtrace example NAME copies one here"),
+        ("scenarios", "airtrace simulate NAME runs one, from anywhere"),
+        ("plans", "airtrace sweep NAME --out DIR runs one"),
+    ):
+        lines.append(f"{kind.capitalize()} ({usage}):")
+        lines += [f"  {name:<22} {description(find(name, kind))}" for name in names(kind)[kind]]
+    return "\n".join(lines) + "\n"
 
 
 def description(e: Example) -> str:
