@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use airtrace_analysis::ConnSummary;
 
 use crate::collect::{ConnState, DirState, SpuriousProof, Timeout};
-use crate::finding::{Builder, Finding};
+use crate::finding::{Builder, Finding, MAX_EVIDENCE};
 
 /// Timeout episodes reported one by one per direction; beyond this, one finding sums
 /// them up.
