@@ -155,6 +155,7 @@ fn a_walk_into_a_foreign_cell_hands_off_registers_and_is_tunnelled_to() {
         user: 7,
         dsr: None,
         mip: None,
+        frag: None,
     };
     net.send(20 * S, packet, &mut events);
     run_until(&mut net, 21 * S, &mut events);

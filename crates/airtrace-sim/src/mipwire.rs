@@ -226,6 +226,7 @@ mod tests {
             user: airtrace_net::ip::NO_PACKET,
             dsr: None,
             mip: Some(Mip::Message(m)),
+            frag: None,
         }
     }
 
