@@ -132,6 +132,8 @@ struct Partial {
     on_the_way: u32,
     received: Vec<bool>,
     arrived: u32,
+    /// A fragment was dropped: the datagram cannot be put together.
+    broken: bool,
 }
 
 /// The fragmented datagrams of a network, from their cutting to their end (see the
@@ -155,6 +157,7 @@ impl Reassembly {
                     on_the_way: pieces.len() as u32,
                     received: vec![false; usize::from(f.count)],
                     arrived: 0,
+                    broken: false,
                 },
             );
             self.next = self.next.wrapping_add(1);
@@ -196,6 +199,7 @@ impl Reassembly {
             return Gone::Pending;
         };
         p.on_the_way = p.on_the_way.saturating_sub(1);
+        p.broken = true;
         if p.on_the_way == 0 && p.arrived == 0 {
             let whole = p.whole;
             self.partial.remove(&f.datagram);
@@ -208,6 +212,11 @@ impl Reassembly {
     /// still incomplete, is given up.
     pub fn timed_out(&mut self, datagram: u32) -> Option<IpPacket> {
         self.partial.remove(&datagram).map(|p| p.whole)
+    }
+
+    /// True when another fragment of `f`'s datagram was dropped: `f` cannot help.
+    pub fn doomed(&self, f: Fragment) -> bool {
+        self.partial.get(&f.datagram).is_some_and(|p| p.broken)
     }
 
     /// Datagrams cut and not yet ended.
@@ -299,7 +308,9 @@ mod tests {
         let mut r = Reassembly::default();
         let pieces = r.fragment(datagram(2076), 1500);
         assert_eq!(r.arrived(pieces[0]), Arrival::First);
+        assert!(!r.doomed(f(&pieces[1])));
         assert_eq!(r.dropped(f(&pieces[1])), Gone::Pending);
+        assert!(r.doomed(f(&pieces[0])), "nothing can complete it now");
         assert_eq!(r.timed_out(f(&pieces[0]).datagram), Some(datagram(2076)));
         assert_eq!(r.arrived(pieces[1]), Arrival::Unknown, "too late");
     }

@@ -91,6 +91,9 @@ pub enum DropReason {
     /// Every fragment of the datagram still on its way was dropped before any reached
     /// the destination.
     FragmentsLost,
+    /// A fragment whose datagram had already lost another, dropped at the interface
+    /// queue instead of taking air time for nothing.
+    PartialDatagram,
 }
 
 impl DropReason {
@@ -109,6 +112,7 @@ impl DropReason {
             DropReason::NotAssociated => "not_associated",
             DropReason::ReassemblyTimeout => "reassembly_timeout",
             DropReason::FragmentsLost => "fragments_lost",
+            DropReason::PartialDatagram => "partial_datagram",
         }
     }
 }

@@ -44,7 +44,7 @@ use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::dsr::agent::{Action, RouteEvent};
 use crate::dsr::{DsrAgent, DsrConfig};
-use crate::frag::{Arrival, Gone, Reassembly, REASSEMBLY_TIMEOUT_NS};
+use crate::frag::{Arrival, Fragment, Gone, Reassembly, REASSEMBLY_TIMEOUT_NS};
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
 use crate::mobile_ip::MipEvent;
@@ -948,6 +948,10 @@ impl Network {
         out: &mut Vec<NetEvent>,
     ) {
         let packet = self.hops[key];
+        if let Some(reason) = packet.frag.and_then(|f| self.discard_fragment(node, f)) {
+            self.remove_hop(key);
+            return self.dropped(now, node, packet, reason, out);
+        }
         out.push(NetEvent::Out {
             at_ns: now,
             node,
@@ -964,6 +968,21 @@ impl Network {
             priority: packet.is_control(),
         };
         self.wireless.send(now, node, sdu);
+    }
+
+    /// Whether `node`'s interface queue turns fragment `f` away, and why: it keeps a
+    /// datagram's fragments together, as Romanow and Floyd's early and partial packet
+    /// discard keep the cells of a packet ("Dynamics of TCP traffic over ATM networks",
+    /// 1995): a first fragment goes in only with room for all of them, and a fragment
+    /// whose datagram lost another is dropped rather than sent for nothing. A drop-tail
+    /// queue dropping fragments one by one would lose most datagrams once full.
+    fn discard_fragment(&self, node: NodeId, f: Fragment) -> Option<DropReason> {
+        if self.reassembly.doomed(f) {
+            return Some(DropReason::PartialDatagram);
+        }
+        let mac = self.wireless.mac(node);
+        let room = mac.config().queue_packets.saturating_sub(mac.queued());
+        (f.index == 0 && room < usize::from(f.count)).then_some(DropReason::QueueFull)
     }
 
     fn send_arp(&mut self, now: i64, node: NodeId, to: NodeId, token: u64) {
