@@ -92,9 +92,13 @@ def room_overrides(room: Room, pattern: str) -> tuple[str, ...]:
 def deliveries(pcap: str | os.PathLike[str], proto: int) -> list[tuple[int, int]]:
     """(capture time ns, new payload bytes) of the packets of `proto` arriving for the
     mobile node; for TCP only the bytes above the highest sequence number so far (a
-    retransmitted copy brings nothing new)."""
+    retransmitted copy brings nothing new); for UDP each datagram when all its IPv4
+    fragments are in (RFC 791 §3.2: one lost is the datagram lost)."""
     out: list[tuple[int, int]] = []
     top: int | None = None
+    #: Fragmented datagrams by IP identification: payload bytes in, and the whole
+    #: payload's length once the last fragment (MF clear) has come.
+    partial: dict[int, tuple[int, int | None]] = {}
     for rec in read_records(pcap):
         off = ip_offset(rec.linktype, rec.data)
         if off is None or len(rec.data) < off + 20:
@@ -105,7 +109,19 @@ def deliveries(pcap: str | os.PathLike[str], proto: int) -> list[tuple[int, int]
         ihl = (ip[0] & 15) * 4
         total = struct.unpack("!H", ip[2:4])[0]
         if proto != 6:
-            out.append((rec.ts_ns, total - ihl - 8))
+            ip_id, word = struct.unpack("!HH", ip[4:8])
+            more, offset = bool(word & 0x2000), (word & 0x1FFF) * 8
+            if not more and offset == 0:
+                out.append((rec.ts_ns, total - ihl - 8))
+                continue
+            got, whole = partial.get(ip_id, (0, None))
+            got += total - ihl
+            whole = offset + total - ihl if not more else whole
+            if whole is not None and got >= whole:
+                partial.pop(ip_id, None)
+                out.append((rec.ts_ns, whole - 8))
+            else:
+                partial[ip_id] = (got, whole)
             continue
         payload = total - ihl - (ip[ihl + 12] >> 4) * 4
         end = (struct.unpack("!I", ip[ihl + 4 : ihl + 8])[0] + payload) % 2**32

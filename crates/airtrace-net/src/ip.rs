@@ -1,6 +1,7 @@
 //! The IP packet as the network layer sees it, and why a node may drop one.
 
 use crate::dsr::DsrHeader;
+use crate::frag::Fragment;
 use crate::frame::NodeId;
 use crate::mobile_ip::Mip;
 
@@ -28,6 +29,9 @@ pub struct IpPacket {
     /// Mobile IP: a message of its own, or the packet in an IP-in-IP tunnel
     /// ([`crate::mobile_ip`]).
     pub mip: Option<Mip>,
+    /// The fragment of a larger datagram this packet is (RFC 791 §3.2; `len` is the
+    /// fragment's), or `None` for a whole datagram ([`crate::frag`]).
+    pub frag: Option<Fragment>,
 }
 
 impl IpPacket {
@@ -81,6 +85,15 @@ pub enum DropReason {
     /// Roaming: the packet waited at an access point for a station that has since
     /// associated with another one.
     NotAssociated,
+    /// The destination gave up on a datagram whose fragments did not all come within
+    /// the reassembly timeout (RFC 791 §3.2), or a fragment came after it had.
+    ReassemblyTimeout,
+    /// Every fragment of the datagram still on its way was dropped before any reached
+    /// the destination.
+    FragmentsLost,
+    /// A fragment whose datagram had already lost another, dropped at the interface
+    /// queue instead of taking air time for nothing.
+    PartialDatagram,
 }
 
 impl DropReason {
@@ -97,6 +110,9 @@ impl DropReason {
             DropReason::SendBufferTimeout => "send_buffer_timeout",
             DropReason::SendBufferFull => "send_buffer_full",
             DropReason::NotAssociated => "not_associated",
+            DropReason::ReassemblyTimeout => "reassembly_timeout",
+            DropReason::FragmentsLost => "fragments_lost",
+            DropReason::PartialDatagram => "partial_datagram",
         }
     }
 }

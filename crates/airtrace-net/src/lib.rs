@@ -29,6 +29,7 @@
 //! - [`connectivity`]: hop counts between two moving nodes over time.
 //! - [`dsr`]: Dynamic Source Routing (RFC 4728) as ns-2's CMU code ran it.
 //! - [`ip`]: the IP packet as the network layer sees it, and drop reasons.
+//! - [`frag`]: IPv4 fragmentation at the interface, reassembly at the destination.
 //! - [`network`]: the nodes' IP layer on the channel: routes, TTL, ARP, forwarding;
 //!   what a simulation drives.
 //! - [`air`]: what every radio saw, each data frame with its packet (for air
@@ -42,6 +43,7 @@ pub mod connectivity;
 pub mod dcf;
 pub mod dsr;
 pub mod dsss;
+pub mod frag;
 pub mod frame;
 pub mod ip;
 pub mod mobile_ip;

@@ -28,6 +28,10 @@
 //! ([`Network::with_bridges`]) passes packets between its radio and its wire as a
 //! layer-2 bridge does, leaving the TTL as it is. With [`Network::with_roaming`] the
 //! access points send beacons and stations hand off between them (`roaming.rs`).
+//!
+//! A datagram longer than the interface MTU ([`Network::with_mtu`], 1500 bytes unless
+//! set) leaves as IPv4 fragments, each its own hop and frame, and is put together again
+//! at its destination, or lost there with any of its fragments ([`crate::frag`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -40,6 +44,7 @@ use crate::arp::{Arp, ArpConfig, Resolution};
 use crate::dcf::Sdu;
 use crate::dsr::agent::{Action, RouteEvent};
 use crate::dsr::{DsrAgent, DsrConfig};
+use crate::frag::{Arrival, Fragment, Gone, Reassembly, REASSEMBLY_TIMEOUT_NS};
 use crate::frame::{NodeId, Payload, BROADCAST, ETHERTYPE_ARP, ETHERTYPE_BEACON, ETHERTYPE_IPV4};
 pub use crate::ip::{DropReason, IpPacket};
 use crate::mobile_ip::MipEvent;
@@ -53,6 +58,9 @@ mod roaming;
 
 /// Length of an ARP packet for IPv4 over 802 networks, bytes (RFC 826).
 pub const ARP_BYTES: u32 = 28;
+
+/// The interface MTU unless set: IP over Ethernet (RFC 894) and over 802.11 (RFC 1042).
+pub const DEFAULT_MTU: u32 = 1500;
 
 /// What happened in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +192,8 @@ enum Deferred {
     Advertise,
     /// A mobile node sends its registration `id` again if no reply came.
     RegistrationRetry { id: u64 },
+    /// A destination's reassembly timer for fragmented datagram `datagram` runs out.
+    Reassembly { datagram: u32 },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -237,6 +247,10 @@ pub struct Network {
     roaming: Option<Box<roaming::Roaming>>,
     /// Mobile IP's agents and mobile nodes (`None`: no Mobile IP).
     mobile_ip: Option<Box<mobile_ip::MobileIp>>,
+    /// Every interface's MTU, bytes.
+    mtu: u32,
+    /// The fragmented datagrams not yet put together or lost.
+    reassembly: Reassembly,
 }
 
 impl Network {
@@ -264,7 +278,21 @@ impl Network {
             bridges: vec![false; nodes],
             roaming: None,
             mobile_ip: None,
+            mtu: DEFAULT_MTU,
+            reassembly: Reassembly::default(),
         }
+    }
+
+    /// The network whose interfaces have this MTU, bytes (see [`crate::frag`]).
+    pub fn with_mtu(mut self, mtu: u32) -> Self {
+        self.mtu = mtu;
+        self
+    }
+
+    /// Fragmented datagrams the network holds: fragments on their way or waiting at
+    /// their destination.
+    pub fn fragmented_pending(&self) -> usize {
+        self.reassembly.pending()
     }
 
     /// The network with these wires between its nodes (routes over them are the
@@ -454,6 +482,11 @@ impl Network {
                 what @ (Deferred::Advertise | Deferred::RegistrationRetry { .. }) => {
                     self.mip_timer(at, timer.node, what, out)
                 }
+                Deferred::Reassembly { datagram } => {
+                    if let Some(whole) = self.reassembly.timed_out(datagram) {
+                        self.dropped(at, timer.node, whole, DropReason::ReassemblyTimeout, out);
+                    }
+                }
             }
         }
         while let Some(&(at, key)) = self.spent_broadcasts.front() {
@@ -502,12 +535,7 @@ impl Network {
                     Some(packet)
                 }
                 Action::Drop { packet, reason } => {
-                    out.push(NetEvent::Dropped {
-                        at_ns: now,
-                        node,
-                        packet,
-                        reason,
-                    });
+                    self.dropped(now, node, packet, reason, out);
                     Some(packet)
                 }
                 Action::Log(event) => {
@@ -589,12 +617,7 @@ impl Network {
                     node,
                     packet,
                 } => {
-                    out.push(NetEvent::Dropped {
-                        at_ns,
-                        node,
-                        packet,
-                        reason: DropReason::QueueFull,
-                    });
+                    self.dropped(at_ns, node, packet, DropReason::QueueFull, out);
                     self.let_go_from_routing(&packet);
                 }
             }
@@ -695,6 +718,26 @@ impl Network {
             from,
             packet,
         });
+        // A fragment in a tunnel goes on to its datagram's destination as it is.
+        let packet = match packet.frag {
+            Some(f) if packet.dst == node && packet.mip.is_none() => {
+                match self.reassembly.arrived(packet) {
+                    Arrival::Complete(whole) => whole,
+                    Arrival::First => {
+                        // RFC 791 §3.2: the timer starts with the first fragment.
+                        let datagram = f.datagram;
+                        let at = at_ns + REASSEMBLY_TIMEOUT_NS;
+                        return self.defer(at, node, Deferred::Reassembly { datagram });
+                    }
+                    Arrival::Waiting => return,
+                    Arrival::Unknown => {
+                        let reason = DropReason::ReassemblyTimeout;
+                        return self.dropped(at_ns, node, packet, reason, out);
+                    }
+                }
+            }
+            _ => packet,
+        };
         if self.mobile_ip.is_some() && self.mip_arrived(at_ns, node, packet, out) {
             return;
         }
@@ -727,12 +770,34 @@ impl Network {
             };
             return self.route(at_ns, node, forwarded, out);
         };
+        self.dropped(at_ns, node, packet, drop, out);
+    }
+
+    /// `node` dropped `packet`; a fragment's datagram may be lost with it.
+    fn dropped(
+        &mut self,
+        at_ns: i64,
+        node: NodeId,
+        packet: IpPacket,
+        reason: DropReason,
+        out: &mut Vec<NetEvent>,
+    ) {
         out.push(NetEvent::Dropped {
             at_ns,
             node,
             packet,
-            reason: drop,
+            reason,
         });
+        if let Some(f) = packet.frag {
+            if let Gone::Lost(whole) = self.reassembly.dropped(f) {
+                out.push(NetEvent::Dropped {
+                    at_ns,
+                    node,
+                    packet: whole,
+                    reason: DropReason::FragmentsLost,
+                });
+            }
+        }
     }
 
     fn hop_dropped(
@@ -747,12 +812,7 @@ impl Network {
             return;
         }
         if let Some(packet) = self.remove_hop(key_of(sdu.payload.token)) {
-            out.push(NetEvent::Dropped {
-                at_ns,
-                node,
-                packet,
-                reason,
-            });
+            self.dropped(at_ns, node, packet, reason, out);
         }
     }
 
@@ -793,12 +853,7 @@ impl Network {
             return;
         }
         let Some(next_hop) = self.routes.next_hop(node, packet.hop_dst()) else {
-            out.push(NetEvent::Dropped {
-                at_ns: now,
-                node,
-                packet,
-                reason: DropReason::NoRoute,
-            });
+            self.dropped(now, node, packet, DropReason::NoRoute, out);
             return;
         };
         self.send_hop(now, node, next_hop, packet, out);
@@ -814,6 +869,23 @@ impl Network {
         packet: IpPacket,
         out: &mut Vec<NetEvent>,
     ) {
+        // RFC 791 §3.2: a datagram longer than the interface's MTU leaves in fragments.
+        // Not in a tunnel (item 3 of issue 14), nor under DSR, whose options header
+        // every fragment would need to repeat: those datagrams leave whole.
+        if packet.len > self.mtu
+            && packet.frag.is_none()
+            && packet.mip.is_none()
+            && packet.dsr.is_none()
+            && next_hop != BROADCAST
+        {
+            let pieces = self.reassembly.fragment(packet, self.mtu);
+            if pieces.len() > 1 {
+                for piece in pieces {
+                    self.send_hop(now, node, next_hop, piece, out);
+                }
+                return;
+            }
+        }
         if next_hop != BROADCAST && self.wired.connects(node, next_hop) {
             out.push(NetEvent::Out {
                 at_ns: now,
@@ -825,12 +897,7 @@ impl Network {
                 // Held while on the wire, for the air frames it may travel in next.
                 self.hold_in_routing(&packet);
             } else {
-                out.push(NetEvent::Dropped {
-                    at_ns: now,
-                    node,
-                    packet,
-                    reason: DropReason::QueueFull,
-                });
+                self.dropped(now, node, packet, DropReason::QueueFull, out);
             }
             return;
         }
@@ -867,12 +934,7 @@ impl Network {
         out: &mut Vec<NetEvent>,
     ) {
         if let Some(packet) = self.remove_hop(key) {
-            out.push(NetEvent::Dropped {
-                at_ns: now,
-                node,
-                packet,
-                reason,
-            });
+            self.dropped(now, node, packet, reason, out);
         }
     }
 
@@ -886,6 +948,10 @@ impl Network {
         out: &mut Vec<NetEvent>,
     ) {
         let packet = self.hops[key];
+        if let Some(reason) = packet.frag.and_then(|f| self.discard_fragment(node, f)) {
+            self.remove_hop(key);
+            return self.dropped(now, node, packet, reason, out);
+        }
         out.push(NetEvent::Out {
             at_ns: now,
             node,
@@ -902,6 +968,21 @@ impl Network {
             priority: packet.is_control(),
         };
         self.wireless.send(now, node, sdu);
+    }
+
+    /// Whether `node`'s interface queue turns fragment `f` away, and why: it keeps a
+    /// datagram's fragments together, as Romanow and Floyd's early and partial packet
+    /// discard keep the cells of a packet ("Dynamics of TCP traffic over ATM networks",
+    /// 1995): a first fragment goes in only with room for all of them, and a fragment
+    /// whose datagram lost another is dropped rather than sent for nothing. A drop-tail
+    /// queue dropping fragments one by one would lose most datagrams once full.
+    fn discard_fragment(&self, node: NodeId, f: Fragment) -> Option<DropReason> {
+        if self.reassembly.doomed(f) {
+            return Some(DropReason::PartialDatagram);
+        }
+        let mac = self.wireless.mac(node);
+        let room = mac.config().queue_packets.saturating_sub(mac.queued());
+        (f.index == 0 && room < usize::from(f.count)).then_some(DropReason::QueueFull)
     }
 
     fn send_arp(&mut self, now: i64, node: NodeId, to: NodeId, token: u64) {

@@ -152,6 +152,7 @@ mod tests {
             user,
             dsr: None,
             mip: None,
+            frag: None,
         }
     }
 

@@ -23,6 +23,7 @@ fn data(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
         user,
         dsr: None,
         mip: None,
+        frag: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn request(from: NodeId, record: &[NodeId], id: u16, target: NodeId, max: u8) ->
         user: 0,
         dsr: Some(h),
         mip: None,
+        frag: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn packet(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
         user,
         dsr: None,
         mip: None,
+        frag: None,
     }
 }
 

@@ -155,6 +155,7 @@ fn a_walk_into_a_foreign_cell_hands_off_registers_and_is_tunnelled_to() {
         user: 7,
         dsr: None,
         mip: None,
+        frag: None,
     };
     net.send(20 * S, packet, &mut events);
     run_until(&mut net, 21 * S, &mut events);
@@ -167,4 +168,41 @@ fn a_walk_into_a_foreign_cell_hands_off_registers_and_is_tunnelled_to() {
         matches!(e, NetEvent::Local { node: MN, packet: p, .. } if p.user == 7 && p.len == 1000 && p.mip.is_none())
     });
     assert!(delivered, "{events:?}");
+
+    // A datagram longer than the MTU leaves the router in fragments; each goes through
+    // the tunnel as it is (not cut again), out of it at the foreign agent, and the
+    // mobile node, the datagram's destination, puts them together.
+    let mut events = Vec::new();
+    net.send(
+        22 * S,
+        IpPacket {
+            len: 2076,
+            user: 8,
+            ..packet
+        },
+        &mut events,
+    );
+    run_until(&mut net, 23 * S, &mut events);
+    let tunnel: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Out {
+                node: HA,
+                packet: p,
+                ..
+            } if p.user == 8 => Some((p.len, p.frag.map(|f| f.offset))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tunnel, [(1520, Some(0)), (616, Some(1480))], "{events:?}");
+    let local: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Local {
+                node, packet: p, ..
+            } if p.user == 8 => Some((*node, p.len, p.frag)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(local, [(MN, 2076, None)], "{events:?}");
 }

@@ -122,6 +122,8 @@ pub(crate) struct Flow {
     pub(crate) closed: bool,
     /// Application rate in bit/s and on/off periods (stream, onoff).
     pub(crate) rate_bps: u64,
+    /// Bytes of each write (a udp_stream's datagram size; [`APP_WRITE`] otherwise).
+    pub(crate) write_bytes: u64,
     pub(crate) on_off: Option<(i64, i64)>,
     pub(crate) next_write_ns: i64,
     pub(crate) delivered: u64,
@@ -271,7 +273,7 @@ impl Flow {
             Transport::Datagrams { next_xid, sent } => {
                 if side_a {
                     while self.backlog > 0 {
-                        let n = self.backlog.min(APP_WRITE);
+                        let n = self.backlog.min(self.write_bytes);
                         self.backlog -= n;
                         self.written += n;
                         // Each write is one datagram of that many payload bytes, the
@@ -329,14 +331,14 @@ impl Flow {
             let room = self
                 .limit
                 .map_or(u64::MAX, |l| l.saturating_sub(self.written + self.backlog));
-            let interval = ((APP_WRITE * 8 * 1_000_000_000) / self.rate_bps).max(1) as i64;
+            let interval = ((self.write_bytes * 8 * 1_000_000_000) / self.rate_bps).max(1) as i64;
             if !stopped && room > 0 && now >= self.next_write_ns {
                 let in_on = match self.on_off {
                     Some((on, off)) => (now - self.start_ns) % (on + off) < on,
                     None => true,
                 };
                 if in_on {
-                    self.backlog += APP_WRITE.min(room);
+                    self.backlog += self.write_bytes.min(room);
                     self.next_write_ns = now + interval;
                 } else if let Some((on, off)) = self.on_off {
                     let cycle = on + off;
@@ -344,7 +346,7 @@ impl Flow {
                     self.next_write_ns = self.start_ns + (elapsed / cycle + 1) * cycle;
                 }
             }
-            if !stopped && room > APP_WRITE {
+            if !stopped && room > self.write_bytes {
                 next = Some(self.next_write_ns.max(now + 1));
             } else if stopped || room == 0 {
                 // The last write: the side service closes the connection.
@@ -555,6 +557,7 @@ pub(crate) fn new_flow(i: usize, spec: &FlowSpec, streams: &Streams) -> Result<F
         started: false,
         closed: false,
         rate_bps: spec.rate.and_then(|r| r.0).unwrap_or(0),
+        write_bytes: spec.datagram_size.map_or(APP_WRITE, |s| s.0),
         on_off: spec.on.zip(spec.off).map(|(on, off)| (on.0, off.0)),
         next_write_ns: spec.start.0,
         delivered: 0,

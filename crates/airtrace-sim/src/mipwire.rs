@@ -179,9 +179,21 @@ impl MipWriter {
                     ttl: inner_ttl,
                     ..*p
                 };
-                let bytes = encoder
-                    .encode_routed(&inner, offset, ip.len - OUTER_HEADER, dsr)
-                    .next()?;
+                // A fragment cut before the tunnel travels in it as it is.
+                let inner_len = ip.len.saturating_sub(OUTER_HEADER);
+                let bytes = match ip.frag {
+                    Some(f) => {
+                        let piece = (
+                            f.offset as usize,
+                            inner_len.saturating_sub(20) as usize,
+                            f.more,
+                        );
+                        encoder.encode_fragment(&inner, offset, dsr, piece)
+                    }
+                    None => encoder
+                        .encode_routed(&inner, offset, inner_len, dsr)
+                        .next()?,
+                };
                 let mut held = std::mem::take(&mut self.inner);
                 held.clear();
                 held.extend_from_slice(bytes);
@@ -226,6 +238,7 @@ mod tests {
             user: airtrace_net::ip::NO_PACKET,
             dsr: None,
             mip: Some(Mip::Message(m)),
+            frag: None,
         }
     }
 
@@ -283,6 +296,63 @@ mod tests {
         assert_eq!(&req[12..16], &address(3));
         assert_eq!(&req[16..24], &9u64.to_be_bytes());
         assert_eq!(&req[24..26], &[32, 20]);
+    }
+
+    #[test]
+    fn a_fragment_in_the_tunnel_is_the_fragment_the_sender_cut() {
+        use crate::packet::{Body, Datagram, Packet, RpcKind, ADDR_A, ADDR_B};
+        let (mut enc, mut w) = (Encoder::default(), MipWriter::default());
+        let d = Datagram {
+            xid: 1,
+            kind: RpcKind::Stream,
+            offset: 0,
+            data: 2024,
+        };
+        let p = Packet {
+            id: 8,
+            flow: 0,
+            from_a: true,
+            ip_id: 5,
+            ports: (700, 800),
+            hosts: (ADDR_A, ADDR_B),
+            ttl: 64,
+            ecn: 0,
+            vj: None,
+            body: Body::Udp(d),
+        };
+        let whole = IpPacket {
+            src: 0,
+            dst: 3,
+            ttl: 64,
+            len: 2076,
+            user: 8,
+            dsr: None,
+            mip: None,
+            frag: None,
+        };
+        let tunnel = Mip::Tunnel {
+            from: 1,
+            to: 2,
+            inner_ttl: 63,
+        };
+        let inner: Vec<(u16, u16)> = airtrace_net::frag::split(whole, 1500, 0)
+            .into_iter()
+            .map(|piece| {
+                let ip = IpPacket {
+                    len: piece.len + OUTER_HEADER,
+                    mip: Some(tunnel),
+                    ..piece
+                };
+                let bytes = w.packet(&mut enc, &ip, Some((&p, 0)), &[]).unwrap();
+                assert_eq!(bytes.len() as u32, ip.len);
+                let inner = &bytes[20..];
+                assert!(verifies(&inner[..20]));
+                let total = u16::from_be_bytes([inner[2], inner[3]]);
+                (total, u16::from_be_bytes([inner[6], inner[7]]))
+            })
+            .collect();
+        // 1500 bytes with MF at offset 0; 596 at offset 185 (× 8 = 1480).
+        assert_eq!(inner, [(1500, 0x2000), (596, 185)]);
     }
 
     #[test]

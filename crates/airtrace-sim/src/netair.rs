@@ -29,9 +29,9 @@
 //! A data frame carries only its packet's id: this module keeps each packet's contents
 //! from when its flow sends it ([`AirCaptures::hold`]) until the network releases it
 //! (`airtrace_net::air`), since the frame of a packet already delivered can still be
-//! sent again (its ACK was lost) or heard by a farther radio. The simulator does not
-//! fragment packets inside a network: a datagram larger than the MTU, written as
-//! fragments in `<node>.pcap`, is one frame on the air, as the MAC sent it.
+//! sent again (its ACK was lost) or heard by a farther radio. A datagram the network
+//! cut into fragments (`airtrace_net::frag`) is one fragment per frame, as in
+//! `<node>.pcap`.
 
 use std::io;
 
@@ -249,7 +249,8 @@ impl AirCaptures {
     }
 }
 
-/// The IPv4 packet `ip` with the TTL of its hop, whole: a held transport packet, with
+/// The IPv4 packet `ip` with the TTL of its hop, whole or the fragment it is: a held
+/// transport packet, with
 /// its DSR header when it has one, or a DSR routing packet; a Mobile IP message or
 /// tunnelled packet.
 fn ip_bytes<'a>(
@@ -275,6 +276,14 @@ fn ip_bytes<'a>(
         ttl: ip.ttl,
         ..packet
     };
+    if let Some(f) = ip.frag {
+        let piece = (
+            f.offset as usize,
+            ip.len.saturating_sub(20) as usize,
+            f.more,
+        );
+        return Some(encoder.encode_fragment(&packet, stream_offset, dsr, piece));
+    }
     encoder
         .encode_routed(&packet, stream_offset, ip.len, dsr)
         .next()

@@ -37,8 +37,10 @@ use crate::split::{self, Split, SplitSummary, ZoneSummary};
 /// How many packets that left the network are kept for late copies of them.
 const RECENT_PACKETS: usize = 4096;
 
-/// MTU of every radio interface (802.11 carries 2304 bytes; IP over it uses 1500).
-const MTU: u32 = 1500;
+/// MTU of every interface, the network's (802.11 carries 2304 bytes; IP over it uses
+/// 1500): where a datagram the network left whole (DSR, a tunnel) is still written as
+/// fragments.
+const MTU: u32 = airtrace_net::network::DEFAULT_MTU;
 
 /// What summary.json reports of a network.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -635,8 +637,12 @@ impl World {
                     packet,
                     reason,
                 } => {
+                    // A fragment's packet stays for its other fragments: it leaves with
+                    // its datagram's own drop or delivery.
                     let p = if packet.is_control() {
                         None
+                    } else if packet.frag.is_some() {
+                        self.packets.get(&packet.user).copied()
                     } else {
                         self.take_packet(packet.user)
                     };
@@ -646,7 +652,8 @@ impl World {
                         airtrace_net::DropReason::QueueFull => self.queue_drops[node as usize] += 1,
                         _ => {}
                     }
-                    self.log_drop(at_ns, node, p.as_ref(), reason.name())?;
+                    let fragment_len = packet.frag.map(|_| packet.len);
+                    self.log_drop(at_ns, node, p.as_ref(), fragment_len, reason.name())?;
                 }
             }
         }
@@ -798,6 +805,17 @@ impl World {
             return Ok(());
         }
         packet.ttl = ip.ttl;
+        if let Some(f) = ip.frag {
+            let piece = (
+                f.offset as usize,
+                ip.len.saturating_sub(20) as usize,
+                f.more,
+            );
+            let frame = self
+                .encoder
+                .encode_fragment(packet, offset, &self.dsr_bytes, piece);
+            return pcap.write_packet(EPOCH_NS + self.now, frame, frame.len() as u32);
+        }
         for frame in self
             .encoder
             .encode_routed(packet, offset, MTU, &self.dsr_bytes)
@@ -847,18 +865,20 @@ impl World {
         log.write_all(line)
     }
 
-    /// A `packet_dropped` record in link.jsonl, naming the node.
+    /// A `packet_dropped` record in link.jsonl, naming the node; a fragment's has the
+    /// fragment's length.
     fn log_drop(
         &mut self,
         at_ns: i64,
         node: NodeId,
         packet: Option<&Packet>,
+        fragment_len: Option<u32>,
         reason: &str,
     ) -> io::Result<()> {
         let record = Record {
             kind: "packet_dropped",
             packet: packet.map(|p| p.id),
-            bytes: packet.map(|p| u64::from(p.ip_len())),
+            bytes: packet.map(|p| u64::from(fragment_len.unwrap_or_else(|| p.ip_len()))),
             reason: Some(reason),
             flow: packet.map(|p| p.flow as u64),
             ip_id: packet.map(|p| u64::from(p.ip_id)),
@@ -1331,6 +1351,7 @@ impl World {
             user: packet.id,
             dsr: None,
             mip: None,
+            frag: None,
         };
         self.packets.insert(packet.id, packet);
         // A buffer kept between events (empty, not allocated, when this runs inside

@@ -253,6 +253,67 @@ impl Encoder {
         mtu: u32,
         dsr: &[u8],
     ) -> impl Iterator<Item = &[u8]> {
+        let (proto, src, dst) = self.transport_of(packet, stream_offset, dsr);
+        self.frames.clear();
+        self.bounds.clear();
+        // TCP sets DF, as Linux does with path MTU discovery; UDP may be fragmented.
+        let dont_fragment = matches!(packet.body, Body::Tcp(_));
+        let max_payload = ((mtu.max(68) - IP_HEADER) & !7) as usize;
+        let total = self.transport.len();
+        if dont_fragment || total + IP_HEADER as usize <= mtu as usize {
+            self.ip_fragment(
+                packet.ip_id,
+                proto,
+                src,
+                dst,
+                0,
+                total,
+                false,
+                dont_fragment,
+            );
+        } else {
+            let mut offset = 0;
+            while offset < total {
+                let len = max_payload.min(total - offset);
+                let more = offset + len < total;
+                self.ip_fragment(packet.ip_id, proto, src, dst, offset, len, more, false);
+                offset += len;
+            }
+        }
+        let frames = &self.frames;
+        self.bounds
+            .iter()
+            .map(move |&(start, end)| &frames[start..end])
+    }
+
+    /// One fragment of `packet` as a network of nodes cut it (`airtrace_net::frag`):
+    /// the `len` bytes of its IP payload (transport header and data, after a DSR
+    /// header when `dsr` is one) from `offset`, with the more-fragments flag `more`
+    /// (RFC 791 §3.2). Offsets past the payload give an empty fragment.
+    pub fn encode_fragment(
+        &mut self,
+        packet: &Packet,
+        stream_offset: u64,
+        dsr: &[u8],
+        (offset, len, more): (usize, usize, bool),
+    ) -> &[u8] {
+        let (proto, src, dst) = self.transport_of(packet, stream_offset, dsr);
+        let offset = offset.min(self.transport.len());
+        let len = len.min(self.transport.len() - offset);
+        self.frames.clear();
+        self.bounds.clear();
+        self.ip_fragment(packet.ip_id, proto, src, dst, offset, len, more, false);
+        &self.frames
+    }
+
+    /// Writes `packet`'s IP payload into `transport` (with its checksum; behind `dsr`,
+    /// when it is a DSR header) and gives its IPv4 protocol and addresses.
+    fn transport_of(
+        &mut self,
+        packet: &Packet,
+        stream_offset: u64,
+        dsr: &[u8],
+    ) -> (u8, [u8; 4], [u8; 4]) {
         self.ecn = packet.ecn & 3;
         let (src, dst) = if packet.from_a {
             packet.hosts
@@ -294,37 +355,7 @@ impl Encoder {
         } else {
             proto
         };
-
-        self.frames.clear();
-        self.bounds.clear();
-        // TCP sets DF, as Linux does with path MTU discovery; UDP may be fragmented.
-        let dont_fragment = matches!(packet.body, Body::Tcp(_));
-        let max_payload = ((mtu.max(68) - IP_HEADER) & !7) as usize;
-        let total = self.transport.len();
-        if dont_fragment || total + IP_HEADER as usize <= mtu as usize {
-            self.ip_fragment(
-                packet.ip_id,
-                proto,
-                src,
-                dst,
-                0,
-                total,
-                false,
-                dont_fragment,
-            );
-        } else {
-            let mut offset = 0;
-            while offset < total {
-                let len = max_payload.min(total - offset);
-                let more = offset + len < total;
-                self.ip_fragment(packet.ip_id, proto, src, dst, offset, len, more, false);
-                offset += len;
-            }
-        }
-        let frames = &self.frames;
-        self.bounds
-            .iter()
-            .map(move |&(start, end)| &frames[start..end])
+        (proto, src, dst)
     }
 
     /// A packet of routing only: the IPv4 header (protocol 48, IP ID 0) and the DSR
@@ -545,5 +576,20 @@ mod tests {
             carried += f.len() - 20;
         }
         assert_eq!(carried, transport);
+        // A network cuts it the same way: each fragment alone, the same bytes.
+        let mut one = Encoder::default();
+        let mut offset = 0;
+        for f in &frames {
+            let len = f.len() - 20;
+            let more = offset + len < transport;
+            assert_eq!(one.encode_fragment(&p, 0, &[], (offset, len, more)), &f[..]);
+            offset += len;
+        }
+        // Past the end: an empty fragment, not a panic.
+        assert_eq!(
+            one.encode_fragment(&p, 0, &[], (transport + 8, 100, false))
+                .len(),
+            20
+        );
     }
 }

@@ -753,5 +753,6 @@ fn control_packet(src: NodeId, dst: NodeId, ttl: u8, header: DsrHeader) -> IpPac
         user: NO_PACKET,
         dsr: Some(header),
         mip: None,
+        frag: None,
     }
 }

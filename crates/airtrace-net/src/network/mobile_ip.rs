@@ -102,6 +102,7 @@ impl Network {
             user: NO_PACKET,
             dsr: None,
             mip: Some(Mip::Message(m)),
+            frag: None,
         };
         if to == BROADCAST {
             self.send_hop(now, node, BROADCAST, packet, out);
@@ -215,12 +216,7 @@ impl Network {
                 };
                 // RFC 2003 §3.1: the encapsulator, a router, decrements the inner TTL.
                 if packet.ttl <= 1 {
-                    out.push(NetEvent::Dropped {
-                        at_ns: now,
-                        node,
-                        packet,
-                        reason: DropReason::TtlExpired,
-                    });
+                    self.dropped(now, node, packet, DropReason::TtlExpired, out);
                     return true;
                 }
                 // `src` and `dst` stay the inner header's; the tunnel's ends are the
@@ -248,12 +244,7 @@ impl Network {
                 if mip.visitors.contains(&(node, inner.dst)) {
                     self.send_hop(now, node, inner.dst, inner, out);
                 } else {
-                    out.push(NetEvent::Dropped {
-                        at_ns: now,
-                        node,
-                        packet: inner,
-                        reason: DropReason::NoRoute,
-                    });
+                    self.dropped(now, node, inner, DropReason::NoRoute, out);
                 }
                 true
             }

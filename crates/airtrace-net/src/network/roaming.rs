@@ -147,12 +147,7 @@ impl Network {
                 .is_some_and(|s| s.ap() != Some(node))
             && self.routes.next_hop(node, dst) == Some(dst);
         if elsewhere {
-            out.push(NetEvent::Dropped {
-                at_ns: now,
-                node,
-                packet,
-                reason: DropReason::NotAssociated,
-            });
+            self.dropped(now, node, packet, DropReason::NotAssociated, out);
             return true;
         }
         if !r.holds(node) {
@@ -160,12 +155,7 @@ impl Network {
         }
         let held = &mut r.held[node as usize];
         if held.len() >= r.hold_limit {
-            out.push(NetEvent::Dropped {
-                at_ns: now,
-                node,
-                packet,
-                reason: DropReason::QueueFull,
-            });
+            self.dropped(now, node, packet, DropReason::QueueFull, out);
         } else {
             held.push(packet);
             self.hold_in_routing(&packet);

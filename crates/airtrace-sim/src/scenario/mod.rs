@@ -19,6 +19,7 @@ use airtrace_link::loss::{Dist, LossModel};
 use serde::Deserialize;
 
 use crate::overrides::{self, Marks, Override};
+use crate::packet::RPC_HEADER;
 use crate::units::{Duration, Rate, Size};
 
 mod network;
@@ -424,6 +425,10 @@ impl AppKind {
     }
 }
 
+/// The largest UDP payload an IPv4 datagram carries: 65535 bytes less the IPv4 and
+/// UDP headers (RFC 791, RFC 768).
+pub const MAX_UDP_PAYLOAD: u64 = 65_535 - 20 - 8;
+
 /// One `[[flow]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -459,6 +464,10 @@ pub struct FlowSpec {
     /// When a stream or onoff application stops writing. Default: never.
     #[serde(default)]
     pub stop: Option<Duration>,
+    /// UDP payload bytes of each datagram of a `udp_stream` (its 24-byte header
+    /// included). Default 1460. A datagram longer than the MTU is sent in fragments.
+    #[serde(default)]
+    pub datagram_size: Option<Size>,
     /// TCP settings (TCP applications).
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
@@ -890,6 +899,22 @@ impl Scenario {
             }
             if flow.on.is_some_and(|d| d.0 <= 0) || flow.off.is_some_and(|d| d.0 < 0) {
                 return Err(invalid(&at("on"), "on must be > 0 s and off >= 0 s"));
+            }
+            if let Some(size) = flow.datagram_size {
+                if flow.app != AppKind::UdpStream {
+                    return Err(invalid(
+                        &at("datagram_size"),
+                        "only a udp_stream takes datagram_size",
+                    ));
+                }
+                // RFC 768: the UDP length field holds at most 65535 bytes, header
+                // included, and IPv4's total length the same with its 20 (RFC 791).
+                if !(u64::from(RPC_HEADER)..=MAX_UDP_PAYLOAD).contains(&size.0) {
+                    return Err(invalid(
+                        &at("datagram_size"),
+                        format!("must be {RPC_HEADER} to {MAX_UDP_PAYLOAD} bytes (the stream's header to the most IPv4 carries), not {}", size.0),
+                    ));
+                }
             }
             // An empty table sets nothing (`--set 'flow[1].tcp={}'` clears it).
             if flow.tcp.as_ref().is_some_and(|t| *t != TcpSpec::default()) && !flow.app.is_tcp() {
@@ -1536,6 +1561,32 @@ bytes = "5 MB"
         assert!(
             err.message
                 .contains("unknown medium \"ether\" (separate or shared)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn datagram_size_is_a_udp_streams_from_its_header_to_what_ipv4_carries() {
+        let udp = MINIMAL.replace(
+            "app = \"bulk\"\nbytes = \"5 MB\"",
+            "app = \"udp_stream\"\nrate = \"1 Mbit/s\"\ndatagram_size = SIZE",
+        );
+        for (size, ok) in [
+            ("24", true),
+            ("23", false),
+            ("65507", true),
+            ("65508", false),
+        ] {
+            let result = parse(&udp.replace("SIZE", size));
+            assert_eq!(result.is_ok(), ok, "{size}: {result:?}");
+        }
+        let s = parse(&udp.replace("SIZE", "\"2 KiB\"")).unwrap();
+        assert_eq!(s.flows[0].datagram_size, Some(Size(2048)));
+        let tcp = MINIMAL.replace("bytes = \"5 MB\"", "bytes = \"5 MB\"\ndatagram_size = 2048");
+        let err = parse(&tcp).unwrap_err();
+        assert!(
+            err.message
+                .contains("only a udp_stream takes datagram_size"),
             "{err}"
         );
     }
