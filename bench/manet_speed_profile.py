@@ -135,13 +135,14 @@ def route_profile(routes: list[dict], pos: Positions, end_ns: int) -> dict:
     return {"disc_s": disc_ns / 1e9, **{k: counts[k] for k in ("req", "brk", "err", "salv", "cache", "stale", "stale_end")}}
 
 
-def profile(bundle: Path, summary: dict) -> dict:
-    """One run's row."""
+def profile(bundle: Path, summary: dict, duration_s: float) -> dict:
+    """One run's row; `duration_s` is the scenario's (throughput is over all of it, as
+    `airtrace reproduce holland-vaidya` counts it)."""
     end_ns = round(summary["end_s"] * 1e9)
     (paths,) = summary["network"]["paths"]
     duration = summary["end_s"]
     row = {
-        "kbps": summary["flows"][0]["bytes_delivered"] * 8 / duration / 1e3,
+        "kbps": summary["flows"][0]["bytes_delivered"] * 8 / duration_s / 1e3,
         "none_s": paths["hops_s"].get("none", 0.0),
         "mean_hops": sum(float(h) * s for h, s in paths["hops_s"].items() if h != "none")
         / max(duration - paths["hops_s"].get("none", 0.0), 1e-9),
@@ -168,7 +169,7 @@ def _one(task: tuple[str, int, int, tuple[str, ...]]) -> tuple[int, int, dict]:
                 *sets,
             ],
         )
-        return speed, pattern, profile(bundle, summary)
+        return speed, pattern, profile(bundle, summary, reproduce._seconds(Path(scenario)))
 
 
 COLUMNS = ("kbps", "none_s", "mean_hops", "rto", "stall_s", "backoff", "disc_s", "req", "brk", "err", "salv", "cache", "stale", "stale_end")
