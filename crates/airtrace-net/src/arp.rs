@@ -8,7 +8,9 @@
 //! has a retransmission timer), at most once per `retry_interval`; after
 //! `max_requests` unanswered requests the next packet gives up: it and the held packet
 //! are dropped and the count starts again (ns-2's `ARP_MAX_REQUEST_COUNT` rule; BSD
-//! instead marks the entry down for 20 s). Entries never expire (ns-2; BSD keeps them
+//! instead marks the entry down for 20 s). Under DSR the network hands the two to DSR
+//! as a failed link instead, as ns-2's `arpresolve` calls the packets' `xmit_failure_`
+//! (DSR's link-layer feedback, RFC 4728 §8.3): `crate::network`. Entries never expire (ns-2; BSD keeps them
 //! 20 minutes, longer than any run here). A node learns the sender of every ARP packet
 //! it decodes, request or reply, as RFC 826's "merge" step does.
 

@@ -332,6 +332,11 @@ impl Network {
         self.dsr.get(node as usize)
     }
 
+    /// See [`Network::dsr`] (to seed a cache, as a test of a stale route does).
+    pub fn dsr_mut(&mut self, node: NodeId) -> Option<&mut DsrAgent> {
+        self.dsr.get_mut(node as usize)
+    }
+
     /// Starts recording what the radios of `nodes` see ([`crate::air`]).
     pub fn enable_air(&mut self, nodes: &[NodeId]) {
         self.wireless.enable_air(nodes);
@@ -816,15 +821,26 @@ impl Network {
         }
     }
 
-    /// DSR at `node` hears that its MAC gave up on `sdu`; the packets queued for the
-    /// same neighbour come out of the interface queue with it.
+    /// DSR at `node` hears that its MAC gave up on `sdu`.
     fn link_failed(&mut self, now: i64, node: NodeId, sdu: Sdu, out: &mut Vec<NetEvent>) {
+        self.hop_failed(now, node, key_of(sdu.payload.token), sdu.next_hop, out);
+    }
+
+    /// DSR at `node` hears that the hop `key` to `dead` failed (its MAC or its ARP gave
+    /// up); the packets queued for `dead` come out of the interface queue with it.
+    fn hop_failed(
+        &mut self,
+        now: i64,
+        node: NodeId,
+        key: DefaultKey,
+        dead: NodeId,
+        out: &mut Vec<NetEvent>,
+    ) {
         // The hops end here, but their packets go on into the agent: their air count
         // passes from the hop to the agent (no `remove_hop`).
-        let Some(packet) = self.hops.remove(key_of(sdu.payload.token)) else {
+        let Some(packet) = self.hops.remove(key) else {
             return;
         };
-        let dead = sdu.next_hop;
         let queued: Vec<IpPacket> = self
             .wireless
             .take_queued(node, |q| {
@@ -918,8 +934,15 @@ impl Network {
                 }
             }
             Resolution::GaveUp { dropped } => {
+                // Under DSR a neighbour that never answers is a broken link, as when
+                // the MAC gives up: ns-2's `ARPTable::arpresolve` calls the packets'
+                // `xmit_failure_` (DSR's `xmitFailed`) for the held and the new one.
                 for k in dropped.into_iter().chain([key]) {
-                    self.arp_dropped(now, node, k, DropReason::ArpUnanswered, out);
+                    if self.dsr.is_empty() {
+                        self.arp_dropped(now, node, k, DropReason::ArpUnanswered, out);
+                    } else {
+                        self.hop_failed(now, node, k, next_hop, out);
+                    }
                 }
             }
         }

@@ -276,6 +276,98 @@ fn dsr_discovers_a_route_then_sends_on_it() {
         .any(|e| matches!(e, NetEvent::Local { node: 3, packet, .. } if packet.user == 8)));
 }
 
+/// Issue 13: a relay whose next hop on a stale cached route is out of range and has
+/// never been resolved gets no ARP reply, and no MAC failure either (ARP requests are
+/// broadcast, unacknowledged). As ns-2's `ARPTable::arpresolve` does through the
+/// packet's `xmit_failure_` callback, the packet that finds the last request
+/// unanswered and the one held go back to DSR as a failed link: the relay forgets the
+/// link and tells the source with a route error, rather than dropping them unseen and
+/// keeping the route.
+#[test]
+fn an_unanswered_arp_at_a_relay_is_a_broken_link_for_dsr() {
+    // 0 and 1 are 200 m apart; 2 is 400 m beyond 1, out of its range.
+    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
+    for (i, x) in [0.0, 200.0, 600.0].into_iter().enumerate() {
+        w.add_station(
+            Position { x, y: 0.0 },
+            DcfConfig::ns2_wavelan(),
+            ChaCha8Rng::seed_from_u64(i as u64),
+        );
+    }
+    let routes = Routes::shortest_paths(3, |a, b| w.decodes(a, b));
+    let streams = (0..3).map(|i| ChaCha8Rng::seed_from_u64(100 + i)).collect();
+    let mut net = Network::new(w, routes, ArpConfig::ns2(), vec![true; 3])
+        .with_dsr(airtrace_net::DsrConfig::ns2(), streams);
+    net.dsr_mut(0)
+        .unwrap()
+        .cache()
+        .add_route(&airtrace_net::dsr::Path::of(&[0, 1, 2]), 0);
+    let mut events = Vec::new();
+    // ns-2 asks once per packet, three times; the fourth packet gives up.
+    for user in 0..4u64 {
+        let t = user as i64 * 200_000_000;
+        net.poll_into(t, &mut events);
+        net.send(t, packet(0, 2, user), &mut events);
+    }
+    run(&mut net, &mut events);
+    use airtrace_net::dsr::agent::RouteEvent as R;
+    use airtrace_net::dsr::LinkError;
+    let routing: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Route { node, event, .. } => Some((*node, *event)),
+            _ => None,
+        })
+        .collect();
+    let dead = LinkError {
+        from: 1,
+        to: 2,
+        tell: 0,
+    };
+    assert!(
+        routing[..3]
+            == [
+                (1, R::LinkBroken { to: 2 }),
+                (1, R::ErrorSent { link: dead }),
+                (1, R::LinkBroken { to: 2 }),
+            ],
+        "{routing:?}"
+    );
+    assert!(
+        routing.contains(&(
+            0,
+            R::ErrorReceived {
+                link: dead,
+                about: Some(2)
+            }
+        )),
+        "{routing:?}"
+    );
+    let drops: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            NetEvent::Dropped {
+                node: 1,
+                packet,
+                reason,
+                ..
+            } => Some((packet.user, *reason)),
+            _ => None,
+        })
+        .collect();
+    // Three held in turn and displaced (two), then the last two given back to DSR,
+    // which has no other route from 1.
+    assert_eq!(
+        drops,
+        [
+            (0, DropReason::ArpHold),
+            (1, DropReason::ArpHold),
+            (2, DropReason::NoRoute),
+            (3, DropReason::NoRoute),
+        ]
+    );
+}
+
 /// The same seeds give the same events, to the nanosecond.
 #[test]
 fn dsr_runs_are_repeatable() {
