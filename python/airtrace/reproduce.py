@@ -557,8 +557,9 @@ _BACHMANN_FRAGMENTS = (
 
 #: Why a hop count of the chain may fall short of Table 1 (3 and 4 hops do, docs/dsr.md).
 _CHAIN_REASON = (
-    "not established; ns-2 compares interference pairwise while the WaveLAN profile here adds it up, which "
-    "may explain it (docs/dsr.md)"
+    "not established; the time goes to DSR's repairs of the ACK path (a receiver's route request lost to a "
+    "frame its relay was already receiving, then DSR's 2 s wait, two TCP timeouts each), each step as ns-2.35 "
+    "does it; ns-2's pairwise interference changes nothing (docs/dsr.md)"
 )
 
 #: Holland & Vaidya 1999, Table 1: TCP-Reno throughput over a chain of N hops, kbit/s.
