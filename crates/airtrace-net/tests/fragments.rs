@@ -4,52 +4,18 @@
 //! destination's reassembly timer), and an interface queue keeps a datagram's fragments
 //! together.
 
-use airtrace_net::arp::ArpConfig;
-use airtrace_net::dcf::DcfConfig;
-use airtrace_net::frag::Fragment;
-use airtrace_net::network::{DropReason, IpPacket, NetEvent, Network};
-use airtrace_net::radio::{PhyProfile, Position, Propagation};
-use airtrace_net::{NodeId, Routes, Wireless};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+mod common;
 
-/// Nodes at `xs` metres on a line, ns-2's WaveLAN and MAC; routes as `hears` says.
-fn line(xs: &[f64], arp: ArpConfig, hears: impl Fn(&Wireless, NodeId, NodeId) -> bool) -> Network {
-    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
-    for (i, &x) in xs.iter().enumerate() {
-        w.add_station(
-            Position { x, y: 0.0 },
-            DcfConfig::ns2_wavelan(),
-            ChaCha8Rng::seed_from_u64(i as u64),
-        );
-    }
-    let routes = Routes::shortest_paths(xs.len(), |a, b| hears(&w, a, b));
-    Network::new(w, routes, arp, vec![true; xs.len()])
-}
+use airtrace_net::arp::ArpConfig;
+use airtrace_net::frag::Fragment;
+use airtrace_net::network::{DropReason, IpPacket, NetEvent};
+use airtrace_net::NodeId;
+use common::{datagram, line, run};
 
 fn prefilled() -> ArpConfig {
     ArpConfig {
         prefill: true,
         ..ArpConfig::bsd()
-    }
-}
-
-fn datagram(src: NodeId, dst: NodeId, len: u32) -> IpPacket {
-    IpPacket {
-        src,
-        dst,
-        ttl: 64,
-        len,
-        user: 7,
-        dsr: None,
-        mip: None,
-        frag: None,
-    }
-}
-
-fn run(net: &mut Network, out: &mut Vec<NetEvent>) {
-    while let Some(t) = net.next_deadline() {
-        net.poll_into(t, out);
     }
 }
 
@@ -92,7 +58,7 @@ fn drops(events: &[NetEvent]) -> Vec<(i64, NodeId, u32, Option<Fragment>, DropRe
 fn a_2076_byte_datagram_crosses_two_hops_as_two_fragments_and_arrives_whole() {
     let mut net = line(&[0.0, 200.0, 400.0], prefilled(), |w, a, b| w.decodes(a, b));
     let mut events = Vec::new();
-    net.send(0, datagram(0, 2, 2076), &mut events);
+    net.send(0, datagram(0, 2, 2076, 7), &mut events);
     run(&mut net, &mut events);
     // 1480 + 576 payload bytes: offsets 0 and 185 (× 8 = 1480), MF on the first.
     assert_eq!(
@@ -122,7 +88,7 @@ fn a_2076_byte_datagram_crosses_two_hops_as_two_fragments_and_arrives_whole() {
             _ => None,
         })
         .collect();
-    let mut whole = datagram(0, 2, 2076);
+    let mut whole = datagram(0, 2, 2076, 7);
     whole.ttl = 63;
     assert_eq!(
         local,
@@ -136,11 +102,11 @@ fn a_2076_byte_datagram_crosses_two_hops_as_two_fragments_and_arrives_whole() {
 fn a_datagram_of_the_mtu_leaves_whole_and_a_smaller_mtu_cuts_it() {
     let mut net = line(&[0.0, 200.0], prefilled(), |w, a, b| w.decodes(a, b));
     let mut events = Vec::new();
-    net.send(0, datagram(0, 1, 1500), &mut events);
+    net.send(0, datagram(0, 1, 1500, 7), &mut events);
     assert_eq!(outs(&events), [(0, 1, 1500, 0, false)]);
     let mut net = line(&[0.0, 200.0], prefilled(), |w, a, b| w.decodes(a, b)).with_mtu(576);
     let mut events = Vec::new();
-    net.send(0, datagram(0, 1, 1500), &mut events);
+    net.send(0, datagram(0, 1, 1500, 7), &mut events);
     assert_eq!(
         outs(&events),
         [
@@ -158,7 +124,7 @@ fn a_fragment_lost_at_the_arp_queue_takes_its_datagram_and_the_rest_stays_off_th
     // discard), and the datagram is lost with it.
     let mut net = line(&[0.0, 200.0], ArpConfig::bsd(), |w, a, b| w.decodes(a, b));
     let mut events = Vec::new();
-    net.send(0, datagram(0, 1, 2076), &mut events);
+    net.send(0, datagram(0, 1, 2076, 7), &mut events);
     run(&mut net, &mut events);
     assert!(outs(&events).is_empty(), "{events:?}");
     let d = drops(&events);
@@ -185,12 +151,12 @@ fn a_full_queue_turns_away_a_datagram_whose_fragments_do_not_all_fit() {
             0,
             IpPacket {
                 user,
-                ..datagram(0, 1, 1000)
+                ..datagram(0, 1, 1000, 7)
             },
             &mut events,
         );
     }
-    net.send(0, datagram(0, 1, 2076), &mut events);
+    net.send(0, datagram(0, 1, 2076, 7), &mut events);
     let d = drops(&events);
     let reasons: Vec<_> = d.iter().map(|d| (d.2, d.3.map(|f| f.index), d.4)).collect();
     assert_eq!(
@@ -209,12 +175,12 @@ fn a_full_queue_turns_away_a_datagram_whose_fragments_do_not_all_fit() {
             0,
             IpPacket {
                 user,
-                ..datagram(0, 1, 1000)
+                ..datagram(0, 1, 1000, 7)
             },
             &mut events,
         );
     }
-    net.send(0, datagram(0, 1, 2076), &mut events);
+    net.send(0, datagram(0, 1, 2076, 7), &mut events);
     assert!(drops(&events).is_empty(), "{events:?}");
 }
 
@@ -224,7 +190,7 @@ fn every_fragment_dropped_on_the_way_loses_the_datagram_at_the_last_drop() {
     // MAC gives up on both fragments.
     let mut net = line(&[0.0, 1000.0], prefilled(), |_, _, _| true);
     let mut events = Vec::new();
-    net.send(0, datagram(0, 1, 2076), &mut events);
+    net.send(0, datagram(0, 1, 2076, 7), &mut events);
     run(&mut net, &mut events);
     let d = drops(&events);
     let reasons: Vec<_> = d.iter().map(|d| (d.2, d.3.is_some(), d.4)).collect();

@@ -2,6 +2,8 @@
 //! decremented at each router, ARP's one-packet hold queue, drops with their reason;
 //! what the radios saw, with the packets their frames carried.
 
+mod common;
+
 use airtrace_net::arp::ArpConfig;
 use airtrace_net::dcf::DcfConfig;
 use airtrace_net::network::{DropReason, IpPacket, NetEvent, Network};
@@ -10,40 +12,17 @@ use airtrace_net::{AirFrame, Carried, FrameKind, NodeId, Routes, Wireless};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use common::{datagram, line, run};
+
 /// `n` nodes 200 m apart on a line, ns-2's WaveLAN and MAC, shortest-path routes.
 fn chain(n: usize, arp: ArpConfig) -> Network {
-    let mut w = Wireless::new(Propagation::wavelan(), PhyProfile::wavelan());
-    for i in 0..n {
-        w.add_station(
-            Position {
-                x: 200.0 * i as f64,
-                y: 0.0,
-            },
-            DcfConfig::ns2_wavelan(),
-            ChaCha8Rng::seed_from_u64(i as u64),
-        );
-    }
-    let routes = Routes::shortest_paths(n, |a, b| w.decodes(a, b));
-    Network::new(w, routes, arp, vec![true; n])
+    let xs: Vec<f64> = (0..n).map(|i| 200.0 * i as f64).collect();
+    line(&xs, arp, |w, a, b| w.decodes(a, b))
 }
 
+/// A 1000-byte datagram from `src` to `dst`, tagged `user`.
 fn packet(src: NodeId, dst: NodeId, user: u64) -> IpPacket {
-    IpPacket {
-        src,
-        dst,
-        ttl: 64,
-        len: 1000,
-        user,
-        dsr: None,
-        mip: None,
-        frag: None,
-    }
-}
-
-fn run(net: &mut Network, out: &mut Vec<NetEvent>) {
-    while let Some(t) = net.next_deadline() {
-        net.poll_into(t, out);
-    }
+    datagram(src, dst, 1000, user)
 }
 
 #[test]

@@ -151,7 +151,11 @@ impl Minstrel {
     /// the most reliable rate.
     fn update(&mut self) {
         for r in 0..=self.top {
-            self.sample_skipped[r] = if self.attempts[r] > 0 { 0 } else { self.sample_skipped[r] + 1 };
+            self.sample_skipped[r] = if self.attempts[r] > 0 {
+                0
+            } else {
+                self.sample_skipped[r] + 1
+            };
             if self.attempts[r] > 0 {
                 let now = f64::from(self.successes[r]) / f64::from(self.attempts[r]);
                 self.ratio[r] = Some(match self.ratio[r] {
@@ -259,7 +263,11 @@ mod tests {
             let third = c.rate_bps();
             for _ in 0..12 {
                 let ok = c.rate_bps() != 11 * M;
-                if ok { c.on_success(); } else { c.on_failure(); }
+                if ok {
+                    c.on_success();
+                } else {
+                    c.on_failure();
+                }
             }
             seen.push((first / 100_000, second / 100_000, third / 100_000));
         }
