@@ -8,7 +8,7 @@ mod common;
 
 use airtrace_net::arp::ArpConfig;
 use airtrace_net::frag::Fragment;
-use airtrace_net::network::{DropReason, IpPacket, NetEvent};
+use airtrace_net::network::{DropReason, NetEvent};
 use airtrace_net::NodeId;
 use common::{datagram, line, run};
 
@@ -141,23 +141,22 @@ fn a_fragment_lost_at_the_arp_queue_takes_its_datagram_and_the_rest_stays_off_th
     assert_eq!(net.fragmented_pending(), 0);
 }
 
+/// The events of `frames` one-frame datagrams queued at once on a two-node line, then
+/// one datagram of two fragments behind them.
+fn queue_then_two_fragments(frames: u64) -> Vec<NetEvent> {
+    let mut net = line(&[0.0, 200.0], prefilled(), |w, a, b| w.decodes(a, b));
+    let mut events = Vec::new();
+    for user in 0..frames {
+        net.send(0, datagram(0, 1, 1000, user), &mut events);
+    }
+    net.send(0, datagram(0, 1, 2076, 7), &mut events);
+    events
+}
+
 #[test]
 fn a_full_queue_turns_away_a_datagram_whose_fragments_do_not_all_fit() {
     // ns-2's queue of 50: 49 datagrams of one frame, then one of two fragments.
-    let mut net = line(&[0.0, 200.0], prefilled(), |w, a, b| w.decodes(a, b));
-    let mut events = Vec::new();
-    for user in 0..50 {
-        net.send(
-            0,
-            IpPacket {
-                user,
-                ..datagram(0, 1, 1000, 7)
-            },
-            &mut events,
-        );
-    }
-    net.send(0, datagram(0, 1, 2076, 7), &mut events);
-    let d = drops(&events);
+    let d = drops(&queue_then_two_fragments(50));
     let reasons: Vec<_> = d.iter().map(|d| (d.2, d.3.map(|f| f.index), d.4)).collect();
     assert_eq!(
         reasons,
@@ -168,19 +167,7 @@ fn a_full_queue_turns_away_a_datagram_whose_fragments_do_not_all_fit() {
         ]
     );
     // One frame fewer, and the datagram fits.
-    let mut net = line(&[0.0, 200.0], prefilled(), |w, a, b| w.decodes(a, b));
-    let mut events = Vec::new();
-    for user in 0..49 {
-        net.send(
-            0,
-            IpPacket {
-                user,
-                ..datagram(0, 1, 1000, 7)
-            },
-            &mut events,
-        );
-    }
-    net.send(0, datagram(0, 1, 2076, 7), &mut events);
+    let events = queue_then_two_fragments(49);
     assert!(drops(&events).is_empty(), "{events:?}");
 }
 
