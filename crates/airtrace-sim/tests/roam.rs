@@ -3,14 +3,13 @@
 //! `scenarios/roam_mobileip.toml` told as their link logs tell them, their cost to TCP,
 //! the checks of the keys, and the same bytes from the same seed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use airtrace_sim::{run, Options};
 use serde_json::Value;
 
 mod common;
 
-use common::load;
+use common::{load, run_bundle};
 
 /// Runs roam_l2 with `overrides` into a bundle named `tag`: its link log and summary.
 fn walk(tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {
@@ -19,25 +18,8 @@ fn walk(tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {
 
 /// Runs `scenario` with `overrides` into a bundle named `tag`.
 fn walk_in(scenario: &str, tag: &str, overrides: &[&str]) -> (Vec<Value>, Value, PathBuf) {
-    let (scenario, text) = load(scenario, overrides).unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("roam-{tag}"));
-    let _ = std::fs::remove_dir_all(&out);
-    run(
-        &scenario,
-        &text,
-        Options {
-            out: Some(&out),
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let log = std::fs::read_to_string(out.join("link.jsonl")).unwrap();
-    let log = log
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    (log, serde_json::from_str(&summary).unwrap(), out)
+    let b = run_bundle(scenario, overrides, &format!("roam-{tag}"));
+    (b.link_log, b.summary, b.dir)
 }
 
 fn kind<'a>(log: &'a [Value], k: &str) -> Vec<&'a Value> {

@@ -1,14 +1,12 @@
 //! The opt-in radio keys of a `[network]` (`[network.signal]`, `[[network.wall]]`,
 //! `rate_control`): their checks, Bachmann's rooms, and rate changes in the link log.
 
-use std::path::Path;
-
 use airtrace_link::rng::Streams;
-use airtrace_sim::{run, Options, Scenario};
+use airtrace_sim::Scenario;
 
 mod common;
 
-use common::{load, scenarios};
+use common::{load, run_bundle, scenarios};
 
 /// The mobile node of `scenarios/bachmann_room.toml` placed in each room of Table 1
 /// receives the access point's frames at the study's SIR (noise and interference
@@ -114,30 +112,17 @@ fn radio_keys_are_checked() {
 /// link.jsonl, and the access point's `rate_changes` in summary.json.
 fn walk(rate_control: &str) -> (Vec<serde_json::Value>, u64) {
     let set = format!("network.rate_control={rate_control}");
-    let (scenario, text) = load(
+    let bundle = run_bundle(
         "bachmann_walk.toml",
         &["duration=\"45 s\"", "network.captures=[]", &set],
-    )
-    .unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("signal-walk-{rate_control}"));
-    let _ = std::fs::remove_dir_all(&out);
-    run(
-        &scenario,
-        &text,
-        Options {
-            out: Some(&out),
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let log = std::fs::read_to_string(out.join("link.jsonl")).unwrap();
-    let changes: Vec<serde_json::Value> = log
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        &format!("signal-walk-{rate_control}"),
+    );
+    let changes: Vec<serde_json::Value> = bundle
+        .link_log
+        .into_iter()
         .filter(|r| r["kind"] == "rate_changed")
         .collect();
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = bundle.summary;
     let ap = summary["network"]["nodes"]
         .as_array()
         .unwrap()
