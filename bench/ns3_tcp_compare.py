@@ -71,9 +71,10 @@ class Cell:
 
 @dataclass(frozen=True)
 class Run:
+    """What one run gave: goodput over the simulated time, and its timeouts."""
+
     goodput_bps: float
     timeouts: int
-    retransmissions: int
 
 
 def build_ns3() -> None:
@@ -90,7 +91,7 @@ def run_ns3(cell: Cell, seed: int, sim_s: int) -> Run:
            f"--simTime={sim_s}", f"--RngRun={seed}"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     kv = dict(item.split("=", 1) for item in re.search(r"^RESULT (.*)$", out, re.M).group(1).split())
-    return Run(int(kv["rxBytes"]) * 8 / sim_s, int(kv["rto"]), int(kv["retx"]))
+    return Run(int(kv["rxBytes"]) * 8 / sim_s, int(kv["rto"]))
 
 
 def run_airtrace(cell: Cell, seed: int, sim_s: int) -> Run:
@@ -100,7 +101,7 @@ def run_airtrace(cell: Cell, seed: int, sim_s: int) -> Run:
     for s in sets:
         cmd += ["--set", s]
     flow = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["flows"][0]
-    return Run(flow["bytes_delivered"] * 8 / sim_s, flow["timeouts"], flow["retransmissions"])
+    return Run(flow["bytes_delivered"] * 8 / sim_s, flow["timeouts"])
 
 
 def ns3_window(trace: Path) -> tuple[list[float], list[float], float]:
